@@ -1,0 +1,213 @@
+"""The `dawnbench` command: a thin layer over the Python API.
+
+Exit codes: 0 every run reached its target (or the command succeeded); 1 some run
+did not; 2 bad input (the message says what to fix); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from dawnbench import __version__, data, pricing
+from dawnbench.errors import DawnbenchError
+from dawnbench.tasks import DEFAULT_TASK, TASKS
+
+EXIT_OK, EXIT_FAILED_RUN, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _parse_set(items: list[str]) -> dict[str, Any]:
+    overrides = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise DawnbenchError(f"--set {item!r}: write it as KEY=VALUE, e.g. --set lr=0.05.")
+        try:
+            overrides[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            overrides[key] = raw
+    return overrides
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+
+
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.display import LiveProgress, result_card, runs_table
+    from dawnbench.harness.runner import RunOptions, run_many
+    from dawnbench.statistics import summarize
+
+    options = RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
+                         target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
+                         max_wall_seconds=args.max_wall_seconds, continue_after_target=args.continue_,
+                         device=args.device, out_dir=Path(args.out), instance=args.instance,
+                         cost_per_hour=args.cost_per_hour, overrides=_parse_set(args.set))
+    live = LiveProgress(err)
+
+    def ensure(name: str) -> None:
+        if not data.is_ready(name):
+            with err.status(f"preparing {name}") as spinner:
+                data.fetch(name, status=lambda msg: spinner.update(f"preparing {name}: {msg}"))
+
+    try:
+        results = run_many(options, observer=live, ensure_data=ensure)
+    finally:
+        live.close()
+    summary = summarize(results)
+    if args.json:
+        _print_json({"runs": [r.to_dict() for r in results], "summary": summary})
+    else:
+        for r in results:
+            out.print(result_card(r))
+        if len(results) > 1:
+            out.print(runs_table(results, summary))
+    if any(r.status == "interrupted" for r in results):
+        return EXIT_INTERRUPTED
+    return EXIT_OK if all(r.succeeded for r in results) else EXIT_FAILED_RUN
+
+
+def cmd_data_fetch(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if args.source and len(args.names) != 1:
+        raise DawnbenchError("--from imports one dataset at a time; name exactly one dataset.")
+    for name in args.names:
+        data.get_spec(name)  # unknown names fail before anything is fetched
+    done = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[step]}"),
+                  TimeElapsedColumn(), console=err, transient=args.json) as progress:
+        for name in args.names:
+            steps = ["downloading", "reading", "validating", "writing the cache"]
+            bar = progress.add_task(name, total=3, step="checking the cache")
+
+            def status(msg: str, bar=bar) -> None:
+                index = next((i for i, s in enumerate(steps) if msg.startswith(s)), 0)
+                progress.update(bar, completed=max(index - 1, 0), step=msg)
+
+            path = data.fetch(name, source=Path(args.source) if args.source else None,
+                              force=args.force, status=status)
+            progress.update(bar, completed=3, step=f"ready in {path}")
+            done.append({"name": name, "path": str(path)})
+    if args.json:
+        _print_json({"datasets": done})
+    return EXIT_OK
+
+
+def cmd_data_list(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+
+    rows = data.listing()
+    if args.json:
+        _print_json({"data_root": str(data.data_root()), "datasets": rows})
+        return EXIT_OK
+    table = Table(title=f"datasets in {data.data_root()}")
+    for col in ("name", "ready", "train", "test", "source"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], "[green]yes[/]" if r["ready"] else "no",
+                      f"{r['counts'].get('train', 0):,}", f"{r['counts'].get('test', 0):,}", r["source"])
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_tasks(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+
+    rows = [{"name": t.name, "dataset": t.dataset, "metric": t.metric.name, "threshold": t.threshold,
+             "scored_split": t.scored_split, "default_entry": t.default_entry, "role": t.role}
+            for t in TASKS.values()]
+    if args.json:
+        _print_json({"tasks": rows})
+        return EXIT_OK
+    table = Table(title="tasks")
+    for col in rows[0]:
+        table.add_column(col)
+    for r in rows:
+        table.add_row(*(str(v) for v in r.values()))
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+
+    cat = pricing.catalog()
+    if args.json:
+        _print_json(cat)
+        return EXIT_OK
+    table = Table(title=f"on-demand prices, as of {cat['as_of']}", caption=cat["note"])
+    for col in ("instance", "provider", "region", "accelerators", "$/h"):
+        table.add_column(col)
+    for i in cat["instances"]:
+        acc = f"{i['accelerator_count']}× {i['accelerator']}" if i["accelerator"] else f"{i['vcpus']} vCPU"
+        table.add_row(i["name"], i["provider"], i["region"], acc, f"{i['usd_per_hour']:.4g}")
+    out.print(table)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dawnbench", description="Time-to-accuracy benchmarking.")
+    parser.add_argument("--version", action="version", version=f"dawnbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="train an entry until it reaches the task's threshold")
+    run.add_argument("task", nargs="?", default=DEFAULT_TASK, help=f"one of {', '.join(TASKS)}")
+    run.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--runs", type=int, default=1, help="run N seeds (seed, seed+1, ...) one after another")
+    run.add_argument("--target", type=float, help="another threshold; marks the run unofficial")
+    run.add_argument("--max-epochs", type=float, help="stop as not_reached after this many epochs")
+    run.add_argument("--max-seconds", type=float, help="stop as not_reached after this many timed seconds")
+    run.add_argument("--max-wall-seconds", type=float, help="stop as timeout after this much wall time")
+    run.add_argument("--continue", dest="continue_", action="store_true",
+                     help="keep training after the target is reached (TTA is still the first pass)")
+    run.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    run.add_argument("--out", default="runs", help="folder for the run records (default: ./runs)")
+    run.add_argument("--instance", help="price the run with this on-demand instance (see `dawnbench prices`)")
+    run.add_argument("--cost-per-hour", type=float, help="on-demand USD per hour of the hardware")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override an entry hyperparameter (JSON value), repeatable")
+    run.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    run.set_defaults(func=cmd_run)
+
+    data_p = sub.add_parser("data", help="fetch and list datasets").add_subparsers(dest="data_command", required=True)
+    fetch = data_p.add_parser("fetch", help="download (or import with --from) and cache datasets")
+    fetch.add_argument("names", nargs="+", metavar="NAME", help=", ".join(data.DATASETS))
+    fetch.add_argument("--from", dest="source", metavar="PATH", help="import the official files you already have")
+    fetch.add_argument("--force", action="store_true", help="prepare again even if cached")
+    fetch.add_argument("--json", action="store_true")
+    fetch.set_defaults(func=cmd_data_fetch)
+    lst = data_p.add_parser("list", help="show which datasets are ready")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(func=cmd_data_list)
+
+    for name, func, text in [("tasks", cmd_tasks, "list the tasks"),
+                             ("prices", cmd_prices, "show the bundled on-demand price catalog")]:
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Console(stderr=getattr(args, "json", False))  # stdout stays pure JSON under --json
+    err = Console(stderr=True)
+    try:
+        return args.func(args, out, err)
+    except DawnbenchError as e:
+        err.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        err.print("[magenta]interrupted[/]")
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

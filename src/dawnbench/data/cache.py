@@ -1,0 +1,70 @@
+"""The prepared-data cache: uint8 arrays under ``$DAWNBENCH_DATA/<dataset>/``.
+
+A dataset directory holds ``<split>_inputs.npy``, ``<split>_labels.npy`` and
+``meta.json``. It is assembled in a temporary sibling directory and renamed into
+place only when complete, so an interrupted fetch never leaves a half-written cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+CACHE_FORMAT = 1
+
+
+def data_root() -> Path:
+    """``$DAWNBENCH_DATA``, else the user's cache directory."""
+    env = os.environ.get("DAWNBENCH_DATA")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "dawnbench" / "data"
+
+
+def dataset_dir(name: str) -> Path:
+    return data_root() / name
+
+
+def is_ready(name: str) -> bool:
+    return (dataset_dir(name) / "meta.json").is_file()
+
+
+def read_meta(name: str) -> dict:
+    return json.loads((dataset_dir(name) / "meta.json").read_text())
+
+
+def write_dataset(name: str, splits: dict[str, tuple[np.ndarray, np.ndarray]], meta: dict) -> Path:
+    """Write all splits and ``meta.json`` atomically (all or nothing)."""
+    final = dataset_dir(name)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=final.parent))
+    try:
+        for split, (inputs, labels) in splits.items():
+            np.save(staging / f"{split}_inputs.npy", np.ascontiguousarray(inputs, dtype=np.uint8))
+            np.save(staging / f"{split}_labels.npy", np.ascontiguousarray(labels, dtype=np.int64))
+        full_meta = {"format": CACHE_FORMAT, "name": name,
+                     "splits": {s: {"count": int(len(y)), "input_shape": list(x.shape[1:])}
+                                for s, (x, y) in splits.items()},
+                     **meta}
+        (staging / "meta.json").write_text(json.dumps(full_meta, indent=2) + "\n")
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(staging, final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return final
+
+
+def load_split(name: str, split: str, mmap: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Load one split's (inputs, labels); ``mmap`` maps instead of reading."""
+    root = dataset_dir(name)
+    mode = "r" if mmap else None
+    return (np.load(root / f"{split}_inputs.npy", mmap_mode=mode),
+            np.load(root / f"{split}_labels.npy", mmap_mode=mode))

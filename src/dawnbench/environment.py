@@ -1,0 +1,86 @@
+"""What a run ran on: hardware and software, recorded in every result (SPEC §4)."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    return None
+
+
+def hardware_info(device: torch.device) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "cpu": _cpu_model(),
+        "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "memory_gib": _memory_gib(),
+        "device": str(device),
+        "accelerator": None,
+        "accelerator_count": 0,
+    }
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        info.update(accelerator=props.name, accelerator_count=torch.cuda.device_count(),
+                    accelerator_memory_gib=round(props.total_memory / 2**30, 1))
+    return info
+
+
+def describe_hardware(hw: dict[str, Any]) -> str:
+    """One line for a result card: accelerator if any, else CPU and cores."""
+    if hw.get("accelerator"):
+        return f"{hw['accelerator']} ({hw['cpu']}, {hw['cores']} cores)"
+    return f"{hw['cpu']}, {hw['cores']} cores, {hw.get('memory_gib')} GiB"
+
+
+def _git_commit(path: Path) -> str | None:
+    try:
+        proc = subprocess.run(["git", "-C", str(path.parent), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(["git", "-C", str(path.parent), "status", "--porcelain", "--", path.name],
+                               capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def software_info(entry_cls: type) -> dict[str, Any]:
+    from dawnbench import __version__
+
+    source = Path(inspect.getfile(entry_cls))
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": __import__("numpy").__version__,
+        "dawnbench": __version__,
+        "platform": platform.platform(),
+        "entry_file": str(source),
+        "entry_git_commit": _git_commit(source),
+        "argv": sys.argv,
+    }

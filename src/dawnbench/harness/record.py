@@ -1,0 +1,125 @@
+"""The run record (SPEC §4): one directory per run, safe against a kill at any instant.
+
+* ``events.log``  – ``:::MLLOG`` lines, appended and flushed as they happen;
+* ``epochs.tsv``  – the DAWNBench training log: one row per evaluation;
+* ``result.json`` – the summary, rewritten after every evaluation.
+
+``epochs.tsv`` and ``result.json`` are replaced atomically (write a temporary file,
+fsync, rename), so a reader sees either the previous or the new version, never a
+torn one. While a run is in progress ``result.json`` says ``"status": "running"``;
+a record left with that status belongs to a process that was killed without a
+chance to write its end (SIGKILL, power loss): its evaluations are still valid.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dawnbench.harness.mllog import EventLog
+
+RUNNING = "running"
+STATUSES = ("success", "not_reached", "diverged", "aborted", "interrupted", "timeout")
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@dataclass
+class Evaluation:
+    epoch: float
+    samples: int
+    timed_s: float
+    value: float
+
+
+@dataclass
+class RunResult:
+    """The content of ``result.json``; field names are the SPEC §4 keys."""
+
+    task: str
+    entry: str
+    seed: int
+    status: str
+    official: bool
+    metric: str
+    threshold: float
+    time_to_accuracy_s: float | None = None
+    wall_s: float = 0.0
+    timed_s: float = 0.0
+    eval_s: float = 0.0
+    init_s: float = 0.0
+    log_s: float = 0.0
+    epochs_to_target: float | None = None
+    samples_to_target: int | None = None
+    evals: list[Evaluation] = field(default_factory=list)
+    hparams: dict[str, Any] = field(default_factory=dict)
+    budget: dict[str, Any] = field(default_factory=dict)
+    hardware: dict[str, Any] = field(default_factory=dict)
+    software: dict[str, Any] = field(default_factory=dict)
+    instance: str | None = None
+    cost_per_hour: float | None = None
+    training_cost_usd: float | None = None
+    inference: dict[str, Any] | None = None
+    error: str | None = None
+    started_at: str = ""
+    run_dir: str = ""
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "success"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities are not JSON: write them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+class RunRecord:
+    def __init__(self, run_dir: Path, dawnbench_column: str):
+        self.dir = Path(run_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.events = EventLog(self.dir / "events.log")
+        self._column = dawnbench_column
+
+    def write(self, result: RunResult) -> None:
+        """Flush everything measured so far (called after every evaluation)."""
+        self.events.sync()
+        rows = [f"epoch\thours\t{self._column}"]
+        rows += [f"{e.epoch:g}\t{e.timed_s / 3600:.9f}\t{e.value:.4f}" for e in result.evals]
+        atomic_write_text(self.dir / "epochs.tsv", "\n".join(rows) + "\n")
+        atomic_write_text(self.dir / "result.json",
+                          json.dumps(_json_safe(result.to_dict()), indent=2) + "\n")
+
+    def close(self) -> None:
+        self.events.close()
+
+
+def read_result(run_dir: Path) -> dict[str, Any]:
+    return json.loads((Path(run_dir) / "result.json").read_text())

@@ -1,0 +1,342 @@
+"""The harness: runs an entry on a task under the clock rules (SPEC §2–§4).
+
+    from dawnbench import RunOptions, run_many
+    results = run_many(RunOptions(task="mnist", runs=5))
+
+One run, in order: resolve everything that can fail on bad input (task, entry,
+price, device) before anything is measured; load the scored split (the harness's,
+untimed); ``warmup`` (``init_s``); ``run_start``; drive ``train`` with the clock
+running and evaluate at each yield with the clock stopped; stop at the first
+passing evaluation, at a budget, or on failure; write the record after every
+evaluation and at the end.
+
+Budgets and statuses (SPEC §3):
+* ``success``      an evaluation reached the target; TTA = timed seconds then.
+* ``not_reached``  the entry's schedule ended, or a budget was spent, first:
+                   ``max_epochs`` (epochs trained) and ``max_seconds`` (timed
+                   seconds) are checked at each evaluation point.
+* ``diverged``     the loss reported at a yield was not finite.
+* ``aborted``      the entry raised (in ``warmup``, ``train`` or ``predict``).
+* ``interrupted``  SIGINT or SIGTERM arrived; the run stops where it is.
+* ``timeout``      ``max_wall_seconds`` of wall time since ``run_start`` passed;
+                   enforced by an alarm, so it can stop a run mid-step.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import signal
+import threading
+import traceback
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import torch
+
+from dawnbench import data, environment, pricing
+from dawnbench.entries import Entry, Progress, TrainContext, load_entry_class
+from dawnbench.errors import DawnbenchError
+from dawnbench.harness import mllog
+from dawnbench.harness.clock import Clock
+from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult
+from dawnbench.tasks import Task, get_task
+
+
+@dataclass
+class RunOptions:
+    task: str = "mnist"
+    entry: str | None = None            # built-in name or path to a .py; None: the task's default
+    seed: int = 0
+    runs: int = 1                       # seeds seed, seed+1, ... one after another
+    target: float | None = None         # another threshold: makes the run unofficial
+    max_epochs: float | None = None
+    max_seconds: float | None = None    # timed seconds
+    max_wall_seconds: float | None = None
+    continue_after_target: bool = False
+    device: str = "auto"
+    out_dir: Path = Path("runs")
+    instance: str | None = None         # priced from the bundled catalog
+    cost_per_hour: float | None = None  # overrides the catalog
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+class RunObserver:
+    """Callbacks for a live display; every method is called outside the timed region."""
+
+    def run_started(self, index: int, total: int, result: RunResult) -> None: ...
+    def evaluated(self, result: RunResult, progress: Progress, samples_per_s: float | None) -> None: ...
+    def run_finished(self, result: RunResult) -> None: ...
+
+
+class _Stop(BaseException):
+    """Raised by a signal handler to end the run (not an Exception: entries can't swallow it)."""
+
+    def __init__(self, status: str, why: str):
+        super().__init__(why)
+        self.status = status
+
+
+@contextmanager
+def _stop_on_signals(max_wall_seconds: float | None) -> Iterator[Callable[[], None]]:
+    """Turn SIGINT/SIGTERM into ``interrupted`` and the wall-time alarm into ``timeout``.
+
+    Yields ``disarm``: after it is called, signals are ignored until the block ends,
+    so that the final record is written whole.
+    """
+    fired: list[int] = []
+
+    def disarm() -> None:
+        fired.append(0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None  # signals can only be handled in the main thread
+        return
+
+    def on_signal(signum, _frame):
+        if not fired:  # a second Ctrl-C while the record is written is ignored
+            fired.append(signum)
+            raise _Stop("interrupted", f"received {signal.Signals(signum).name}")
+
+    def on_alarm(_signum, _frame):
+        if not fired:
+            fired.append(signal.SIGALRM)
+            raise _Stop("timeout", f"wall time passed max_wall_seconds={max_wall_seconds:g}")
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, on_alarm)
+    if max_wall_seconds:
+        signal.setitimer(signal.ITIMER_REAL, max_wall_seconds)
+    try:
+        yield disarm
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise DawnbenchError(f"--device {name!r} is not a device name; use auto, cpu, cuda or cuda:N.") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise DawnbenchError(f"--device {name}: no CUDA device is available here; use --device cpu.")
+    return device
+
+
+def evaluate(entry: Entry, task: Task, inputs: torch.Tensor, labels: torch.Tensor) -> float:
+    """Score the entry's predictions on the held split (the entry never sees labels)."""
+    outputs = []
+    with torch.inference_mode():
+        for start in range(0, len(inputs), entry.eval_batch_size):
+            outputs.append(entry.predict(inputs[start:start + entry.eval_batch_size]).cpu())
+    return task.metric.compute(torch.cat(outputs), labels)
+
+
+def _loss_value(progress: Progress) -> float | None:
+    if progress.loss is None:
+        return None
+    return float(progress.loss.detach().float().item() if torch.is_tensor(progress.loss) else progress.loss)
+
+
+def _new_run_dir(out_dir: Path, task: str, entry: str, seed: int) -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = Path(out_dir) / f"{task}-{entry}-{stamp}-seed{seed}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
+
+
+@dataclass
+class _Prepared:
+    task: Task
+    entry_cls: type[Entry]
+    device: torch.device
+    instance: str | None
+    cost_per_hour: float | None
+    official: bool
+    threshold: float
+    hardware: dict[str, Any]
+    software: dict[str, Any]
+
+
+def prepare(options: RunOptions) -> _Prepared:
+    """Everything that can fail on bad input, checked before any measurement."""
+    task = get_task(options.task)
+    entry_cls = load_entry_class(options.entry or task.default_entry)
+    if entry_cls.tasks and task.name not in entry_cls.tasks:
+        raise DawnbenchError(f"entry '{entry_cls.name}' is made for {', '.join(entry_cls.tasks)}, "
+                             f"not '{task.name}'. Pick another --entry or --task.")
+    unknown = sorted(set(options.overrides) - set(entry_cls.hparams) - set(entry_cls.hparams_by_task.get(task.name, {})))
+    if unknown:
+        raise DawnbenchError(f"--set {', '.join(unknown)}: not a hyperparameter of entry "
+                             f"'{entry_cls.name}'. Its hyperparameters: {', '.join(sorted(entry_cls.hparams))}.")
+    for name, value in [("--runs", options.runs)]:
+        if value < 1:
+            raise DawnbenchError(f"{name} must be at least 1, not {value}.")
+    for name, value in [("--max-epochs", options.max_epochs), ("--max-seconds", options.max_seconds),
+                        ("--max-wall-seconds", options.max_wall_seconds)]:
+        if value is not None and not value > 0:
+            raise DawnbenchError(f"{name} must be a positive number, not {value}.")
+    instance, price = pricing.resolve(options.instance, options.cost_per_hour)
+    device = resolve_device(options.device)
+    official = options.target is None or options.target == task.threshold
+    return _Prepared(task, entry_cls, device, instance, price, official,
+                     task.threshold if options.target is None else options.target,
+                     environment.hardware_info(device), environment.software_info(entry_cls))
+
+
+def execute(options: RunOptions, prep: _Prepared, seed: int, run_dir: Path,
+            observer: RunObserver | None = None, index: int = 0,
+            clock: Clock | None = None) -> RunResult:
+    """One run of one seed, recorded in ``run_dir``."""
+    task, device = prep.task, prep.device
+    observer = observer or RunObserver()
+    clock = clock or Clock(sync=torch.cuda.synchronize if device.type == "cuda" else None)
+    entry = prep.entry_cls(task, device, options.overrides)
+    result = RunResult(task=task.name, entry=prep.entry_cls.name, seed=seed, status=RUNNING,
+                       official=prep.official, metric=task.metric.name, threshold=prep.threshold,
+                       hparams=dict(entry.hp), hardware=prep.hardware, software=prep.software,
+                       instance=prep.instance, cost_per_hour=prep.cost_per_hour,
+                       budget={"max_epochs": options.max_epochs, "max_seconds": options.max_seconds,
+                               "max_wall_seconds": options.max_wall_seconds},
+                       started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                       run_dir=str(run_dir))
+    record = RunRecord(run_dir, task.metric.dawnbench_column)
+    log = record.events
+    log.event(mllog.SUBMISSION_BENCHMARK, task.name)
+    log.event(mllog.SUBMISSION_DIVISION, "official" if prep.official else "unofficial")
+    log.event(mllog.ENTRY, entry.name)
+    log.event(mllog.SEED, seed)
+    log.event(mllog.HPARAMS, entry.hp)
+    if "batch_size" in entry.hp:
+        log.event(mllog.GLOBAL_BATCH_SIZE, entry.hp["batch_size"])
+    log.event(mllog.EVAL_TARGET, prep.threshold)
+    record.write(result)
+    observer.run_started(index, options.runs, result)
+
+    # The scored split belongs to the harness: loaded before run_start, never timed.
+    test_inputs, test_labels = data.load_split(task.dataset, task.scored_split)
+    test_inputs, test_labels = torch.from_numpy(test_inputs), torch.from_numpy(test_labels)
+    ctx = TrainContext(task=task, seed=seed, device=device, hparams=entry.hp,
+                       load_train=lambda: data.load_split(task.dataset, task.train_split))
+    gen = None
+    ended = RUNNING
+    with _stop_on_signals(options.max_wall_seconds) as disarm:
+        try:
+            seed_everything(seed)
+            log.start(mllog.INIT_START)
+            with clock.segment("init"):
+                entry.warmup(ctx)
+            log.end(mllog.INIT_STOP)
+            seed_everything(seed)
+            clock.start()
+            log.start(mllog.RUN_START)
+            gen = entry.train(ctx)
+            ended = _drive(gen, entry, task, prep.threshold, options, clock, record, result,
+                           observer, test_inputs, test_labels)
+        except _Stop as stop:
+            ended, result.error = stop.status, str(stop)
+        except Exception as err:  # the entry failed: keep what was measured
+            ended, result.error = "aborted", f"{type(err).__name__}: {err}"
+            (Path(run_dir) / "error.txt").write_text(traceback.format_exc())
+        finally:
+            disarm()
+            if gen is not None:
+                gen.close()
+        # A run that passed keeps its success even if it was stopped while continuing.
+        result.status = "success" if result.time_to_accuracy_s is not None else ended
+        _update_times(result, clock)
+        if result.time_to_accuracy_s is not None and prep.cost_per_hour is not None:
+            result.training_cost_usd = pricing.training_cost(result.time_to_accuracy_s, prep.cost_per_hour)
+        log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": clock.timed_s})
+        record.write(result)
+        record.close()
+    observer.run_finished(result)
+    return result
+
+
+def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions, clock: Clock,
+           record: RunRecord, result: RunResult, observer: RunObserver,
+           test_inputs: torch.Tensor, test_labels: torch.Tensor) -> str:
+    """Alternate timed training and untimed evaluation; return the status if not success."""
+    log = record.events
+    last_timed, last_samples = 0.0, 0
+    while True:
+        with clock.segment("train"):
+            progress = next(gen, None)
+        if progress is None:
+            return "not_reached"  # the entry's schedule ended
+        loss = _loss_value(progress)
+        if loss is not None and not np.isfinite(loss):
+            result.error = f"training loss was {loss} at epoch {progress.epoch:g}"
+            return "diverged"
+        log.start(mllog.EVAL_START, metadata={"epoch_num": progress.epoch})
+        with clock.segment("eval"):
+            value = evaluate(entry, task, test_inputs, test_labels)
+        with clock.segment("log"):
+            timed = clock.timed_s
+            result.evals.append(Evaluation(progress.epoch, progress.samples, timed, value))
+            log.end(mllog.EVAL_STOP, metadata={"epoch_num": progress.epoch})
+            log.event(mllog.EVAL_ACCURACY, value, {"epoch_num": progress.epoch,
+                                                   "samples_count": progress.samples,
+                                                   "timed_s": timed, "loss": loss})
+            passed = task.passes(value, threshold)
+            if passed and result.time_to_accuracy_s is None:
+                result.time_to_accuracy_s = timed
+                result.epochs_to_target = progress.epoch
+                result.samples_to_target = progress.samples
+            _update_times(result, clock)
+            record.write(result)
+            rate = (progress.samples - last_samples) / (timed - last_timed) if timed > last_timed else None
+            last_timed, last_samples = timed, progress.samples
+            observer.evaluated(result, progress, rate)
+        if passed and not options.continue_after_target:
+            return "success"
+        if ((options.max_epochs is not None and progress.epoch >= options.max_epochs)
+                or (options.max_seconds is not None and timed >= options.max_seconds)):
+            return "not_reached"
+
+
+def _update_times(result: RunResult, clock: Clock) -> None:
+    result.timed_s = clock.timed_s
+    result.wall_s = clock.wall_s
+    result.eval_s = clock.total("eval")
+    result.init_s = clock.total("init")
+    result.log_s = clock.total("log")
+
+
+def run_many(options: RunOptions, observer: RunObserver | None = None,
+             ensure_data: Callable[[str], Any] = data.ensure) -> list[RunResult]:
+    """Run ``options.runs`` seeds one after another; stop early if one is interrupted."""
+    prep = prepare(options)
+    ensure_data(prep.task.dataset)
+    results = []
+    for i in range(options.runs):
+        seed = options.seed + i
+        run_dir = _new_run_dir(options.out_dir, prep.task.name, prep.entry_cls.name, seed)
+        results.append(execute(options, prep, seed, run_dir, observer, index=i))
+        if results[-1].status == "interrupted":
+            break
+    return results
+
+
+def run(task: str = "mnist", entry: str | None = None, seed: int = 0, **options: Any) -> RunResult:
+    """One run with default options; see :class:`RunOptions` for the keywords."""
+    return run_many(RunOptions(task=task, entry=entry, seed=seed, runs=1, **options))[0]

@@ -1,0 +1,59 @@
+"""Cost (SPEC §6): a bundled, dated catalog of on-demand instance prices.
+
+Training cost = TTA in hours × on-demand $/h. ``--cost-per-hour`` overrides the
+catalog. Spot and preemptible prices are refused: they vary by the minute and make
+costs incomparable. No known price gives a cost of ``None``, never 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from dawnbench.errors import DawnbenchError
+
+_SPOT = re.compile(r"spot|preemptible|low[-_ ]?priority", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def catalog() -> dict[str, Any]:
+    return json.loads(resources.files(__package__).joinpath("catalog.json").read_text())
+
+
+def instances() -> dict[str, dict[str, Any]]:
+    return {i["name"]: i for i in catalog()["instances"]}
+
+
+def resolve(instance: str | None, cost_per_hour: float | None) -> tuple[str | None, float | None]:
+    """(instance name, $/h) from the flags; raises a clear error for bad input."""
+    if instance is not None and _SPOT.search(instance):
+        raise DawnbenchError(
+            f"--instance {instance}: spot, preemptible and low-priority prices are refused "
+            "(SPEC §6: cost is on-demand $/h). Name the on-demand instance, or pass its "
+            "on-demand price with --cost-per-hour."
+        )
+    if cost_per_hour is not None:
+        if not (math.isfinite(cost_per_hour) and cost_per_hour > 0):
+            raise DawnbenchError(f"--cost-per-hour must be a positive number of USD per hour, not {cost_per_hour}.")
+        return instance, float(cost_per_hour)
+    if instance is None:
+        return None, None
+    known = instances()
+    if instance not in known:
+        close = [n for n in known if n.lower().startswith(instance.lower().split(".")[0].split("-")[0])][:8]
+        hint = f" Similar names: {', '.join(close)}." if close else ""
+        raise DawnbenchError(
+            f"--instance {instance}: not in the price catalog (dated {catalog()['as_of']}).{hint} "
+            "See `dawnbench prices`, or pass --cost-per-hour."
+        )
+    return instance, float(known[instance]["usd_per_hour"])
+
+
+def training_cost(tta_s: float | None, usd_per_hour: float | None) -> float | None:
+    if tta_s is None or usd_per_hour is None:
+        return None
+    return tta_s / 3600 * usd_per_hour
