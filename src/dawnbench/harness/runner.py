@@ -49,8 +49,8 @@ from dawnbench.tasks import Task, get_task
 
 @dataclass
 class RunOptions:
-    task: str = "mnist"
-    entry: str | None = None            # built-in name or path to a .py; None: the task's default
+    task: str | Task = "mnist"          # a registered name, or a Task object
+    entry: str | type[Entry] | None = None  # built-in name, path to a .py, or a class; None: the task's default
     seed: int = 0
     runs: int = 1                       # seeds seed, seed+1, ... one after another
     target: float | None = None         # another threshold: makes the run unofficial
@@ -178,8 +178,9 @@ class _Prepared:
 
 def prepare(options: RunOptions) -> _Prepared:
     """Everything that can fail on bad input, checked before any measurement."""
-    task = get_task(options.task)
-    entry_cls = load_entry_class(options.entry or task.default_entry)
+    task = options.task if isinstance(options.task, Task) else get_task(options.task)
+    entry = options.entry or task.default_entry
+    entry_cls = entry if isinstance(entry, type) else load_entry_class(entry)
     if entry_cls.tasks and task.name not in entry_cls.tasks:
         raise DawnbenchError(f"entry '{entry_cls.name}' is made for {', '.join(entry_cls.tasks)}, "
                              f"not '{task.name}'. Pick another --entry or --task.")
@@ -187,9 +188,8 @@ def prepare(options: RunOptions) -> _Prepared:
     if unknown:
         raise DawnbenchError(f"--set {', '.join(unknown)}: not a hyperparameter of entry "
                              f"'{entry_cls.name}'. Its hyperparameters: {', '.join(sorted(entry_cls.hparams))}.")
-    for name, value in [("--runs", options.runs)]:
-        if value < 1:
-            raise DawnbenchError(f"{name} must be at least 1, not {value}.")
+    if options.runs < 1:
+        raise DawnbenchError(f"--runs must be at least 1, not {options.runs}.")
     for name, value in [("--max-epochs", options.max_epochs), ("--max-seconds", options.max_seconds),
                         ("--max-wall-seconds", options.max_wall_seconds)]:
         if value is not None and not value > 0:
@@ -337,6 +337,7 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
     return results
 
 
-def run(task: str = "mnist", entry: str | None = None, seed: int = 0, **options: Any) -> RunResult:
+def run(task: str | Task = "mnist", entry: str | type[Entry] | None = None, seed: int = 0,
+        **options: Any) -> RunResult:
     """One run with default options; see :class:`RunOptions` for the keywords."""
     return run_many(RunOptions(task=task, entry=entry, seed=seed, runs=1, **options))[0]

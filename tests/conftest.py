@@ -1,0 +1,31 @@
+"""Shared fixtures: a tiny generated task for harness tests, and the real datasets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dawnbench import data
+from dawnbench.data.cache import write_dataset
+from dawnbench.tasks import TOP1, Task
+
+
+@pytest.fixture
+def tiny_task(tmp_path, monkeypatch) -> Task:
+    """A 4-example task in a private cache: test labels are all 0, threshold 50 %."""
+    monkeypatch.setenv("DAWNBENCH_DATA", str(tmp_path / "cache"))
+    rng = np.random.default_rng(0)
+    split = lambda n: (rng.integers(0, 256, (n, 4, 4), dtype=np.uint8), np.zeros(n, dtype=np.int64))  # noqa: E731
+    write_dataset("tiny", {"train": split(8), "test": split(4)}, {"source": "generated"})
+    return Task("tiny", "tiny", TOP1, 50.0, "test", default_entry="none")
+
+
+@pytest.fixture(scope="session")
+def mnist_ready() -> None:
+    """The real MNIST (SPEC §1 source), fetched into the user's cache once."""
+    data.ensure("mnist")
+
+
+@pytest.fixture(scope="session")
+def cifar10_ready() -> None:
+    data.ensure("cifar10")

@@ -1,0 +1,105 @@
+"""The command line: JSON output, user entry files, and one-paragraph errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dawnbench.cli import main
+
+USER_ENTRY = '''
+import torch
+from dawnbench.entries import Entry, Progress
+
+class Majority(Entry):
+    """Predicts the most common training label: about 11 % on MNIST."""
+    hparams = {"batch_size": 1}
+
+    def train(self, ctx):
+        _, labels = ctx.load_train()
+        self.label = int(torch.from_numpy(labels).bincount().argmax())
+        yield Progress(epoch=1.0, samples=len(labels), loss=0.0)
+
+    def predict(self, inputs):
+        return torch.full((len(inputs),), self.label)
+'''
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dawnbench", *args], capture_output=True, text=True)
+
+
+def test_run_json_with_user_entry_file(mnist_ready, tmp_path):
+    entry = tmp_path / "majority.py"
+    entry.write_text(USER_ENTRY)
+    proc = cli("run", "mnist", "--entry", str(entry), "--runs", "2", "--target", "11",
+               "--instance", "p3.2xlarge", "--out", str(tmp_path / "runs"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)  # stdout holds one JSON document and nothing else
+    assert [r["seed"] for r in doc["runs"]] == [0, 1]
+    assert all(r["status"] == "success" and r["entry"] == "majority" for r in doc["runs"])
+    assert doc["runs"][0]["evals"][0]["value"] == pytest.approx(11.35)
+    assert doc["runs"][0]["cost_per_hour"] == 3.06
+    assert doc["summary"]["runs"] == 2 and doc["summary"]["success_fraction"] == 1.0
+
+
+def test_not_reached_exits_1_and_prints_card(mnist_ready, tmp_path):
+    entry = tmp_path / "majority.py"
+    entry.write_text(USER_ENTRY)
+    proc = cli("run", "mnist", "--entry", str(entry), "--out", str(tmp_path / "runs"))
+    assert proc.returncode == 1
+    assert "not_reached" in proc.stdout and "∞ (target not reached)" in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "imagenet2"], "unknown task 'imagenet2'. Known tasks: mnist, fashion-mnist"),
+    (["run", "--entry", "nope"], "unknown entry 'nope'. Built-in entries: small-cnn"),
+    (["run", "--entry", "missing.py"], "missing.py: entry file not found"),
+    (["run", "--instance", "p3.2xlarge-spot"], "spot, preemptible and low-priority prices are refused"),
+    (["run", "--instance", "p9.huge"], "--instance p9.huge: not in the price catalog"),
+    (["run", "--cost-per-hour", "-1"], "--cost-per-hour must be a positive number"),
+    (["run", "--set", "nonsense"], "--set 'nonsense': write it as KEY=VALUE"),
+    (["run", "--set", "lrr=0.1"], "--set lrr: not a hyperparameter of entry 'small-cnn'"),
+    (["run", "--runs", "0"], "--runs must be at least 1"),
+    (["run", "--max-epochs", "0"], "--max-epochs must be a positive number"),
+    (["data", "fetch", "svhn"], "unknown dataset 'svhn'. Known datasets: mnist, fashion-mnist, cifar10"),
+    (["data", "fetch", "mnist", "--from", "/nonexistent/mnist"], "/nonexistent/mnist: no such file or folder"),
+])
+def test_bad_input_gets_one_paragraph(capsys, args, message):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in " ".join(err.split())
+    assert "Traceback" not in err
+
+
+def test_broken_entry_file_names_line(tmp_path, capsys):
+    entry = tmp_path / "broken.py"
+    entry.write_text("import torch\n\nx = 1 / 0\n")
+    assert main(["run", "--entry", str(entry)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{entry}:3: importing the entry file failed with ZeroDivisionError" in err
+
+
+def test_entry_file_without_entry_class(tmp_path, capsys):
+    entry = tmp_path / "empty.py"
+    entry.write_text("x = 1\n")
+    assert main(["run", "--entry", str(entry)]) == 2
+    assert "exactly one concrete subclass" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, key", [(["tasks"], "tasks"), (["prices"], "instances"), (["data", "list"], "datasets")])
+def test_listings_json(capsys, args, key):
+    assert main([*args, "--json"]) == 0
+    assert key in json.loads(capsys.readouterr().out)
+
+
+def test_price_catalog_has_the_required_families():
+    from dawnbench import pricing
+    names = set(pricing.instances())
+    for family in ("p3.", "p4d.", "p5.", "g4dn.", "g5.", "c5.", "a2-", "a3-", "n1-standard-8+1xV100",
+                   "Standard_NC6s_v3", "Standard_ND96asr_v4", "Standard_ND96isr_H100_v5"):
+        assert any(n.startswith(family) for n in names), family
+    assert all(i["usd_per_hour"] > 0 for i in pricing.instances().values())

@@ -1,0 +1,131 @@
+"""Timing rules and statuses, against a fake clock (SPEC §2–§4)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from dawnbench.harness import mllog
+from dawnbench.harness.clock import Clock
+from dawnbench.harness.runner import RunOptions, execute, prepare
+from scripted_entry import BUILD_S, LOAD_S, PREDICT_S, STEP_S, WARMUP_S, FakeTime, Scripted
+
+
+def run_scripted(task, tmp_path, **hp):
+    budget = {k: hp.pop(k) for k in ("max_epochs", "max_seconds", "max_wall_seconds",
+                                     "continue_after_target", "target", "cost_per_hour") if k in hp}
+    fake = FakeTime()
+    Scripted.clock = fake
+    options = RunOptions(task=task, entry=Scripted, overrides=hp, **budget)
+    result = execute(options, prepare(options), seed=0, run_dir=tmp_path / "run", clock=Clock(now=fake.now))
+    return result, tmp_path / "run"
+
+
+def test_tta_is_timed_seconds_at_first_passing_evaluation(tiny_task, tmp_path):
+    result, _ = run_scripted(tiny_task, tmp_path, passes=[False, False, True, True])
+    setup = LOAD_S + BUILD_S
+    assert result.status == "success"
+    assert [e.timed_s for e in result.evals] == [setup + STEP_S, setup + 2 * STEP_S, setup + 3 * STEP_S]
+    assert result.time_to_accuracy_s == setup + 3 * STEP_S  # data loading and model building are timed
+    assert result.epochs_to_target == 3.0 and result.samples_to_target == 24
+    assert result.eval_s == pytest.approx(3 * PREDICT_S)     # evaluation is not timed ...
+    assert result.wall_s == pytest.approx(result.time_to_accuracy_s + result.eval_s)  # ... but in wall
+    assert result.init_s == WARMUP_S                          # warm-up is recorded, not timed, not wall
+    assert [e.value for e in result.evals] == [0.0, 0.0, 100.0]
+
+
+def test_continue_keeps_first_pass_as_tta(tiny_task, tmp_path):
+    result, _ = run_scripted(tiny_task, tmp_path, passes=[False, True, True, False], continue_after_target=True)
+    assert result.status == "success"
+    assert len(result.evals) == 4
+    assert result.time_to_accuracy_s == LOAD_S + BUILD_S + 2 * STEP_S
+
+
+def test_schedule_ends_without_pass_is_not_reached(tiny_task, tmp_path):
+    result, _ = run_scripted(tiny_task, tmp_path, passes=[False, False])
+    assert result.status == "not_reached"
+    assert result.time_to_accuracy_s is None and result.epochs_to_target is None
+    assert len(result.evals) == 2
+
+
+@pytest.mark.parametrize("budget, evals", [({"max_epochs": 2}, 2), ({"max_seconds": LOAD_S + BUILD_S + STEP_S}, 1)])
+def test_budgets_end_as_not_reached(tiny_task, tmp_path, budget, evals):
+    result, _ = run_scripted(tiny_task, tmp_path, passes=[False] * 5, **budget)
+    assert result.status == "not_reached" and len(result.evals) == evals
+
+
+def test_nonfinite_loss_is_diverged(tiny_task, tmp_path):
+    result, _ = run_scripted(tiny_task, tmp_path, passes=[False, False, True], losses=[2.0, math.nan, 0.1])
+    assert result.status == "diverged"
+    assert len(result.evals) == 1 and "nan" in result.error
+
+
+def test_entry_exception_is_aborted_and_keeps_evaluations(tiny_task, tmp_path):
+    result, run_dir = run_scripted(tiny_task, tmp_path, passes=[False, False, True], fail_at=2)
+    assert result.status == "aborted"
+    assert "entry failed on purpose" in result.error
+    assert len(result.evals) == 2
+    assert "ValueError" in (run_dir / "error.txt").read_text()
+
+
+def test_sigint_is_interrupted(tiny_task, tmp_path):
+    result, run_dir = run_scripted(tiny_task, tmp_path, passes=[False, False, True], signal_at=1)
+    assert result.status == "interrupted" and len(result.evals) == 1
+    assert json.loads((run_dir / "result.json").read_text())["status"] == "interrupted"
+
+
+def test_wall_time_limit_is_timeout(tiny_task, tmp_path):
+    result, _ = run_scripted(tiny_task, tmp_path, passes=[False] * 10, sleep_s=0.1, max_wall_seconds=0.25)
+    assert result.status == "timeout" and 1 <= len(result.evals) <= 3
+
+
+def test_unofficial_target_and_cost(tiny_task, tmp_path):
+    result, _ = run_scripted(tiny_task, tmp_path, passes=[False, True], target=40.0, cost_per_hour=36.0)
+    assert result.official is False and result.threshold == 40.0
+    assert result.training_cost_usd == pytest.approx(result.time_to_accuracy_s / 3600 * 36.0)
+
+
+def test_no_price_means_null_cost(tiny_task, tmp_path):
+    result, _ = run_scripted(tiny_task, tmp_path, passes=[True])
+    assert result.official is True
+    assert result.cost_per_hour is None and result.training_cost_usd is None
+
+
+def test_run_record_files(tiny_task, tmp_path):
+    result, run_dir = run_scripted(tiny_task, tmp_path, passes=[False, True])
+    saved = json.loads((run_dir / "result.json").read_text())
+    for key in ("task", "entry", "seed", "status", "official", "metric", "threshold", "time_to_accuracy_s",
+                "wall_s", "eval_s", "init_s", "epochs_to_target", "evals", "hparams", "hardware", "software",
+                "cost_per_hour", "training_cost_usd", "inference"):
+        assert key in saved, key
+    assert saved["evals"][1] == {"epoch": 2.0, "samples": 16, "timed_s": LOAD_S + BUILD_S + 2 * STEP_S, "value": 100.0}
+    assert {"python", "torch", "dawnbench"} <= set(saved["software"])
+    assert {"cpu", "cores", "accelerator", "memory_gib"} <= set(saved["hardware"])
+
+    tsv = (run_dir / "epochs.tsv").read_text().splitlines()
+    assert tsv[0].split("\t") == ["epoch", "hours", "top1Accuracy"]
+    assert [float(x) for x in tsv[2].split("\t")] == pytest.approx([2.0, (LOAD_S + BUILD_S + 2 * STEP_S) / 3600, 100.0])
+
+    events = [mllog.parse_line(line) for line in (run_dir / "events.log").read_text().splitlines()]
+    keys = [e["key"] for e in events]
+    for key in ("submission_benchmark", "seed", "run_start", "eval_accuracy", "run_stop", "global_batch_size"):
+        assert key in keys
+    stop = next(e for e in events if e["key"] == "run_stop")
+    assert stop["event_type"] == "INTERVAL_END" and stop["metadata"]["status"] == "success"
+    accuracy = [e for e in events if e["key"] == "eval_accuracy"]
+    assert [a["metadata"]["epoch_num"] for a in accuracy] == [1.0, 2.0]
+    assert all(set(e) == {"namespace", "time_ms", "event_type", "key", "value", "metadata"} for e in events)
+
+
+def test_clock_syncs_before_every_reading():
+    fake, syncs = FakeTime(), []
+    clock = Clock(now=fake.now, sync=lambda: syncs.append(fake.t))
+    clock.start()
+    with clock.segment("train"):
+        fake.advance(4)
+    with clock.segment("eval"):
+        fake.advance(1)
+    assert clock.timed_s == 4 and clock.total("eval") == 1 and clock.wall_s == 5
+    assert len(syncs) == 5  # start, and both ends of two segments

@@ -1,0 +1,38 @@
+"""The reference entry on real MNIST: a short run to a lower target, and bit-for-bit determinism."""
+
+from __future__ import annotations
+
+import torch
+
+from dawnbench import RunOptions, run_many
+from dawnbench.entries import load_entry_class
+from dawnbench.entries.small_cnn import make_net
+
+
+def test_network_shapes():
+    net = make_net([16, 32, 64])
+    assert net(torch.zeros(5, 1, 28, 28)).shape == (5, 10)
+
+
+def test_real_mnist_run_to_lower_target(mnist_ready, tmp_path):
+    [result] = run_many(RunOptions(task="mnist", target=97.0, out_dir=tmp_path))
+    assert result.status == "success" and result.official is False
+    assert result.evals[-1].value >= 97.0 and all(e.value < 97.0 for e in result.evals[:-1])
+    assert 0 < result.epochs_to_target <= 1.0
+    assert 0 < result.time_to_accuracy_s < result.wall_s
+    assert result.hparams["batch_size"] == 64
+
+
+def test_same_seed_same_evaluations_bit_for_bit(mnist_ready, tmp_path):
+    options = RunOptions(task="mnist", target=100.0, max_epochs=0.35, seed=3, out_dir=tmp_path,
+                         overrides={"first_eval_epoch": 0.1, "evals_per_epoch": 10})
+    first, second = run_many(options)[0], run_many(options)[0]
+    assert first.status == second.status == "not_reached"
+    assert len(first.evals) == 3
+    assert [(e.epoch, e.samples, e.value) for e in first.evals] == [(e.epoch, e.samples, e.value) for e in second.evals]
+    other = run_many(RunOptions(**{**options.__dict__, "seed": 4}))[0]
+    assert [e.value for e in other.evals] != [e.value for e in first.evals]
+
+
+def test_builtin_entry_found_by_name():
+    assert load_entry_class("small-cnn").tasks == ("mnist", "fashion-mnist")
