@@ -55,10 +55,13 @@ class LiveProgress(RunObserver):
 
     def evaluated(self, result: RunResult, progress: TrainProgress, samples_per_s: float | None) -> None:
         rate = f"{samples_per_s:,.0f} samples/s" if samples_per_s else "— samples/s"
-        self.progress.update(self.bar, completed=progress.epoch, line=(
-            f"epoch {progress.epoch:.2f} · {rate} · {result.metric} {result.evals[-1].value:.2f} · "
-            f"timed {result.evals[-1].timed_s:.1f} s"))
-        self.progress.refresh()
+        line = (f"epoch {progress.epoch:.2f} · {rate} · {result.metric} {result.evals[-1].value:.2f} · "
+                f"timed {result.evals[-1].timed_s:.1f} s")
+        self.progress.update(self.bar, completed=progress.epoch, line=line)
+        if self.console.is_terminal:
+            self.progress.refresh()
+        else:  # a log file or pipe gets one line per evaluation instead of a redrawn bar
+            self.console.print(f"seed {result.seed} · {line}", highlight=False)
 
     def run_finished(self, result: RunResult) -> None:
         style = STATUS_STYLE.get(result.status, "")
@@ -104,7 +107,7 @@ def runs_table(results: Sequence[RunResult], summary: dict) -> Table:
     for r in results:
         table.add_row(str(r.seed), f"[{STATUS_STYLE.get(r.status, '')}]{r.status}[/]",
                       format_seconds(r.time_to_accuracy_s),
-                      "—" if r.epochs_to_target is None else f"{r.epochs_to_target:g}",
+                      "—" if r.epochs_to_target is None else f"{r.epochs_to_target:.3f}",
                       f"{r.evals[-1].value:.2f}" if r.evals else "—", format_seconds(r.wall_s))
     if summary["successes"]:
         table.caption = (f"TTA median {format_seconds(summary['tta_median_s'])}, "
