@@ -80,10 +80,10 @@ def cmd_data_fetch(args: argparse.Namespace, out: Console, err: Console) -> int:
     for name in args.names:
         data.get_spec(name)  # unknown names fail before anything is fetched
     done = []
+    steps = ["downloading", "reading", "validating", "writing the cache"]
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[step]}"),
                   TimeElapsedColumn(), console=err, transient=args.json) as progress:
         for name in args.names:
-            steps = ["downloading", "reading", "validating", "writing the cache"]
             bar = progress.add_task(name, total=3, step="checking the cache")
 
             def status(msg: str, bar=bar) -> None:
