@@ -52,6 +52,7 @@ TASKS: dict[str, Task] = {
     for t in [
         Task("mnist", "mnist", TOP1, 99.0, "test", "small-cnn", role="CPU-scale task, the default"),
         Task("fashion-mnist", "fashion-mnist", TOP1, 92.0, "test", "small-cnn", role="CPU-scale task"),
+        Task("cifar10", "cifar10", TOP1, 94.0, "test", "cifar10-fast", role="DAWNBench task"),
     ]
 }
 DEFAULT_TASK = "mnist"

@@ -18,6 +18,10 @@ from dawnbench.errors import EntryError
 # name -> module under dawnbench.entries; imported only when asked for.
 BUILTIN: dict[str, str] = {
     "small-cnn": "small_cnn",
+    "cifar10-fast": "cifar10_fast",
+    "cifar10-resnet20": "resnet_seed",
+    "cifar10-resnet56": "resnet_seed",
+    "cifar10-resnet164": "resnet_seed",
 }
 
 
