@@ -73,6 +73,16 @@ class LiveProgress(RunObserver):
         self.progress.stop()
 
 
+def format_throughput(t: dict | None) -> str:
+    if not t or not t.get("samples_per_s"):
+        return "—"
+    text = f"{t['samples_per_s']:,.0f} samples/s"
+    if t.get("achieved_gflops"):
+        text += (f" × {t['flops_per_sample'] / 1e6:,.1f} MFLOP/sample = {t['achieved_gflops']:.1f} GFLOP/s, "
+                 f"{100 * t['fraction_of_peak']:.0f} % of the measured matmul peak ({t['peak_gflops']:.0f} GFLOP/s)")
+    return text
+
+
 def result_card(r: RunResult) -> Panel:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
@@ -92,6 +102,7 @@ def result_card(r: RunResult) -> Panel:
                       f"init {format_seconds(r.init_s)}, logging {format_seconds(r.log_s)})"),
         ("training cost", "—" if r.training_cost_usd is None else
          f"${r.training_cost_usd:.2f} at ${r.cost_per_hour:g}/h" + (f" ({r.instance})" if r.instance else "")),
+        ("throughput", format_throughput(r.throughput)),
         ("hardware", describe_hardware(r.hardware)),
         ("record", r.run_dir),
     ]
@@ -102,13 +113,17 @@ def result_card(r: RunResult) -> Panel:
 
 def runs_table(results: Sequence[RunResult], summary: dict) -> Table:
     table = Table(title=f"{len(results)} runs · {summary['successes']}/{summary['runs']} reached the target")
-    for col in ("seed", "status", "TTA", "epochs", "last metric", "wall"):
+    for col in ("seed", "status", "TTA", "epochs", "last metric", "wall", "samples/s", "GFLOP/s", "% peak"):
         table.add_column(col, justify="right" if col != "status" else "left")
     for r in results:
+        t = r.throughput or {}
         table.add_row(str(r.seed), f"[{STATUS_STYLE.get(r.status, '')}]{r.status}[/]",
                       format_seconds(r.time_to_accuracy_s),
                       "—" if r.epochs_to_target is None else f"{r.epochs_to_target:.3f}",
-                      f"{r.evals[-1].value:.2f}" if r.evals else "—", format_seconds(r.wall_s))
+                      f"{r.evals[-1].value:.2f}" if r.evals else "—", format_seconds(r.wall_s),
+                      f"{t['samples_per_s']:,.0f}" if t.get("samples_per_s") else "—",
+                      f"{t['achieved_gflops']:.1f}" if t.get("achieved_gflops") else "—",
+                      f"{100 * t['fraction_of_peak']:.0f}" if t.get("fraction_of_peak") else "—")
     if summary["successes"]:
         table.caption = (f"TTA median {format_seconds(summary['tta_median_s'])}, "
                          f"min {format_seconds(summary['tta_min_s'])}, max {format_seconds(summary['tta_max_s'])}")

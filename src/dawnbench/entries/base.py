@@ -16,7 +16,8 @@ What is timed (SPEC §2)
 
 What is not timed, but recorded
     ``warmup`` (``init_s``), every call of ``predict`` during evaluation (``eval_s``),
-    and the harness's own logging (part of ``wall_s``).
+    and the harness's own logging (part of ``wall_s``). After the run, FLOPs per
+    sample are counted on ``flop_model()`` when the entry provides it (untimed).
 
 Rules
     * ``warmup`` may compile or warm up kernels on synthetic data only; it must not
@@ -92,6 +93,14 @@ class Entry(ABC):
 
     def warmup(self, ctx: TrainContext) -> None:
         """Untimed init on synthetic data (compilation, kernel warm-up). Optional."""
+
+    def flop_model(self) -> tuple[torch.nn.Module, torch.Tensor] | None:
+        """Optional: the trained network and a small synthetic batch of training-shaped inputs.
+
+        Called after the run (untimed) so the harness can count forward + backward
+        FLOPs per sample and report achieved FLOP/s against the machine's peak.
+        """
+        return None
 
     @abstractmethod
     def train(self, ctx: TrainContext) -> Iterator[Progress]:

@@ -217,10 +217,13 @@ class Cifar10Fast(Entry):
 
     @torch.no_grad()
     def _lookahead(self, average: list[torch.Tensor], decay: float) -> None:
-        for avg, live in zip(average, self.model.state_dict().values()):
+        for avg, live in zip(average, self.model.state_dict().values(), strict=True):
             if avg.dtype.is_floating_point:
                 avg.lerp_(live, 1 - decay)
                 live.copy_(avg)
+
+    def flop_model(self) -> tuple[nn.Module, torch.Tensor]:
+        return self.model, torch.randn(8, 3, 32, 32, device=self.device).contiguous(memory_format=torch.channels_last)
 
     def predict(self, inputs: torch.Tensor) -> torch.Tensor:
         self.model.eval()

@@ -113,3 +113,6 @@ class SmallCNN(Entry):
     def predict(self, inputs: torch.Tensor) -> torch.Tensor:
         self.model.eval()
         return self.model(to_float(inputs.to(self.device)))
+
+    def flop_model(self) -> tuple[nn.Module, torch.Tensor]:
+        return self.model, torch.randn(8, 1, 28, 28, device=self.device).contiguous(memory_format=torch.channels_last)

@@ -78,6 +78,7 @@ class RunResult:
     cost_per_hour: float | None = None
     training_cost_usd: float | None = None
     inference: dict[str, Any] | None = None
+    throughput: dict[str, Any] | None = None
     error: str | None = None
     started_at: str = ""
     run_dir: str = ""

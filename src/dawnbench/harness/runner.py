@@ -38,7 +38,7 @@ from typing import Any, Iterator
 import numpy as np
 import torch
 
-from dawnbench import data, environment, pricing
+from dawnbench import data, environment, pricing, profiling
 from dawnbench.entries import Entry, Progress, TrainContext, load_entry_class
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness import mllog
@@ -263,6 +263,8 @@ def execute(options: RunOptions, prep: _Prepared, seed: int, run_dir: Path,
         # A run that passed keeps its success even if it was stopped while continuing.
         result.status = "success" if result.time_to_accuracy_s is not None else ended
         _update_times(result, clock)
+        if result.evals:
+            result.throughput = _measure_throughput(entry, result, device)
         if result.time_to_accuracy_s is not None and prep.cost_per_hour is not None:
             result.training_cost_usd = pricing.training_cost(result.time_to_accuracy_s, prep.cost_per_hour)
         log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": clock.timed_s})
@@ -312,6 +314,20 @@ def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions,
         if ((options.max_epochs is not None and progress.epoch >= options.max_epochs)
                 or (options.max_seconds is not None and timed >= options.max_seconds)):
             return "not_reached"
+
+
+def _measure_throughput(entry: Entry, result: RunResult, device: torch.device) -> dict[str, Any]:
+    """Samples/s to the last evaluation, and FLOP figures when the entry exposes its model."""
+    flops, problem = None, None
+    try:
+        probe = entry.flop_model()
+        if probe is not None:
+            flops = profiling.training_flops_per_sample(*probe)
+    except Exception as err:  # counting is a report, never a reason to lose the run
+        problem = f"FLOP counting failed: {type(err).__name__}: {err}"
+    last = result.evals[-1]
+    figures = profiling.throughput(last.samples, last.timed_s, flops, device)
+    return {**figures, "flops_error": problem} if problem else figures
 
 
 def _update_times(result: RunResult, clock: Clock) -> None:
