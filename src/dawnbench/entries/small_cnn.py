@@ -1,7 +1,9 @@
 """small-cnn: the reference entry for `mnist` (99 %) and `fashion-mnist` (92 %) on a CPU.
 
-Evidence (benchmarks/mnist_tta.py; README has the current table):
-    mnist, 2-core AMD EPYC CPU, 5 seeds: see README "Measured results".
+Evidence (2-core AMD EPYC CPU, PyTorch 2.13.0 CPU build, 2026-11-22):
+    mnist 99 %:         5 seeds (0-4), 5/5 reached; TTA median 10.5 s, min 9.0 s, max 12.6 s,
+                        at 0.54-0.69 epochs (benchmarks/mnist_tta.py).
+    fashion-mnist 92 %: seed 0 reached 92.19 % at epoch 3; TTA 134 s (dawnbench run fashion-mnist).
 
 Why it is fast on a CPU: a 2-core machine does ~60 GFLOP/s of fp32 matrix work, so
 the recipe minimises FLOPs × samples seen. Three 3×3 conv layers whose max-pool

@@ -164,7 +164,9 @@ def _new_run_dir(out_dir: Path, task: str, entry: str, seed: int) -> Path:
 
 
 @dataclass
-class _Prepared:
+class PreparedRun:
+    """A checked configuration: what every run of it shares."""
+
     task: Task
     entry_cls: type[Entry]
     device: torch.device
@@ -176,7 +178,7 @@ class _Prepared:
     software: dict[str, Any]
 
 
-def prepare(options: RunOptions) -> _Prepared:
+def prepare(options: RunOptions) -> PreparedRun:
     """Everything that can fail on bad input, checked before any measurement."""
     task = options.task if isinstance(options.task, Task) else get_task(options.task)
     entry = options.entry or task.default_entry
@@ -197,12 +199,12 @@ def prepare(options: RunOptions) -> _Prepared:
     instance, price = pricing.resolve(options.instance, options.cost_per_hour)
     device = resolve_device(options.device)
     official = options.target is None or options.target == task.threshold
-    return _Prepared(task, entry_cls, device, instance, price, official,
+    return PreparedRun(task, entry_cls, device, instance, price, official,
                      task.threshold if options.target is None else options.target,
                      environment.hardware_info(device), environment.software_info(entry_cls))
 
 
-def execute(options: RunOptions, prep: _Prepared, seed: int, run_dir: Path,
+def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
             observer: RunObserver | None = None, index: int = 0,
             clock: Clock | None = None) -> RunResult:
     """One run of one seed, recorded in ``run_dir``."""
