@@ -56,7 +56,7 @@ def test_not_reached_exits_1_and_prints_card(mnist_ready, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["run", "imagenet2"], "unknown task 'imagenet2'. Known tasks: mnist, fashion-mnist"),
-    (["run", "--entry", "nope"], "unknown entry 'nope'. Built-in entries: small-cnn"),
+    (["run", "--entry", "nope"], "unknown entry 'nope'. Built-in entries: cifar10-fast, cifar10-resnet164"),
     (["run", "--entry", "missing.py"], "missing.py: entry file not found"),
     (["run", "--instance", "p3.2xlarge-spot"], "spot, preemptible and low-priority prices are refused"),
     (["run", "--instance", "p9.huge"], "--instance p9.huge: not in the price catalog"),

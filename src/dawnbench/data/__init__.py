@@ -45,6 +45,7 @@ class DatasetSpec:
 # --- MNIST-style IDX ---------------------------------------------------------------
 
 def _find_idx(folder: Path, stem: str) -> Path:
+    # The official names, gzipped or not, and the common "train-images.idx3-ubyte" spelling.
     for candidate in (stem, stem + ".gz", stem.replace("-idx", ".idx"), stem.replace("-idx", ".idx") + ".gz"):
         hits = sorted(folder.rglob(candidate))
         if hits:
