@@ -29,3 +29,14 @@ def mnist_ready() -> None:
 @pytest.fixture(scope="session")
 def cifar10_ready() -> None:
     data.ensure("cifar10")
+
+
+@pytest.fixture(scope="session")
+def mnist_run_97(mnist_ready, tmp_path_factory):
+    """One real small-cnn run on MNIST to 97 % (unofficial target), shared by the tests that read it."""
+    from pathlib import Path
+
+    from dawnbench import RunOptions, run_many
+
+    [result] = run_many(RunOptions(task="mnist", target=97.0, out_dir=tmp_path_factory.mktemp("mnist97")))
+    return Path(result.run_dir)

@@ -6,6 +6,7 @@ import torch
 
 from dawnbench import RunOptions, run_many
 from dawnbench.entries import load_entry_class
+from dawnbench.harness.record import RunResult, read_result
 from dawnbench.entries.small_cnn import make_net
 
 
@@ -14,13 +15,14 @@ def test_network_shapes():
     assert net(torch.zeros(5, 1, 28, 28)).shape == (5, 10)
 
 
-def test_real_mnist_run_to_lower_target(mnist_ready, tmp_path):
-    [result] = run_many(RunOptions(task="mnist", target=97.0, out_dir=tmp_path))
+def test_real_mnist_run_to_lower_target(mnist_run_97):
+    result = RunResult.from_dict(read_result(mnist_run_97))
     assert result.status == "success" and result.official is False
     assert result.evals[-1].value >= 97.0 and all(e.value < 97.0 for e in result.evals[:-1])
     assert 0 < result.epochs_to_target <= 1.0
     assert 0 < result.time_to_accuracy_s < result.wall_s
     assert result.hparams["batch_size"] == 64
+    assert result.checkpoint == "model.pt" and (mnist_run_97 / "model.pt").is_file()
 
 
 def test_same_seed_same_evaluations_bit_for_bit(mnist_ready, tmp_path):

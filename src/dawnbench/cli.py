@@ -151,6 +151,48 @@ def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def cmd_infer(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.display import inference_table
+    from dawnbench.inference import InferenceOptions, measure_run
+
+    options = InferenceOptions(batch_sizes=tuple(args.batch_sizes), threads=args.threads, device=args.device,
+                               instance=args.instance, cost_per_hour=args.cost_per_hour,
+                               warmup_items=args.warmup_items, max_items=args.max_items, task=args.task,
+                               scenarios=tuple(args.scenario), scenario_seconds=args.scenario_seconds,
+                               server_qps=args.server_qps, server_latency_ms=args.server_latency_ms)
+    with err.status("measuring inference") as spinner:
+        inference = measure_run(Path(args.run_dir), options, status=spinner.update)
+    if args.json:
+        _print_json({"run_dir": args.run_dir, "inference": inference})
+    else:
+        out.print(inference_table(args.run_dir, inference))
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.submissions import export_inference, export_training
+
+    written = []
+    for run_dir in args.run_dirs:
+        if args.inference:
+            written.append(export_inference(run_dir, args.out, args.author, args.email, args.code_url))
+        else:
+            written += export_training(run_dir, args.out, args.author, args.email, args.code_url)
+    if args.json:
+        _print_json({"files": [str(p) for p in written]})
+    else:
+        for p in written:
+            out.print(f"wrote {p}")
+    return EXIT_OK
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: write integers separated by commas, e.g. 1,16,64") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dawnbench", description="Time-to-accuracy benchmarking.")
     parser.add_argument("--version", action="version", version=f"dawnbench {__version__}")
@@ -175,6 +217,35 @@ def build_parser() -> argparse.ArgumentParser:
                      help="override an entry hyperparameter (JSON value), repeatable")
     run.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     run.set_defaults(func=cmd_run)
+
+    infer = sub.add_parser("infer", help="measure inference latency, throughput and cost of a run's saved model")
+    infer.add_argument("run_dir", metavar="RUN_DIR", help="a run directory whose run reached its target")
+    infer.add_argument("--batch-sizes", type=_int_list, default=[1, 16, 64, 256, 1024],
+                       help="batch sizes tried for throughput (default 1,16,64,256,1024)")
+    infer.add_argument("--threads", type=int, help="torch threads while measuring (default: as configured)")
+    infer.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    infer.add_argument("--instance", help="price with this on-demand instance (default: the run's price)")
+    infer.add_argument("--cost-per-hour", type=float, help="on-demand USD per hour of the hardware")
+    infer.add_argument("--warmup-items", type=int, default=100, help="items run before timing (excluded)")
+    infer.add_argument("--max-items", type=int, help="measure only the first N items (marks it unofficial)")
+    infer.add_argument("--task", help="fail unless the run is of this task")
+    infer.add_argument("--scenario", action="append", default=[], choices=["singlestream", "offline", "server"],
+                       help="also run this MLPerf LoadGen scenario (repeatable)")
+    infer.add_argument("--scenario-seconds", type=float, default=10.0, help="LoadGen min duration per scenario")
+    infer.add_argument("--server-qps", type=float, help="server scenario arrival rate (default: half the best throughput)")
+    infer.add_argument("--server-latency-ms", type=float, help="server p99 bound (default: 10 × batch-1 p99)")
+    infer.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    infer.set_defaults(func=cmd_infer)
+
+    export = sub.add_parser("export", help="write DAWNBench v1.0 submission files from run directories")
+    export.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    export.add_argument("--inference", action="store_true", help="the inference JSON (after `dawnbench infer`)")
+    export.add_argument("--out", default="submissions", help="folder for the files (default: ./submissions)")
+    export.add_argument("--author", help="author name (default: git config user.name)")
+    export.add_argument("--email", help="author e-mail (default: git config user.email)")
+    export.add_argument("--code-url", help="codeURL field")
+    export.add_argument("--json", action="store_true")
+    export.set_defaults(func=cmd_export)
 
     data_p = sub.add_parser("data", help="fetch and list datasets").add_subparsers(dest="data_command", required=True)
     fetch = data_p.add_parser("fetch", help="download (or import with --from) and cache datasets")

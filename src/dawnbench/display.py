@@ -99,7 +99,7 @@ def result_card(r: RunResult) -> Panel:
         ("epochs to target", "—" if r.epochs_to_target is None else f"{r.epochs_to_target:.3f}"),
         ("last evaluation", "—" if last is None else f"{last:.2f} after {r.evals[-1].epoch:.3f} epochs"),
         ("wall time", f"{format_seconds(r.wall_s)} (evaluation {format_seconds(r.eval_s)}, "
-                      f"init {format_seconds(r.init_s)}, logging {format_seconds(r.log_s)})"),
+                      f"init {format_seconds(r.init_s)}, checkpoint {format_seconds(r.checkpoint_s)}, logging {format_seconds(r.log_s)})"),
         ("training cost", "—" if r.training_cost_usd is None else
          f"${r.training_cost_usd:.2f} at ${r.cost_per_hour:g}/h" + (f" ({r.instance})" if r.instance else "")),
         ("throughput", format_throughput(r.throughput)),
@@ -127,4 +127,30 @@ def runs_table(results: Sequence[RunResult], summary: dict) -> Table:
     if summary["successes"]:
         table.caption = (f"TTA median {format_seconds(summary['tta_median_s'])}, "
                          f"min {format_seconds(summary['tta_min_s'])}, max {format_seconds(summary['tta_max_s'])}")
+    return table
+
+
+def inference_table(run_dir: str, inf: dict) -> Table:
+    """The figures of `dawnbench infer`: latency percentiles, throughput, cost, scenarios."""
+    verdict = "[green]official[/]" if inf["official"] else "[yellow]unofficial: " + "; ".join(inf["unofficial_reasons"]) + "[/]"
+    table = Table(title=f"inference of {run_dir}", caption=verdict, show_header=False)
+    table.add_column("figure", style="bold")
+    table.add_column("value")
+    table.add_row(inf["metric"], f"{inf['value']:.2f} (threshold {inf['threshold']:g})")
+    table.add_row("latency, batch 1",
+                  f"mean {inf['latency_mean_ms']:.3f} ms · p50 {inf['latency_p50_ms']:.3f} · "
+                  f"p90 {inf['latency_p90_ms']:.3f} · p99 {inf['latency_p99_ms']:.3f} ms")
+    table.add_row("items", f"{inf['items']:,} measured, {inf['warmup_items']} warm-up excluded, "
+                           f"{inf['threads']} thread(s)")
+    table.add_row("throughput", f"{inf['throughput_items_per_s']:,.0f} items/s at batch {inf['throughput_batch_size']} "
+                  "(" + ", ".join(f"{bs}: {r:,.0f}" for bs, r in inf["throughput_by_batch_size"].items()) + ")")
+    cost = inf.get("cost_per_10k_usd")
+    table.add_row("cost per 10,000 items",
+                  f"${cost:.4f} at ${inf['cost_per_hour']:.4g}/h" if cost is not None else "no price (--instance or --cost-per-hour)")
+    for name, s in inf.get("scenarios", {}).items():
+        rate = f"{s['samples_per_s']:,.1f} samples/s" if s.get("samples_per_s") is not None else ""
+        lat = (f"p90 {s['latency_p90_ms']:.3f} ms, p99 {s['latency_p99_ms']:.3f} ms"
+               if s.get("latency_p90_ms") is not None else "")
+        table.add_row(f"LoadGen {name}", f"{s.get('validity')} · {s.get('queries')} queries · {rate} · {lat}")
+    table.add_row("histogram", inf["histogram"])
     return table

@@ -16,7 +16,8 @@ What is timed (SPEC §2)
 
 What is not timed, but recorded
     ``warmup`` (``init_s``), every call of ``predict`` during evaluation (``eval_s``),
-    and the harness's own logging (part of ``wall_s``). After the run, FLOPs per
+    saving the model at the first passing evaluation (``checkpoint_s``), and the
+    harness's own logging (all part of ``wall_s``). After the run, FLOPs per
     sample are counted on ``flop_model()`` when the entry provides it (untimed).
 
 Rules
@@ -36,6 +37,14 @@ Rules
       non-finite value ends the run with status ``diverged``.
     * Randomness comes from ``torch``, ``numpy`` and ``random``, which the harness
       seeds with ``ctx.seed`` before ``warmup`` and again before ``train``.
+    * Saving the model for inference (SPEC §5): the harness calls
+      ``inference_state()`` at the first passing evaluation and stores the result
+      with ``torch.save`` in ``model.pt``; ``dawnbench infer`` creates a fresh entry
+      with the same hyperparameters and calls ``load_inference_state(state)``, then
+      ``predict``. The defaults cover the usual case: an entry that keeps its network
+      in ``self.model`` and builds it in ``make_model()`` needs nothing more. An
+      entry with other state overrides both methods (tensors, numbers, strings,
+      lists and dicts only: the file is read with ``weights_only=True``).
     * Hyperparameters live in ``hparams`` (a class-level dict, optionally one per
       task in ``hparams_by_task``). Users override them with ``--set key=value``;
       the values used are recorded in ``result.json``.
@@ -52,6 +61,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from dawnbench.errors import EntryError
 from dawnbench.tasks import Task
 
 
@@ -101,6 +111,28 @@ class Entry(ABC):
         FLOPs per sample and report achieved FLOP/s against the machine's peak.
         """
         return None
+
+    def make_model(self) -> torch.nn.Module | None:
+        """Optional: a fresh, untrained network built from ``self.hp`` (untimed when called
+        by ``dawnbench infer``; call it from ``train`` too, so both build the same thing)."""
+        return None
+
+    def inference_state(self) -> dict[str, Any] | None:
+        """What ``predict`` needs after training, or ``None`` if the entry cannot be saved."""
+        model = getattr(self, "model", None)
+        if isinstance(model, torch.nn.Module) and type(self).make_model is not Entry.make_model:
+            return {"model": model.state_dict()}
+        return None
+
+    def load_inference_state(self, state: dict[str, Any]) -> None:
+        """Rebuild what ``predict`` needs from :meth:`inference_state`'s output."""
+        model = self.make_model()
+        if model is None:
+            raise EntryError(f"entry '{self.name}' defines no make_model(), so its saved model "
+                             "cannot be rebuilt; define make_model() or override load_inference_state().")
+        model = model.to(self.device)
+        model.load_state_dict(state["model"])
+        self.model = model.eval()
 
     @abstractmethod
     def train(self, ctx: TrainContext) -> Iterator[Progress]:

@@ -143,6 +143,11 @@ class Cifar10Fast(Entry):
     hparams = HPARAMS
     eval_batch_size = 1000
 
+    def make_model(self) -> nn.Module:
+        hp = self.hp
+        net = make_net(hp["widths"], hp["batchnorm_momentum"], hp["scaling_factor"])
+        return net.to(memory_format=torch.channels_last)
+
     def train(self, ctx: TrainContext) -> Iterator[Progress]:
         hp, device = self.hp, ctx.device
         # Data: cached uint8 → normalised float on the device, padded once for translation.
@@ -156,8 +161,7 @@ class Cifar10Fast(Entry):
         n, bs = len(x_train), hp["batch_size"]
 
         # Network, whitening, optimiser.
-        self.model = make_net(hp["widths"], hp["batchnorm_momentum"], hp["scaling_factor"])
-        self.model = self.model.to(device, memory_format=torch.channels_last)
+        self.model = self.make_model().to(device)
         whiten = self.model[0]
         init_whitening(whiten, x_train[:5000])
         steps_per_epoch = max(1, n // bs)

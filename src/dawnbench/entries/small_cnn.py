@@ -72,6 +72,9 @@ class SmallCNN(Entry):
     hparams_by_task = HPARAMS_BY_TASK
     eval_batch_size = 2000
 
+    def make_model(self) -> nn.Module:
+        return make_net(self.hp["widths"]).to(memory_format=torch.channels_last)
+
     def train(self, ctx: TrainContext) -> Iterator[Progress]:
         hp = self.hp
         # Data: read from the prepared cache and preprocess (timed).
@@ -81,7 +84,7 @@ class SmallCNN(Entry):
         n = len(x_train)
 
         # Model and optimiser (timed).
-        self.model = make_net(hp["widths"]).to(ctx.device, memory_format=torch.channels_last)
+        self.model = self.make_model().to(ctx.device)
         optimizer = torch.optim.SGD(self.model.parameters(), lr=hp["lr"], momentum=hp["momentum"],
                                     nesterov=True, weight_decay=hp["weight_decay"])
         steps_per_epoch = n // hp["batch_size"]

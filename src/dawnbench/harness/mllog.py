@@ -31,6 +31,7 @@ EVAL_SAMPLES = "eval_samples"
 # Added here
 ENTRY = "entry"
 HPARAMS = "hparams"
+CHECKPOINT = "checkpoint"
 
 POINT_IN_TIME = "POINT_IN_TIME"
 INTERVAL_START = "INTERVAL_START"

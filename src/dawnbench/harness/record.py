@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dawnbench.errors import DawnbenchError
 from dawnbench.harness.mllog import EventLog
 
 RUNNING = "running"
@@ -67,6 +68,7 @@ class RunResult:
     eval_s: float = 0.0
     init_s: float = 0.0
     log_s: float = 0.0
+    checkpoint_s: float = 0.0
     epochs_to_target: float | None = None
     samples_to_target: int | None = None
     evals: list[Evaluation] = field(default_factory=list)
@@ -77,6 +79,7 @@ class RunResult:
     instance: str | None = None
     cost_per_hour: float | None = None
     training_cost_usd: float | None = None
+    checkpoint: str | None = None       # model file saved at the first pass, relative to run_dir
     inference: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
     error: str | None = None
@@ -90,15 +93,22 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunResult:
+        """Rebuild from ``result.json`` (keys this version does not know are ignored)."""
+        known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        known["evals"] = [Evaluation(**e) for e in d.get("evals") or []]
+        return cls(**known)
 
-def _json_safe(value: Any) -> Any:
+
+def json_safe(value: Any) -> Any:
     """NaN and infinities are not JSON: write them as null."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 
@@ -116,11 +126,28 @@ class RunRecord:
         rows += [f"{e.epoch:g}\t{e.timed_s / 3600:.9f}\t{e.value:.4f}" for e in result.evals]
         atomic_write_text(self.dir / "epochs.tsv", "\n".join(rows) + "\n")
         atomic_write_text(self.dir / "result.json",
-                          json.dumps(_json_safe(result.to_dict()), indent=2) + "\n")
+                          json.dumps(json_safe(result.to_dict()), indent=2) + "\n")
 
     def close(self) -> None:
         self.events.close()
 
 
 def read_result(run_dir: Path) -> dict[str, Any]:
-    return json.loads((Path(run_dir) / "result.json").read_text())
+    """A run's ``result.json``, checked: a clear error names the file when it is not one."""
+    run_dir = Path(run_dir)
+    path = run_dir / "result.json"
+    if not run_dir.is_dir():
+        raise DawnbenchError(f"{run_dir}: no such run directory. Pass a directory made by `dawnbench run`.")
+    if not path.is_file():
+        raise DawnbenchError(f"{path}: missing. {run_dir} is not a run directory made by `dawnbench run`.")
+    try:
+        result = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DawnbenchError(f"{path}: not valid JSON ({err}). The run record is damaged; "
+                             "re-run training.") from None
+    missing = [k for k in ("task", "entry", "threshold", "status") if k not in result] \
+        if isinstance(result, dict) else ["all"]
+    if missing:
+        raise DawnbenchError(f"{path}: field(s) {', '.join(missing)} missing; this is not a "
+                             "dawnbench run record.")
+    return result

@@ -41,7 +41,7 @@ import torch
 from dawnbench import data, environment, pricing, profiling
 from dawnbench.entries import Entry, Progress, TrainContext, load_entry_class
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness import mllog
+from dawnbench.harness import checkpoint, mllog
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult
 from dawnbench.tasks import Task, get_task
@@ -302,10 +302,15 @@ def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions,
                                                    "samples_count": progress.samples,
                                                    "timed_s": timed, "loss": loss})
             passed = task.passes(value, threshold)
-            if passed and result.time_to_accuracy_s is None:
+            first_pass = passed and result.time_to_accuracy_s is None
+            if first_pass:
                 result.time_to_accuracy_s = timed
                 result.epochs_to_target = progress.epoch
                 result.samples_to_target = progress.samples
+        if first_pass:
+            with clock.segment("checkpoint"):
+                _save_checkpoint(entry, task, record, result, progress.epoch, value)
+        with clock.segment("log"):
             _update_times(result, clock)
             record.write(result)
             rate = (progress.samples - last_samples) / (timed - last_timed) if timed > last_timed else None
@@ -316,6 +321,18 @@ def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions,
         if ((options.max_epochs is not None and progress.epoch >= options.max_epochs)
                 or (options.max_seconds is not None and timed >= options.max_seconds)):
             return "not_reached"
+
+
+def _save_checkpoint(entry: Entry, task: Task, record: RunRecord, result: RunResult,
+                     epoch: float, value: float) -> None:
+    """Save the model that first reached the target, for ``dawnbench infer`` (untimed)."""
+    state = entry.inference_state()
+    if state is None:
+        return  # the entry cannot be saved; `dawnbench infer` says so
+    path = checkpoint.save(record.dir, state, task=task.name, entry=entry.name, hparams=dict(entry.hp),
+                           epoch=epoch, value=value)
+    result.checkpoint = path.name
+    record.events.event(mllog.CHECKPOINT, path.name, {"epoch_num": epoch})
 
 
 def _measure_throughput(entry: Entry, result: RunResult, device: torch.device) -> dict[str, Any]:
@@ -338,6 +355,7 @@ def _update_times(result: RunResult, clock: Clock) -> None:
     result.eval_s = clock.total("eval")
     result.init_s = clock.total("init")
     result.log_s = clock.total("log")
+    result.checkpoint_s = clock.total("checkpoint")
 
 
 def run_many(options: RunOptions, observer: RunObserver | None = None,

@@ -1,0 +1,215 @@
+"""Measure inference on the model a run saved when it reached its target (SPEC §5).
+
+    from dawnbench.inference import InferenceOptions, measure_run
+    figures = measure_run("runs/mnist-small-cnn-…-seed0", InferenceOptions(threads=1))
+
+In order: read the run's ``result.json`` and ``model.pt`` and check them against
+each other (and against ``--task``); price the hardware; rebuild the entry with
+the run's hyperparameters and load the model; then, on the scored split,
+
+1. latency: warm up on the first ``warmup_items`` items (excluded, counted), then
+   every item in turn at batch size 1; the metric is computed from those very
+   predictions and reported beside the latency;
+2. throughput at each batch size tried; the best one is the figure;
+3. the LoadGen scenarios asked for.
+
+The figures go into ``result.json`` under ``inference`` (the file is replaced
+atomically; nothing else in it changes), per-item latencies into
+``inference/latencies.tsv``, and a histogram into ``inference/latency.png``.
+A model below the threshold, or measured on part of the split, is measured and
+marked ``official: false`` with the reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dawnbench import data, environment, pricing
+from dawnbench.entries import BUILTIN, Entry, load_entry_class
+from dawnbench.errors import DawnbenchError
+from dawnbench.harness import checkpoint
+from dawnbench.harness.record import atomic_write_text, json_safe, read_result
+from dawnbench.harness.runner import resolve_device
+from dawnbench.inference import figures as fig
+from dawnbench.inference.loops import batch_throughput, single_item_latencies
+from dawnbench.inference.scenarios import SCENARIOS, ScenarioSettings, run_scenario
+from dawnbench.tasks import Task, get_task
+
+INFERENCE_DIR = "inference"
+
+
+@dataclass
+class InferenceOptions:
+    batch_sizes: tuple[int, ...] = (1, 16, 64, 256, 1024)
+    threads: int | None = None          # torch threads while measuring; None: leave as is
+    device: str = "auto"
+    instance: str | None = None         # None with no cost_per_hour: the run's own price
+    cost_per_hour: float | None = None
+    warmup_items: int = 100
+    throughput_seconds: float = 5.0     # per batch size, at most
+    max_items: int | None = None        # measure only the first N items (unofficial)
+    task: str | Task | None = None      # the task the caller expects; a mismatch is an error
+    scenarios: tuple[str, ...] = ()
+    scenario_seconds: float = 10.0
+    server_qps: float | None = None     # default: half the best offline throughput
+    server_latency_ms: float | None = None  # default: 10 × the single-item p99
+
+
+def _check_options(options: InferenceOptions) -> None:
+    if not options.batch_sizes or any(b < 1 for b in options.batch_sizes):
+        raise DawnbenchError(f"--batch-sizes must be positive integers, not {list(options.batch_sizes)}.")
+    if options.threads is not None and options.threads < 1:
+        raise DawnbenchError(f"--threads must be at least 1, not {options.threads}.")
+    if options.max_items is not None and options.max_items < 1:
+        raise DawnbenchError(f"--max-items must be at least 1, not {options.max_items}.")
+    for s in options.scenarios:
+        if s not in SCENARIOS:
+            raise DawnbenchError(f"--scenario {s}: unknown; choose from {', '.join(SCENARIOS)}.")
+
+
+def _resolve_task(result: dict[str, Any], saved: dict[str, Any], run_dir: Path,
+                  expected: str | Task | None) -> Task:
+    if saved.get("task") != result["task"] or saved.get("entry") != result["entry"]:
+        raise DawnbenchError(
+            f"{run_dir / checkpoint.MODEL_FILE}: saved for task '{saved.get('task')}', entry "
+            f"'{saved.get('entry')}', but {run_dir / 'result.json'} is a run of task '{result['task']}', "
+            f"entry '{result['entry']}'. The files come from different runs; re-run training.")
+    name = expected.name if isinstance(expected, Task) else expected
+    if name is not None and name != result["task"]:
+        raise DawnbenchError(f"--task {name}: {run_dir} is a run of task '{result['task']}'. "
+                             f"Drop --task, or pass a run directory of task '{name}'.")
+    return expected if isinstance(expected, Task) else get_task(result["task"])
+
+
+def _entry_class(result: dict[str, Any], run_dir: Path) -> type[Entry]:
+    name = result["entry"]
+    if name in BUILTIN:
+        return load_entry_class(name)
+    entry_file = (result.get("software") or {}).get("entry_file")
+    if not entry_file or not Path(entry_file).is_file():
+        raise DawnbenchError(f"{run_dir / 'result.json'}: entry '{name}' is not built in and its file "
+                             f"({entry_file or 'not recorded'}) is not there any more. Restore the "
+                             "entry file at that path to rebuild the model.")
+    return load_entry_class(entry_file)
+
+
+def _price(options: InferenceOptions, result: dict[str, Any]) -> tuple[str | None, float | None]:
+    if options.instance is None and options.cost_per_hour is None:
+        return result.get("instance"), result.get("cost_per_hour")
+    return pricing.resolve(options.instance, options.cost_per_hour)
+
+
+def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
+                status: Callable[[str], None] = lambda msg: None) -> dict[str, Any]:
+    """Measure the saved model of ``run_dir``; return the ``inference`` object written to it."""
+    options = options or InferenceOptions()
+    run_dir = Path(run_dir)
+    _check_options(options)
+    result = read_result(run_dir)
+    saved = checkpoint.load(run_dir)
+    task = _resolve_task(result, saved, run_dir, options.task)
+    entry_cls = _entry_class(result, run_dir)
+    instance, price = _price(options, result)
+    device = resolve_device(options.device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else None
+
+    previous_threads = torch.get_num_threads()
+    if options.threads:
+        torch.set_num_threads(options.threads)
+    try:
+        entry = entry_cls(task, device, saved["hparams"])
+        try:
+            entry.load_inference_state(saved["state"])
+        except DawnbenchError:
+            raise
+        except Exception as err:  # state and entry code disagree: name the file
+            raise DawnbenchError(f"{run_dir / checkpoint.MODEL_FILE}: entry '{entry.name}' could not load "
+                                 f"it ({type(err).__name__}: {err}). The entry's code changed since the "
+                                 "run; re-run training.") from None
+        inputs, labels = data.load_split(task.dataset, task.scored_split)
+        inputs, labels = torch.from_numpy(inputs), torch.from_numpy(labels)
+        partial = options.max_items is not None and options.max_items < len(inputs)
+        if partial:
+            inputs, labels = inputs[:options.max_items], labels[:options.max_items]
+
+        status(f"latency: {len(inputs):,} items one at a time")
+        single = single_item_latencies(entry.predict, inputs, options.warmup_items, sync,
+                                       progress=lambda n: status(f"latency: {n:,}/{len(inputs):,} items"))
+        value = task.metric.compute(single.outputs, labels)
+        latency = fig.latency_summary(single.latencies_ms)
+
+        status(f"throughput at batch sizes {', '.join(map(str, options.batch_sizes))}")
+        rates = batch_throughput(entry.predict, inputs, options.batch_sizes, options.throughput_seconds, sync)
+        best_bs = max(rates, key=rates.get)
+
+        scenarios = {}
+        for name in options.scenarios:
+            status(f"LoadGen {name} scenario ({options.scenario_seconds:g} s)")
+            settings = ScenarioSettings(
+                seconds=options.scenario_seconds, batch_size=best_bs,
+                expected_latency_ms=latency["latency_p90_ms"], expected_qps=rates[best_bs],
+                server_qps=options.server_qps or rates[best_bs] / 2,
+                server_latency_ms=options.server_latency_ms or 10 * latency["latency_p99_ms"])
+            scenarios[name] = run_scenario(name, entry.predict, inputs, settings,
+                                           run_dir / INFERENCE_DIR / f"loadgen-{name}", sync).figures
+        hardware = environment.hardware_info(device)
+    finally:
+        torch.set_num_threads(previous_threads)
+
+    reasons = []
+    if not task.passes(value):
+        reasons.append(f"the model scores {value:.2f} on the {task.scored_split} split, below the "
+                       f"threshold {task.threshold:g}")
+    if partial:
+        reasons.append(f"measured on the first {len(inputs):,} items only (--max-items)")
+    if not result.get("official", True):
+        reasons.append("the training run was unofficial")
+    inference = {
+        **latency,
+        "items": len(inputs),
+        "warmup_items": single.warmup_items,
+        "batch_size": 1,
+        "throughput_items_per_s": rates[best_bs],
+        "throughput_batch_size": best_bs,
+        "throughput_by_batch_size": {str(bs): r for bs, r in rates.items()},
+        "metric": task.metric.name,
+        "value": value,
+        "threshold": task.threshold,
+        "official": not reasons,
+        "unofficial_reasons": reasons,
+        "instance": instance,
+        "cost_per_hour": price,
+        "cost_per_item_usd": fig.cost_per_item_usd(latency["latency_mean_ms"], price),
+        "cost_per_10k_usd": fig.cost_per_10k_usd(latency["latency_mean_ms"], price),
+        "threads": options.threads or previous_threads,
+        "hardware": hardware,
+        "model_epoch": saved.get("epoch"),
+        "scenarios": scenarios,
+        "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "histogram": f"{INFERENCE_DIR}/latency.png",
+        "latencies": f"{INFERENCE_DIR}/latencies.tsv",
+    }
+    _write(run_dir, inference, single.latencies_ms, task, result)
+    return inference
+
+
+def _write(run_dir: Path, inference: dict[str, Any], latencies_ms: list[float], task: Task,
+           result: dict[str, Any]) -> None:
+    from dawnbench.reports.plots import latency_histogram
+
+    out = run_dir / INFERENCE_DIR
+    out.mkdir(exist_ok=True)
+    atomic_write_text(out / "latencies.tsv",
+                      "item\tlatency_ms\n" + "".join(f"{i}\t{v:.6f}\n" for i, v in enumerate(latencies_ms)))
+    latency_histogram(latencies_ms, inference, out / "latency.png",
+                      title=f"{result['entry']} on {task.name}: batch-1 latency, {len(latencies_ms):,} items")
+    fresh = json.loads((run_dir / "result.json").read_text())  # re-read: change only `inference`
+    fresh["inference"] = inference
+    atomic_write_text(run_dir / "result.json", json.dumps(json_safe(fresh), indent=2) + "\n")

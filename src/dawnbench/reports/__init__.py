@@ -1,0 +1,1 @@
+"""Figures and pages made from measured results (PNG plots, HTML reports)."""
