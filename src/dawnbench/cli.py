@@ -186,6 +186,88 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis import analyze
+    from dawnbench.display import groups_table
+
+    doc = analyze(args.path)
+    if args.json:
+        _print_json(doc)
+        return EXIT_OK
+    out.print(groups_table(doc["groups"], f"runs under {args.path}"))
+    for p in doc["problems"]:
+        err.print(f"problem: {p['file']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}",
+                  style="yellow", highlight=False, soft_wrap=True, markup=False)
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis import collect
+    from dawnbench.statistics import compare
+
+    sides = []
+    for path in (args.a, args.b):
+        groups, problems = collect(path)
+        samples = [s for g in groups for s in g.samples]
+        if not samples:
+            raise DawnbenchError(f"{path}: no readable runs ({len(problems)} problem(s), first: "
+                                 f"{problems[0].file}: {problems[0].message})." if problems else f"{path}: no runs.")
+        sides.append(samples)
+    doc = {"a": args.a, "b": args.b, **compare(*sides)}
+    if args.json:
+        _print_json(doc)
+    else:
+        out.print(f"A: {args.a} — {doc['runs_a']} runs, {doc['failures_a']} failed, median TTA "
+                  f"{doc['tta_median_a_s']:.2f} s", highlight=False)
+        out.print(f"B: {args.b} — {doc['runs_b']} runs, {doc['failures_b']} failed, median TTA "
+                  f"{doc['tta_median_b_s']:.2f} s", highlight=False)
+        out.print(f"[bold]{doc['verdict']}[/]", highlight=False)
+    return EXIT_OK
+
+
+def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis.sweep import config_name, parse_grid, run_sweep
+    from dawnbench.display import LiveProgress, sweep_table
+    from dawnbench.harness.runner import RunOptions, prepare
+    from dawnbench.reports.plots import sweep_figure
+
+    configs = parse_grid(args.grid)
+    options = RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
+                         max_epochs=args.max_epochs, max_seconds=args.max_seconds, device=args.device,
+                         out_dir=Path(args.out), instance=args.instance, cost_per_hour=args.cost_per_hour,
+                         overrides=_parse_set(args.set))
+    for config in configs:  # every configuration is checked before the first run
+        prepare(RunOptions(**{**options.__dict__, "overrides": {**options.overrides, **config}}))
+    live = LiveProgress(err)
+    try:
+        sweep = run_sweep(options, configs, observer=live, config_started=lambda i, c: err.print(
+            f"configuration {i + 1}/{len(configs)}: {config_name(c)}", highlight=False))
+    finally:
+        live.close()
+    varying = [k for k in configs[0] if len({repr(c[k]) for c in configs}) > 1]
+    x_key = varying[0] if len(varying) == 1 else None
+    figure = sweep_figure(sweep.rows, [c[x_key] for c in sweep.configs] if x_key else [r["name"] for r in sweep.rows],
+                          x_key or "configuration", Path(args.out) / "sweep.png")
+    if args.json:
+        _print_json({"configurations": sweep.rows, "figure": str(figure)})
+    else:
+        out.print(sweep_table(sweep.rows, sweep.rows[0]["name"]))
+        out.print(f"figure: {figure}", highlight=False)
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.reports.html import build_report
+
+    with err.status("building the report"):
+        index = build_report(args.path, args.out)
+    if args.json:
+        _print_json({"report": str(index)})
+    else:
+        out.print(f"report: {index}", highlight=False)
+    return EXIT_OK
+
+
 def _int_list(text: str) -> list[int]:
     try:
         return [int(v) for v in text.split(",") if v.strip()]
@@ -247,6 +329,40 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--json", action="store_true")
     export.set_defaults(func=cmd_export)
 
+    analyze = sub.add_parser("analyze", help="statistics over runs: run directories or MLPerf training logs")
+    analyze.add_argument("path", metavar="PATH")
+    analyze.add_argument("--json", action="store_true")
+    analyze.set_defaults(func=cmd_analyze)
+
+    compare = sub.add_parser("compare", help="speedup of B over A, with a confidence interval and p-value")
+    compare.add_argument("a", metavar="A", help="folder of runs (or MLPerf logs) of configuration A")
+    compare.add_argument("b", metavar="B", help="folder of runs of configuration B")
+    compare.add_argument("--json", action="store_true")
+    compare.set_defaults(func=cmd_compare)
+
+    sweep = sub.add_parser("sweep", help="run a grid of hyperparameters, N seeds each")
+    sweep.add_argument("task", nargs="?", default=DEFAULT_TASK)
+    sweep.add_argument("--entry")
+    sweep.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...", required=True,
+                       help="values to sweep (repeatable: the cartesian product is run)")
+    sweep.add_argument("--runs", type=int, default=3, help="seeds per configuration (default 3)")
+    sweep.add_argument("--seed", type=int, default=0)
+    sweep.add_argument("--max-epochs", type=float)
+    sweep.add_argument("--max-seconds", type=float)
+    sweep.add_argument("--device", default="auto")
+    sweep.add_argument("--instance")
+    sweep.add_argument("--cost-per-hour", type=float)
+    sweep.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    sweep.add_argument("--out", default="sweeps/sweep", help="folder for the runs and sweep.png")
+    sweep.add_argument("--json", action="store_true")
+    sweep.set_defaults(func=cmd_sweep)
+
+    report = sub.add_parser("report", help="one self-contained HTML page of tables and figures")
+    report.add_argument("path", metavar="PATH")
+    report.add_argument("--out", required=True, metavar="DIR")
+    report.add_argument("--json", action="store_true")
+    report.set_defaults(func=cmd_report)
+
     data_p = sub.add_parser("data", help="fetch and list datasets").add_subparsers(dest="data_command", required=True)
     fetch = data_p.add_parser("fetch", help="download (or import with --from) and cache datasets")
     fetch.add_argument("names", nargs="+", metavar="NAME", help=", ".join(data.DATASETS))
@@ -268,7 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    out = Console(stderr=getattr(args, "json", False))  # stdout stays pure JSON under --json
+    # stdout stays pure JSON under --json; piped output gets room for the wide tables.
+    out = Console(stderr=getattr(args, "json", False), width=None if sys.stdout.isatty() else 160)
     err = Console(stderr=True)
     try:
         return args.func(args, out, err)

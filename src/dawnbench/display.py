@@ -124,9 +124,58 @@ def runs_table(results: Sequence[RunResult], summary: dict) -> Table:
                       f"{t['samples_per_s']:,.0f}" if t.get("samples_per_s") else "—",
                       f"{t['achieved_gflops']:.1f}" if t.get("achieved_gflops") else "—",
                       f"{100 * t['fraction_of_peak']:.0f}" if t.get("fraction_of_peak") else "—")
-    if summary["successes"]:
-        table.caption = (f"TTA median {format_seconds(summary['tta_median_s'])}, "
-                         f"min {format_seconds(summary['tta_min_s'])}, max {format_seconds(summary['tta_max_s'])}")
+    table.caption = summary_line(summary)
+    return table
+
+
+def _num(value: float | None, fmt: str = "{:.2f}") -> str:
+    return "—" if value is None else fmt.format(value)
+
+
+def summary_line(s: dict) -> str:
+    """The §7 summary of one configuration in two lines."""
+    if not s["successes"]:
+        return f"no run reached the target ({s['runs']} runs)"
+    ci = s["tta_ci95_s"]
+    return (f"success {s['successes']}/{s['runs']} · TTA median {format_seconds(s['tta_median_s'])}, mean "
+            f"{format_seconds(s['tta_mean_s'])}" + (f" (95 % CI {ci[0]:.2f}–{ci[1]:.2f} s)" if ci else "") +
+            f", min {format_seconds(s['tta_min_s'])}, max {format_seconds(s['tta_max_s'])}\n"
+            f"CV {_num(s['tta_cov'] and 100 * s['tta_cov'], '{:.1f} %')} · olympic mean "
+            f"{format_seconds(s['olympic_mean_s'])} · epochs {_num(s['epochs_mean'], '{:.3g}')} ± "
+            f"{_num(s['epochs_std'], '{:.2g}')} · std ratio {_num(s['std_ratio'])}")
+
+
+def groups_table(groups: list[dict], title: str) -> Table:
+    """`dawnbench analyze`: one row per group, the columns of the DAWNBench analysis of MLPerf v0.5."""
+    table = Table(title=title)
+    for col in ("group", "runs", "success", "TTA mean", "TTA median", "CV", "olympic mean",
+                "epochs", "time/epoch", "std ratio"):
+        table.add_column(col, justify="left" if col == "group" else "right", no_wrap=col == "group")
+    for g in groups:
+        table.add_row(g["name"], str(g["runs"]), f"{g['successes']}/{g['runs']}",
+                      format_seconds(g["tta_mean_s"]), format_seconds(g["tta_median_s"]),
+                      _num(g["tta_cov"] and 100 * g["tta_cov"], "{:.2f} %") if g["tta_cov"] is not None else "—",
+                      format_seconds(g["olympic_mean_s"]),
+                      "—" if g["epochs_mean"] is None else f"{g['epochs_mean']:.3g} ± {g['epochs_std']:.2g}",
+                      "—" if g["time_per_epoch_mean_s"] is None else
+                      f"{g['time_per_epoch_mean_s']:.3g} ± {g['time_per_epoch_std_s']:.2g} s",
+                      _num(g["std_ratio"]))
+    table.caption = ("CV = population std / mean of TTA over successful runs; std ratio = CV(epochs) / "
+                     "CV(time per epoch): > 1 means variance comes from convergence, < 1 from speed")
+    return table
+
+
+def sweep_table(rows: list[dict], baseline: str) -> Table:
+    table = Table(title=f"sweep (speedups relative to {baseline})")
+    for col in ("configuration", "success", "epochs to target", "samples/s", "time/epoch", "TTA median",
+                "throughput speedup", "TTA speedup"):
+        table.add_column(col, justify="left" if col == "configuration" else "right")
+    for r in rows:
+        table.add_row(r["name"], f"{r['successes']}/{r['runs']}",
+                      "—" if r["epochs_mean"] is None else f"{r['epochs_mean']:.3g} ± {r['epochs_std']:.2g}",
+                      _num(r["samples_per_s_mean"], "{:,.0f}"), format_seconds(r["time_per_epoch_mean_s"]),
+                      format_seconds(r["tta_median_s"]), _num(r["throughput_speedup"], "{:.2f}×"),
+                      _num(r["tta_speedup"], "{:.2f}×"))
     return table
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -30,6 +32,112 @@ def latency_histogram(latencies_ms: Sequence[float], figures: dict[str, Any], pa
         ax.text(0.99, 0.6, f"{len(ordered) - shown} slowest items beyond the axis", ha="right",
                 transform=ax.transAxes, fontsize=8)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
+def _step_curve(times: list[float], values: list[float], grid: np.ndarray) -> np.ndarray:
+    """Accuracy known at each grid time: the last evaluation at or before it (NaN before the first)."""
+    idx = np.searchsorted(np.asarray(times), grid, side="right") - 1
+    out = np.asarray(values, dtype=float)[np.clip(idx, 0, None)]
+    out[idx < 0] = np.nan
+    return out
+
+
+def accuracy_curves(groups: Sequence[Any], path: Path, threshold: float | None = None,
+                    metric: str = "accuracy") -> Path:
+    """Metric against timed seconds: every run faint; per group the median curve and the min–max band.
+
+    A run's curve holds its last evaluated value after it stops, so runs that ended
+    at the target keep counting toward the median.
+    """
+    fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=110)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, group in enumerate(g for g in groups if g.results):
+        color = colors[i % len(colors)]
+        runs = [r for r in group.results if r.evals]
+        end = max(r.evals[-1].timed_s for r in runs)
+        grid = np.linspace(0, end, 300)
+        curves = np.array([_step_curve([e.timed_s for e in r.evals], [e.value for e in r.evals], grid)
+                           for r in runs])
+        for r in runs:
+            ax.plot([e.timed_s for e in r.evals], [e.value for e in r.evals], color=color, alpha=0.25, lw=0.8)
+        with warnings.catch_warnings():  # all-NaN columns before the first evaluation
+            warnings.simplefilter("ignore", RuntimeWarning)
+            median = np.nanmedian(curves, axis=0)
+            low, high = np.nanmin(curves, axis=0), np.nanmax(curves, axis=0)
+        ax.fill_between(grid, low, high, color=color, alpha=0.15)
+        ax.plot(grid, median, color=color, lw=2, label=f"{group.name} (median of {len(runs)})")
+    if threshold is not None:
+        ax.axhline(threshold, color="black", lw=1, ls="--", label=f"target {threshold:g}")
+        ax.set_ylim(bottom=max(0.0, ax.get_ylim()[0]), top=min(100.5, max(ax.get_ylim()[1], threshold + 0.5)))
+    ax.set_xlabel("timed seconds")
+    ax.set_ylabel(metric)
+    ax.set_title("accuracy against training time: median and min–max band", fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
+def tta_distribution(groups: Sequence[Any], path: Path) -> Path:
+    """Every run's TTA per group (median marked); runs that failed drawn as ✕ right of the axis."""
+    fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.55 * max(1, len(groups))), dpi=110)
+    rng = np.random.default_rng(0)
+    finite = [s.tta_s for g in groups for s in g.samples if s.succeeded]
+    right = max(finite) * 1.08 if finite else 1.0
+    for y, group in enumerate(groups):
+        ttas = [s.tta_s for s in group.samples if s.succeeded]
+        jitter = rng.uniform(-0.15, 0.15, len(ttas))
+        ax.scatter(ttas, y + jitter, s=18, alpha=0.8)
+        if ttas:
+            ax.plot([np.median(ttas)] * 2, [y - 0.3, y + 0.3], color="black", lw=2)
+        failed = sum(not s.succeeded for s in group.samples)
+        if failed:
+            ax.scatter([right] * failed, y + rng.uniform(-0.15, 0.15, failed), marker="x", color="#c44e52")
+    ax.set_yticks(range(len(groups)), [g.name for g in groups], fontsize=8)
+    ax.set_xlabel("time to accuracy (s); ✕ = did not reach the target; bar = median")
+    ax.set_xlim(left=0)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
+def sweep_figure(rows: Sequence[dict[str, Any]], x_values: Sequence[Any], x_label: str, path: Path) -> Path:
+    """The DAWNBench paper's three panels: epochs to target, throughput and TTA against the swept value."""
+    numeric = all(isinstance(v, (int, float)) for v in x_values)
+    xs = list(x_values) if numeric else list(range(len(rows)))
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), dpi=110)
+    panels = [("epochs to target", "epochs_mean", "epochs_std"),
+              ("throughput (samples/s)", "samples_per_s_mean", None),
+              ("time to accuracy (s), median and range", "tta_median_s", None)]
+    for ax, (title, key, err) in zip(axes, panels):
+        pts = [(x, r[key], (r[err] if err else None), r) for x, r in zip(xs, rows) if r[key] is not None]
+        if pts:
+            px, py = [p[0] for p in pts], [p[1] for p in pts]
+            ax.plot(px, py, marker="o")
+            if err:
+                ax.errorbar(px, py, yerr=[p[2] or 0 for p in pts], fmt="none", capsize=3)
+            if key == "tta_median_s":
+                lo = [p[1] - p[3]["tta_min_s"] for p in pts]
+                hi = [p[3]["tta_max_s"] - p[1] for p in pts]
+                ax.errorbar(px, py, yerr=[lo, hi], fmt="none", capsize=3)
+        for x, r in zip(xs, rows):
+            if r["successes"] < r["runs"] and key != "samples_per_s_mean":
+                ax.annotate(f"{r['successes']}/{r['runs']} reached", (x, ax.get_ylim()[0]), fontsize=7,
+                            ha="center", va="bottom", color="#c44e52")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(x_label)
+        if numeric:
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(xs, [str(v) for v in x_values])
+        else:
+            ax.set_xticks(xs, [r["name"] for r in rows], rotation=30, ha="right", fontsize=7)
+    fig.suptitle("effect of the swept setting on convergence, throughput and end-to-end time", fontsize=11)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -1,0 +1,81 @@
+"""`dawnbench report`: one self-contained HTML page of tables and figures.
+
+Everything is inside the file: figures are PNGs embedded as ``data:`` URIs, the
+style is inline, and nothing is fetched from the network. Every text that comes
+from the runs (group names, file names, messages) is escaped by Jinja2's
+autoescaping. When every group is named ``key=value,…`` with the same keys (the
+folders ``dawnbench sweep`` makes), the page adds the sweep table and figure.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from dawnbench import __version__
+from dawnbench.analysis import collect
+from dawnbench.analysis.sweep import sweep_rows
+from dawnbench.reports import plots
+from dawnbench.statistics import summarize
+from dawnbench.tasks import TASKS
+
+_CONFIG = re.compile(r"^[\w.]+=[^,]+(,[\w.]+=[^,]+)*$")
+
+
+def _png(draw, *args, **kwargs) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "figure.png"
+        draw(*args, path=path, **kwargs)
+        return base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _value(text: str) -> Any:
+    try:
+        return float(text) if "." in text else int(text)
+    except ValueError:
+        return text
+
+
+def _sweep(groups: list, summaries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    names = [g.name for g in groups]
+    if len(names) < 2 or not all(_CONFIG.match(n) for n in names):
+        return None
+    configs = [dict(kv.split("=", 1) for kv in n.split(",")) for n in names]
+    if len({tuple(c) for c in configs}) != 1:
+        return None
+    rows = sweep_rows(names, summaries)
+    varying = [k for k in configs[0] if len({c[k] for c in configs}) > 1]
+    x_key = varying[0] if len(varying) == 1 else None
+    x_values = [_value(c[x_key]) for c in configs] if x_key else names
+    return {"rows": rows, "figure": _png(plots.sweep_figure, rows, x_values, x_key or "configuration")}
+
+
+def build_report(path: str | Path, out_dir: str | Path) -> Path:
+    """Write ``out_dir/index.html`` for the runs under ``path``; return its path."""
+    groups, problems = collect(path)
+    summaries = [summarize(g.samples) for g in groups]
+    tasks = {r.task for g in groups for r in g.results}
+    threshold = TASKS[next(iter(tasks))].threshold if len(tasks) == 1 and next(iter(tasks)) in TASKS else None
+    figures = []
+    if any(g.results for g in groups):
+        figures.append({"title": "Accuracy against timed seconds",
+                        "data": _png(plots.accuracy_curves, groups, threshold=threshold)})
+    figures.append({"title": "Distribution of time to accuracy", "data": _png(plots.tta_distribution, groups)})
+    env = Environment(loader=PackageLoader("dawnbench.reports", "templates"),
+                      autoescape=select_autoescape(["html", "j2"]))
+    env.globals["fmt"] = lambda v, f="%.2f": "—" if v is None else f % v
+    html = env.get_template("report.html.j2").render(
+        source=str(path), generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), version=__version__,
+        groups=[{"name": g.name, **s} for g, s in zip(groups, summaries)],
+        sweep=_sweep(groups, summaries), figures=figures, problems=problems)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    index = out / "index.html"
+    index.write_text(html, encoding="utf-8")
+    return index

@@ -1,0 +1,140 @@
+"""MLPerf training logs (both formats), run directories, and the real v0.5 logs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dawnbench.analysis import analyze, collect
+from dawnbench.analysis.mlperf import LogError, read_log
+from dawnbench.analysis.sweep import parse_grid
+from dawnbench.errors import DawnbenchError
+from dawnbench.harness.record import Evaluation, RunResult
+
+MLPERF_V05 = Path(__file__).resolve().parents[2] / "shared" / "data" / "mlperf-training-v0.5"
+
+V05_LOG = """Beginning trial 1 of 1
+:::MLPv0.5.0 ssd 1000.50 (train.py:1) run_start
+noise from the program :::MLPv0.5.0 ssd 1001.0 (train.py:2) train_epoch: 0
+:::MLPv0.5.0 ssd 1002.0 (train.py:2) train_epoch: 1
+:::MLPv0.5.0 ssd 1002.5 (train.py:3) eval_target: 0.212
+:::MLPv0.5.0 ssd 1002.6 (train.py:4) eval_accuracy: {"epoch": 1, "value": 0.15}
+:::MLPv0.5.0 ssd 1003.0 (train.py:2) train_epoch: 2
+:::MLPv0.5.0 ssd 1003.0 (train.py:2) train_epoch: 2
+:::MLPv0.5.0 ssd 1004.1 (train.py:4) eval_accuracy: {"epoch": 2, "value": 0.22}
+:::MLPv0.5.0 ssd 1004.25 (train.py:5) run_stop
+:::MLPv0.5.0 ssd 1004.26 (train.py:6) run_final
+"""
+
+MLLOG = "\n".join(":::MLLOG " + json.dumps(r) for r in [
+    {"namespace": "", "time_ms": 5000, "event_type": "INTERVAL_START", "key": "run_start", "value": None, "metadata": {}},
+    {"namespace": "", "time_ms": 5100, "event_type": "INTERVAL_START", "key": "epoch_start", "value": None, "metadata": {"epoch_num": 1}},
+    {"namespace": "", "time_ms": 6100, "event_type": "INTERVAL_START", "key": "epoch_start", "value": None, "metadata": {"epoch_num": 2}},
+    {"namespace": "", "time_ms": 7000, "event_type": "POINT_IN_TIME", "key": "eval_accuracy", "value": 0.76, "metadata": {"epoch_num": 2}},
+    {"namespace": "", "time_ms": 7250, "event_type": "INTERVAL_END", "key": "run_stop", "value": None, "metadata": {"status": "success"}},
+]) + "\n"
+
+
+def test_v05_log_by_hand(tmp_path):
+    log = tmp_path / "result_0.txt"
+    log.write_text(V05_LOG)
+    run = read_log(log)
+    assert run.succeeded and run.tta_s == pytest.approx(3.75) and run.epochs == 3.0  # epochs 0, 1, 2
+    log.write_text(V05_LOG.replace("run_stop", 'run_stop: {"success": false}'))
+    assert read_log(log).succeeded is False  # run_stop's own verdict wins
+    log.write_text(V05_LOG.replace('"value": 0.22', '"value": 0.2'))
+    assert read_log(log).succeeded is False  # last accuracy below eval_target
+    log.write_text(V05_LOG.replace("run_stop", "something_else"))
+    with pytest.raises(LogError, match="no run_stop"):
+        read_log(log)
+
+
+def test_mllog_by_hand(tmp_path):
+    log = tmp_path / "result_0.txt"
+    log.write_text(MLLOG)
+    run = read_log(log)
+    assert run.succeeded and run.tta_s == pytest.approx(2.25) and run.epochs == 2.0
+    log.write_text(MLLOG.replace('"status": "success"', '"status": "aborted"'))
+    assert read_log(log).succeeded is False
+    lines = MLLOG.splitlines()
+    lines[2] = ":::MLLOG {broken"
+    log.write_text("\n".join(lines))
+    with pytest.raises(LogError) as err:
+        read_log(log)
+    assert err.value.problem.line == 3 and "not valid JSON" in err.value.problem.message
+
+
+def test_every_real_v05_log_imports():
+    doc = analyze(MLPERF_V05)
+    assert doc["problems"] == []
+    groups = {g["name"]: g for g in doc["groups"]}
+    assert len(groups) == 7 and sum(g["runs"] for g in groups.values()) == 45
+    assert all(g["successes"] == g["runs"] for g in groups.values())
+    ssd = groups["dgx1_ngc18.11_pytorch/ssd"]
+    assert ssd["epochs_mean"] == 49.0
+    # result_0: run_stop 1541712463.049874544 − run_start 1541710845.176418781
+    first = read_log(MLPERF_V05 / "dgx1_ngc18.11_pytorch/ssd/result_0.txt")
+    assert first.tta_s == pytest.approx(1617.873456, abs=1e-3)
+    assert groups["dgx1_ngc18.11_pytorch/transformer"]["tta_cov"] == pytest.approx(0.1378, abs=5e-4)
+    multi = groups["dgx2h_multi_ngc18.11_pytorch/ssd"]
+    assert multi["std_ratio"] > 1  # multi-node SSD: variance from epochs, not from speed
+
+
+def write_run(folder: Path, seed: int, tta: float | None, epochs: float) -> None:
+    folder.mkdir(parents=True)
+    r = RunResult(task="mnist", entry="small-cnn", seed=seed, status="success" if tta else "not_reached",
+                  official=True, metric="top1_accuracy", threshold=99.0, time_to_accuracy_s=tta,
+                  epochs_to_target=epochs if tta else None, run_dir=str(folder),
+                  evals=[Evaluation(epochs / 2, 100, (tta or 9.0) / 2, 98.0),
+                         Evaluation(epochs, 200, tta or 9.0, 99.1 if tta else 98.5)])
+    (folder / "result.json").write_text(json.dumps(r.to_dict()))
+    (folder / "events.log").write_text(":::MLLOG {}\n")  # a run's own files are not read as logs
+
+
+def test_run_directories_grouped_by_folder(tmp_path):
+    for i, (tta, ep) in enumerate([(10.0, 1.0), (12.0, 1.0), (None, 2.0)]):
+        write_run(tmp_path / "A" / f"run{i}", i, tta, ep)
+    for i, tta in enumerate([5.0, 6.0]):
+        write_run(tmp_path / "B" / f"run{i}", i, tta, 0.5)
+    (tmp_path / "B" / "notes.txt").write_text("not a log\n")
+    groups, problems = collect(tmp_path)
+    assert [g.name for g in groups] == ["A", "B"] and problems == []
+    assert [len(g.samples) for g in groups] == [3, 2]
+    proc = subprocess.run([sys.executable, "-m", "dawnbench", "analyze", str(tmp_path), "--json"],
+                          capture_output=True, text=True)
+    doc = json.loads(proc.stdout)
+    a = doc["groups"][0]
+    assert a["name"] == "A" and a["runs"] == 3 and a["successes"] == 2 and a["tta_mean_s"] == 11.0
+    cmp = subprocess.run([sys.executable, "-m", "dawnbench", "compare", str(tmp_path / "A"),
+                          str(tmp_path / "B"), "--json"], capture_output=True, text=True)
+    assert json.loads(cmp.stdout)["speedup"] == pytest.approx(12.0 / 5.5)
+
+
+def test_damaged_inputs_are_problems_not_tracebacks(tmp_path):
+    write_run(tmp_path / "ok" / "run0", 0, 10.0, 1.0)
+    (tmp_path / "bad" / "run0").mkdir(parents=True)
+    (tmp_path / "bad" / "run0" / "result.json").write_text("{ torn")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "result_0.txt").write_text(":::MLLOG {broken\n")
+    proc = subprocess.run([sys.executable, "-m", "dawnbench", "analyze", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert "result.json: not a readable run record" in proc.stderr
+    assert "result_0.txt:1: ':::MLLOG' line is not valid JSON" in proc.stderr
+    missing = subprocess.run([sys.executable, "-m", "dawnbench", "analyze", str(tmp_path / "nope")],
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and "no such file or directory" in missing.stderr
+
+
+def test_parse_grid():
+    assert parse_grid(["batch_size=32,64", "lr=0.1,0.2"]) == [
+        {"batch_size": 32, "lr": 0.1}, {"batch_size": 32, "lr": 0.2},
+        {"batch_size": 64, "lr": 0.1}, {"batch_size": 64, "lr": 0.2}]
+    with pytest.raises(DawnbenchError, match="KEY=V1,V2"):
+        parse_grid(["batch_size"])
+    with pytest.raises(DawnbenchError, match="given twice"):
+        parse_grid(["a=1", "a=2"])

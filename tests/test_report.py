@@ -1,0 +1,76 @@
+"""Sweeps and the HTML report, the report opened in headless Chromium (Debian's package)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_analysis import MLPERF_V05, write_run
+from tiny_model_entry import TinyLinear
+
+from dawnbench.analysis.sweep import parse_grid, run_sweep
+from dawnbench.harness.runner import RunOptions
+from dawnbench.reports.html import build_report
+
+
+def chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert path, "these tests need Debian's chromium: apt-get install chromium (.ci/run does it)"
+    return path
+
+
+def render(page: Path, tmp_path: Path) -> tuple[str, Path]:
+    """The DOM as Chromium shows it, and a screenshot."""
+    args = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*args, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    shot = tmp_path / "screenshot.png"
+    subprocess.run([*args, f"--screenshot={shot}", "--window-size=1200,1600", page.as_uri()],
+                   capture_output=True, timeout=120)
+    return dom.stdout, shot
+
+
+def cells(dom: str, table_id: str) -> list[list[str]]:
+    body = re.search(rf'<table id="{table_id}">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
+    return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+
+
+def test_report_of_runs_in_chromium(tmp_path):
+    for i, (tta, ep) in enumerate([(10.0, 1.0), (12.0, 1.0), (None, 2.0)]):
+        write_run(tmp_path / "runs" / "A" / f"run{i}", i, tta, ep)
+    hostile = tmp_path / "runs" / "<script>document.title='pwned'</script>"
+    write_run(hostile / "run0", 0, 5.0, 0.5)
+    page = build_report(tmp_path / "runs", tmp_path / "out")
+    html = page.read_text()
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # no network
+    dom, shot = render(page, tmp_path)
+    rows = cells(dom, "groups")
+    assert rows[0][0] == "<script>document.title='pwned'</script>".replace("<", "&lt;").replace(">", "&gt;")
+    assert rows[1][:4] == ["A", "3", "2/3", "11.00"]
+    assert "<title>dawnbench report" in dom and "pwned</title>" not in dom  # the script never ran
+    assert len(re.findall(r'<img class="figure"[^>]+src="data:image/png;base64,', dom)) == 2
+    assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 20_000
+
+
+def test_report_of_mlperf_logs(tmp_path):
+    dom, _ = render(build_report(MLPERF_V05, tmp_path / "out"), tmp_path)
+    names = [row[0] for row in cells(dom, "groups")]
+    assert names[0] == "dgx1_multi_ngc18.11_mxnet/resnet" and len(names) == 7
+    transformer = next(r for r in cells(dom, "groups") if r[0].endswith("transformer"))
+    assert transformer[6] == "13.78 %"
+
+
+def test_sweep_folders_rows_and_report(tiny_task, tmp_path):
+    options = RunOptions(task=tiny_task, entry=TinyLinear, runs=2, out_dir=tmp_path / "sweep")
+    sweep = run_sweep(options, parse_grid(["delay_s=0,0.001"]), ensure_data=lambda name: None)
+    assert [r["name"] for r in sweep.rows] == ["delay_s=0", "delay_s=0.001"]
+    assert all(r["runs"] == 2 and r["successes"] == 2 for r in sweep.rows)
+    assert sweep.rows[0]["tta_speedup"] == pytest.approx(1.0)
+    assert sorted(p.name for p in (tmp_path / "sweep").iterdir()) == ["delay_s=0", "delay_s=0.001"]
+    dom, _ = render(build_report(tmp_path / "sweep", tmp_path / "out"), tmp_path)
+    assert [r[0] for r in cells(dom, "sweep")] == ["delay_s=0", "delay_s=0.001"]
+    assert 'id="sweep-figure"' in dom
