@@ -22,13 +22,14 @@ def chromium() -> str:
     return path
 
 
-def render(page: Path, tmp_path: Path) -> tuple[str, Path]:
-    """The DOM as Chromium shows it, and a screenshot."""
+def render(page: Path, tmp_path: Path, fragment: str = "") -> tuple[str, Path]:
+    """The DOM as Chromium shows it (after its scripts ran), and a screenshot."""
+    url = page.as_uri() + fragment
     args = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
             f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run([*args, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    dom = subprocess.run([*args, "--dump-dom", url], capture_output=True, text=True, timeout=120)
     shot = tmp_path / "screenshot.png"
-    subprocess.run([*args, f"--screenshot={shot}", "--window-size=1200,1600", page.as_uri()],
+    subprocess.run([*args, f"--screenshot={shot}", "--window-size=1200,1600", url],
                    capture_output=True, timeout=120)
     return dom.stdout, shot
 

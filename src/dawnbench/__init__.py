@@ -5,22 +5,36 @@ The CLI (``dawnbench``) is a thin layer over this API::
     from dawnbench import run, get_task
     result = run("mnist")                       # default entry, seed 0
     print(result.status, result.time_to_accuracy_s)
+
+Names are imported on first use, so commands that never train (``validate``,
+``leaderboard``, ``analyze``) start without loading PyTorch.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-from dawnbench.errors import DawnbenchError  # noqa: E402
-from dawnbench.harness.runner import RunOptions, RunResult, run, run_many  # noqa: E402
-from dawnbench.tasks import TASKS, Task, get_task  # noqa: E402
+_LAZY = {
+    "DawnbenchError": "dawnbench.errors",
+    "RunOptions": "dawnbench.harness.runner",
+    "RunResult": "dawnbench.harness.record",
+    "run": "dawnbench.harness.runner",
+    "run_many": "dawnbench.harness.runner",
+    "TASKS": "dawnbench.tasks",
+    "Task": "dawnbench.tasks",
+    "get_task": "dawnbench.tasks",
+}
 
-__all__ = [
-    "DawnbenchError",
-    "RunOptions",
-    "RunResult",
-    "TASKS",
-    "Task",
-    "get_task",
-    "run",
-    "run_many",
-    "__version__",
-]
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in ("data", "environment", "pricing", "profiling"):  # submodules used as attributes
+        return importlib.import_module(f"dawnbench.{name}")
+    raise AttributeError(f"module 'dawnbench' has no attribute {name!r}")
+
+
+__all__ = [*_LAZY, "__version__"]

@@ -172,12 +172,10 @@ def cmd_infer(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.submissions import export_inference, export_training
 
-    written = []
-    for run_dir in args.run_dirs:
-        if args.inference:
-            written.append(export_inference(run_dir, args.out, args.author, args.email, args.code_url))
-        else:
-            written += export_training(run_dir, args.out, args.author, args.email, args.code_url)
+    if args.inference:
+        written = [export_inference(d, args.out, args.author, args.email, args.code_url) for d in args.run_dirs]
+    else:
+        written = export_training(args.run_dirs, args.out, args.author, args.email, args.code_url)
     if args.json:
         _print_json({"files": [str(p) for p in written]})
     else:
@@ -268,6 +266,60 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.submissions.validate import find_submissions, orphan_tsvs, read_submission
+
+    found = find_submissions(args.paths)
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        raise DawnbenchError(f"{missing[0]}: no such file or folder. Pass submission JSON files or folders.")
+    if not found:
+        raise DawnbenchError(f"no submission JSON files under {', '.join(args.paths)}.")
+    problems = [p for path, root in found for p in read_submission(path, root).problems]
+    problems += [p for d in args.paths if Path(d).is_dir() for p in orphan_tsvs(Path(d))]
+    errors = sum(p.severity == "error" for p in problems)
+    if args.json:
+        _print_json({"files": len(found), "errors": errors, "warnings": len(problems) - errors,
+                     "problems": [p.to_dict() for p in problems]})
+    else:
+        for p in problems:
+            out.print(str(p), style="red" if p.severity == "error" else "yellow", markup=False,
+                      highlight=False, soft_wrap=True)
+        out.print(f"{len(found)} submission(s): {errors} error(s), {len(problems) - errors} warning(s)",
+                  highlight=False)
+    return EXIT_FAILED_RUN if errors else EXIT_OK
+
+
+def cmd_leaderboard(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import datetime as dt
+
+    from dawnbench.display import board_table
+    from dawnbench.leaderboard import BOARDS, build_boards
+
+    until = None
+    if args.until:
+        try:
+            until = dt.date.fromisoformat(args.until)
+        except ValueError:
+            raise DawnbenchError(f"--until {args.until}: not a date; write YYYY-MM-DD, e.g. 2018-04-20.") from None
+    boards = build_boards(args.dir, until)
+    if args.html:
+        from dawnbench.leaderboard.site import build_site
+
+        index = build_site(boards, args.html, until)
+        err.print(f"website: {index}", highlight=False)
+    if args.json:
+        _print_json(boards.to_json())
+        return EXIT_OK
+    for task, task_boards in boards.tasks.items():
+        for board in BOARDS:
+            out.print(board_table(task, board, task_boards[board][:args.top]))
+    errors = sum(p.severity == "error" for p in boards.problems)
+    out.print(f"{len(boards.submissions)} submissions read; {errors} with errors left off the boards, "
+              f"{len(boards.problems) - errors} warnings (see `dawnbench validate {args.dir}`)", highlight=False)
+    return EXIT_OK
+
+
 def _int_list(text: str) -> list[int]:
     try:
         return [int(v) for v in text.split(",") if v.strip()]
@@ -320,7 +372,8 @@ def build_parser() -> argparse.ArgumentParser:
     infer.set_defaults(func=cmd_infer)
 
     export = sub.add_parser("export", help="write DAWNBench v1.0 submission files from run directories")
-    export.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    export.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                        help="runs of one configuration (or a folder of them); with --inference, measured runs")
     export.add_argument("--inference", action="store_true", help="the inference JSON (after `dawnbench infer`)")
     export.add_argument("--out", default="submissions", help="folder for the files (default: ./submissions)")
     export.add_argument("--author", help="author name (default: git config user.name)")
@@ -362,6 +415,19 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", required=True, metavar="DIR")
     report.add_argument("--json", action="store_true")
     report.set_defaults(func=cmd_report)
+
+    validate = sub.add_parser("validate", help="check DAWNBench submission files: every problem, file and line")
+    validate.add_argument("paths", nargs="+", metavar="PATH", help="submission JSON files or folders")
+    validate.add_argument("--json", action="store_true")
+    validate.set_defaults(func=cmd_validate)
+
+    board = sub.add_parser("leaderboard", help="the four rankings per task, and optionally the website")
+    board.add_argument("dir", metavar="DIR", help="a folder laid out like dawnbench-entries (<Task>/train, <Task>/inference)")
+    board.add_argument("--until", metavar="YYYY-MM-DD", help="the board as it stood on this date")
+    board.add_argument("--top", type=int, default=10, help="rows per board on the terminal (default 10)")
+    board.add_argument("--html", metavar="OUT", help="also build the static website into OUT")
+    board.add_argument("--json", action="store_true")
+    board.set_defaults(func=cmd_leaderboard)
 
     data_p = sub.add_parser("data", help="fetch and list datasets").add_subparsers(dest="data_command", required=True)
     fetch = data_p.add_parser("fetch", help="download (or import with --from) and cache datasets")

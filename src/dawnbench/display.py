@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
-from dawnbench.entries import Progress as TrainProgress
 from dawnbench.environment import describe_hardware
 from dawnbench.harness.record import RunResult
-from dawnbench.harness.runner import RunObserver
+from dawnbench.harness.observer import RunObserver
+
+if TYPE_CHECKING:
+    from dawnbench.entries import Progress as TrainProgress
 
 STATUS_STYLE = {"success": "bold green", "not_reached": "yellow", "diverged": "red",
                 "aborted": "red", "interrupted": "magenta", "timeout": "red", "running": "cyan"}
@@ -152,7 +156,7 @@ def groups_table(groups: list[dict], title: str) -> Table:
                 "epochs", "time/epoch", "std ratio"):
         table.add_column(col, justify="left" if col == "group" else "right", no_wrap=col == "group")
     for g in groups:
-        table.add_row(g["name"], str(g["runs"]), f"{g['successes']}/{g['runs']}",
+        table.add_row(Text(g["name"]), str(g["runs"]), f"{g['successes']}/{g['runs']}",
                       format_seconds(g["tta_mean_s"]), format_seconds(g["tta_median_s"]),
                       _num(g["tta_cov"] and 100 * g["tta_cov"], "{:.2f} %") if g["tta_cov"] is not None else "—",
                       format_seconds(g["olympic_mean_s"]),
@@ -171,7 +175,7 @@ def sweep_table(rows: list[dict], baseline: str) -> Table:
                 "throughput speedup", "TTA speedup"):
         table.add_column(col, justify="left" if col == "configuration" else "right")
     for r in rows:
-        table.add_row(r["name"], f"{r['successes']}/{r['runs']}",
+        table.add_row(Text(r["name"]), f"{r['successes']}/{r['runs']}",
                       "—" if r["epochs_mean"] is None else f"{r['epochs_mean']:.3g} ± {r['epochs_std']:.2g}",
                       _num(r["samples_per_s_mean"], "{:,.0f}"), format_seconds(r["time_per_epoch_mean_s"]),
                       format_seconds(r["tta_median_s"]), _num(r["throughput_speedup"], "{:.2f}×"),
@@ -202,4 +206,15 @@ def inference_table(run_dir: str, inf: dict) -> Table:
                if s.get("latency_p90_ms") is not None else "")
         table.add_row(f"LoadGen {name}", f"{s.get('validity')} · {s.get('queries')} queries · {rate} · {lat}")
     table.add_row("histogram", inf["histogram"])
+    return table
+
+
+def board_table(task: str, board: str, rows: list[dict]) -> Table:
+    """One leaderboard ranking (the first rows)."""
+    table = Table(title=f"{task} · {board.replace('_', ' ')}")
+    for col in ("rank", "value", "model", "author", "hardware", "framework", "date"):
+        table.add_column(col, justify="right" if col in ("rank", "value") else "left", overflow="fold")
+    for r in rows:
+        table.add_row(str(r["rank"]), r["display"], *(Text(r[k]) for k in ("model", "author", "hardware", "framework")),
+                      r["date"][:7])  # Text: submitted strings are never read as rich markup
     return table

@@ -8,9 +8,10 @@ import platform
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 def _cpu_model() -> str:
@@ -34,6 +35,8 @@ def _memory_gib() -> float | None:
 
 
 def hardware_info(device: torch.device) -> dict[str, Any]:
+    import torch  # here, not at the top: describe_hardware is used by commands that never train
+
     info: dict[str, Any] = {
         "cpu": _cpu_model(),
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
@@ -53,8 +56,10 @@ def hardware_info(device: torch.device) -> dict[str, Any]:
 def describe_hardware(hw: dict[str, Any]) -> str:
     """One line for a result card: accelerator if any, else CPU and cores."""
     if hw.get("accelerator"):
-        return f"{hw['accelerator']} ({hw['cpu']}, {hw['cores']} cores)"
-    return f"{hw['cpu']}, {hw['cores']} cores, {hw.get('memory_gib')} GiB"
+        return f"{hw['accelerator']} ({hw.get('cpu', 'unknown CPU')}, {hw.get('cores', '?')} cores)"
+    if not hw.get("cpu"):
+        return "unknown hardware"
+    return f"{hw['cpu']}, {hw.get('cores', '?')} cores, {hw.get('memory_gib')} GiB"
 
 
 def _git_commit(path: Path) -> str | None:
@@ -71,6 +76,8 @@ def _git_commit(path: Path) -> str | None:
 
 
 def software_info(entry_cls: type) -> dict[str, Any]:
+    import torch
+
     from dawnbench import __version__
 
     source = Path(inspect.getfile(entry_cls))

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 ALPHA = 0.05
 BOOTSTRAP_RESAMPLES = 10_000
@@ -74,6 +73,8 @@ def mean_ci95(values: Sequence[float]) -> tuple[float, float] | None:
     """Student-t 95 % confidence interval of the mean; None with fewer than two values."""
     if len(values) < 2:
         return None
+    from scipy import stats as sps  # loaded on first use (about a second)
+
     mean, sem = st.fmean(values), st.stdev(values) / math.sqrt(len(values))
     half = sps.t.ppf(1 - ALPHA / 2, len(values) - 1) * sem
     return (mean - half, mean + half)
@@ -164,6 +165,8 @@ def compare(a: Sequence[RunSample], b: Sequence[RunSample], seed: int = 0) -> di
     worst = float(finite.max()) * 2 + 1
     p = None
     if len(ta) > 1 or len(tb) > 1:
+        from scipy import stats as sps
+
         p = float(sps.mannwhitneyu(np.where(np.isinf(ta), worst, ta), np.where(np.isinf(tb), worst, tb),
                                    alternative="two-sided").pvalue)
     return {"speedup": speedup, "speedup_ci95": ci, "p_value": p, "test": "Mann-Whitney U, two-sided",

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from dawnbench.errors import DawnbenchError
+
+if TYPE_CHECKING:  # torch loads on first use: commands that never train start fast
+    import torch
 
 
 def top1_accuracy(outputs: torch.Tensor, labels: torch.Tensor) -> float:

@@ -43,6 +43,7 @@ from dawnbench.entries import Entry, Progress, TrainContext, load_entry_class
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness import checkpoint, mllog
 from dawnbench.harness.clock import Clock
+from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult
 from dawnbench.tasks import Task, get_task
 
@@ -63,14 +64,6 @@ class RunOptions:
     instance: str | None = None         # priced from the bundled catalog
     cost_per_hour: float | None = None  # overrides the catalog
     overrides: dict[str, Any] = field(default_factory=dict)
-
-
-class RunObserver:
-    """Callbacks for a live display; every method is called outside the timed region."""
-
-    def run_started(self, index: int, total: int, result: RunResult) -> None: ...
-    def evaluated(self, result: RunResult, progress: Progress, samples_per_s: float | None) -> None: ...
-    def run_finished(self, result: RunResult) -> None: ...
 
 
 class _Stop(BaseException):

@@ -1,8 +1,9 @@
 """Turn run records into DAWNBench v1.0 submission files (SPEC §8).
 
-* training:  ``<stem>.json`` (with ``costPerHour`` when the run was priced) and
-  ``<stem>.tsv``, the run's ``epochs.tsv`` (``epoch hours <metric>``);
-* inference: ``<stem>_inference.json`` with ``latency`` (ms per item), ``cost``
+* training:  ``<Task>/train/<stem>.json`` (with ``costPerHour`` when priced) and
+  ``<stem>.tsv``, the representative run's ``epochs.tsv`` (``epoch hours <metric>``),
+  for the runs of one configuration;
+* inference: ``<Task>/inference/<stem>_inference.json`` with ``latency`` (ms per item), ``cost``
   (USD per item, null without a price, as in the historical entries) and the
   accuracy field of the measured model.
 
@@ -13,6 +14,7 @@ status, percentiles, threads, …) goes into ``misc``.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import shutil
@@ -23,7 +25,9 @@ from typing import Any
 from dawnbench import __version__
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.record import atomic_write_text, read_result
+from dawnbench.harness.record import RunResult, atomic_write_text, read_result
+from dawnbench.statistics import summarize
+from dawnbench.submissions.validate import BOARD_TASKS
 from dawnbench.tasks import get_task
 
 
@@ -52,6 +56,11 @@ def _hardware(result: dict[str, Any], hw: dict[str, Any]) -> str:
     return f"{result['instance']} ({described})" if result.get("instance") else described
 
 
+def _file_date(path: Path) -> str:
+    """When a record does not say when it started: the day its file was last written."""
+    return dt.date.fromtimestamp(path.stat().st_mtime).isoformat()
+
+
 def _common(result: dict[str, Any], author: str, email: str, code_url: str | None) -> dict[str, Any]:
     doc = {"version": "v1.0", "author": author, "authorEmail": email,
            "framework": f"PyTorch {result.get('software', {}).get('torch', '')}".strip(),
@@ -61,30 +70,70 @@ def _common(result: dict[str, Any], author: str, email: str, code_url: str | Non
     return doc
 
 
-def export_training(run_dir: str | Path, out_dir: str | Path, author: str | None = None,
+def _expand(run_dirs: list[str | Path]) -> list[Path]:
+    """Run directories as given, or the run directories directly inside a folder."""
+    found: list[Path] = []
+    for d in map(Path, run_dirs):
+        if (d / "result.json").is_file() or not d.is_dir():
+            found.append(d)
+        else:
+            found += sorted(p.parent for p in d.glob("*/result.json"))
+    if not found:
+        raise DawnbenchError(f"no run directories in {', '.join(map(str, run_dirs))}.")
+    return found
+
+
+def _board_folder(task: str) -> str:
+    folder = next((t.folder for t in BOARD_TASKS.values() if t.key == task), None)
+    if folder is None:
+        raise DawnbenchError(f"task '{task}' has no DAWNBench board; export is for "
+                             f"{', '.join(t.key for t in BOARD_TASKS.values())}.")
+    return folder
+
+
+def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str | None = None,
                     email: str | None = None, code_url: str | None = None) -> list[Path]:
-    """Write the training JSON and TSV of one successful run; return their paths."""
-    run_dir, out_dir = Path(run_dir), Path(out_dir)
-    result = read_result(run_dir)
-    if result["status"] != "success":
-        raise DawnbenchError(f"{run_dir}: status is {result['status']}; only a run that reached its "
-                             "target can be submitted.")
+    """One submission (JSON + TSV) for runs of one configuration, under ``out/<Task>/train/``.
+
+    The TSV and the time are those of the successful run with the median TTA (the
+    lower median for an even count); ``misc.dawnbench`` carries what DAWNBench has
+    no field for: runs, successes, success fraction, median TTA, CV, olympic mean
+    and the seeds, so the entry ranks beside the historical ones with its evidence.
+    """
+    dirs = _expand(run_dirs)
+    results = [read_result(d) for d in dirs]
+    keys = {(r["task"], r["entry"], json.dumps(r.get("hparams"), sort_keys=True)) for r in results}
+    if len(keys) > 1:
+        raise DawnbenchError(f"the runs differ in task, entry or hyperparameters ({len(keys)} configurations "
+                             f"among {len(dirs)} runs); export one configuration at a time.")
+    ok = sorted((r for r in results if r["status"] == "success"), key=lambda r: r["time_to_accuracy_s"])
+    if not ok:
+        raise DawnbenchError(f"none of the {len(dirs)} run(s) reached its target; only a configuration "
+                             "that reached it can be submitted.")
+    chosen = ok[(len(ok) - 1) // 2]
+    chosen_dir = Path(chosen["run_dir"]) if (Path(chosen["run_dir"]) / "epochs.tsv").is_file() else \
+        dirs[results.index(chosen)]
     author, email = _author(author, email)
-    doc = _common(result, author, email, code_url)
-    doc["hardware"] = _hardware(result, result.get("hardware", {}))
-    if result.get("cost_per_hour") is not None:
-        doc["costPerHour"] = result["cost_per_hour"]
-    doc["timestamp"] = result.get("started_at", "")[:10]
-    doc["misc"] = {"dawnbench": __version__, "task": result["task"], "seed": result.get("seed"),
-                   "time_to_accuracy_s": result.get("time_to_accuracy_s"),
-                   "epochs_to_target": result.get("epochs_to_target"), "init_s": result.get("init_s"),
-                   "official": result.get("official"), "hparams": result.get("hparams")}
-    stem = "_".join(_slug(s) for s in (author, result["entry"], result.get("instance") or
+    summary = summarize([RunResult.from_dict(r) for r in results])
+    doc = _common(chosen, author, email, code_url)
+    doc["hardware"] = _hardware(chosen, chosen.get("hardware", {}))
+    if chosen.get("cost_per_hour") is not None:
+        doc["costPerHour"] = chosen["cost_per_hour"]
+    doc["timestamp"] = (chosen.get("started_at") or "")[:10] or _file_date(chosen_dir / "result.json")
+    doc["misc"] = {"dawnbench": {
+        "version": __version__, "task": chosen["task"], "runs": summary["runs"],
+        "successes": summary["successes"], "success_fraction": summary["success_fraction"],
+        "tta_median_s": summary["tta_median_s"], "tta_cov": summary["tta_cov"],
+        "olympic_mean_s": summary["olympic_mean_s"], "seeds": [r.get("seed") for r in results],
+        "representative_seed": chosen.get("seed"), "official": all(r.get("official") for r in results),
+        "hparams": chosen.get("hparams")}}
+    stem = "_".join(_slug(s) for s in (author, chosen["entry"], chosen.get("instance") or
                                        doc["hardware"].split(",")[0], "pytorch"))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    json_path, tsv_path = out_dir / f"{stem}.json", out_dir / f"{stem}.tsv"
+    folder = Path(out_dir) / _board_folder(chosen["task"]) / "train"
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path, tsv_path = folder / f"{stem}.json", folder / f"{stem}.tsv"
     atomic_write_text(json_path, json.dumps(doc, indent=4) + "\n")
-    shutil.copyfile(run_dir / "epochs.tsv", tsv_path)
+    shutil.copyfile(chosen_dir / "epochs.tsv", tsv_path)
     return [json_path, tsv_path]
 
 
@@ -106,14 +155,15 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
     doc["latency"] = inference["latency_mean_ms"]
     doc["cost"] = inference.get("cost_per_item_usd")
     doc[task.metric.dawnbench_column] = round(inference["value"], 4)
-    doc["timestamp"] = inference.get("measured_at", "")[:10]
+    doc["timestamp"] = (inference.get("measured_at") or "")[:10] or _file_date(run_dir / "result.json")
     doc["misc"] = {"dawnbench": __version__, "task": task.name, "seed": result.get("seed"),
                    **{k: inference.get(k) for k in ("latency_p50_ms", "latency_p90_ms", "latency_p99_ms",
                                                     "items", "warmup_items", "threads",
                                                     "throughput_items_per_s", "throughput_batch_size",
                                                     "cost_per_hour", "official", "unofficial_reasons")}}
     stem = "_".join(_slug(s) for s in (author, result["entry"], instance or described.split(",")[0], "pytorch"))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{stem}_inference.json"
+    folder = out_dir / _board_folder(task.name) / "inference"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stem}_inference.json"
     atomic_write_text(path, json.dumps(doc, indent=4) + "\n")
     return path

@@ -1,0 +1,53 @@
+"""Leaderboard speed: validating and ranking the 118 real DAWNBench entries, and building the site.
+
+    python benchmarks/leaderboard_speed.py [--entries ../shared/data/dawnbench-entries] [--repeats 5]
+
+Prints, per step, the median and the slowest of ``--repeats`` in-process runs, and the
+wall time of the whole command (`dawnbench leaderboard DIR --json --html OUT`, Python
+start-up and imports included). Targets: validate + rank ≤ 2 s; build the site ≤ 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from dawnbench.leaderboard import build_boards
+from dawnbench.leaderboard.site import build_site
+
+DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "dawnbench-entries"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--entries", type=Path, default=DEFAULT)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        rank, site = [], []
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            boards = build_boards(args.entries)
+            rank.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            build_site(boards, Path(tmp) / "site")
+            site.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "dawnbench", "leaderboard", str(args.entries), "--json",
+                        "--html", str(Path(tmp) / "cli-site")], check=True, capture_output=True)
+        command = time.perf_counter() - start
+    n = len(boards.submissions)
+    print(f"validate + rank {n} entries: median {statistics.median(rank):.3f} s, slowest {max(rank):.3f} s "
+          f"(target <= 2 s)")
+    print(f"build the site ({n} entry pages): median {statistics.median(site):.3f} s, slowest {max(site):.3f} s "
+          f"(target <= 5 s)")
+    print(f"whole command, start-up included: {command:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+"""What the harness tells a live display while it runs (kept free of torch, so displays load fast)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dawnbench.entries.base import Progress
+    from dawnbench.harness.record import RunResult
+
+
+class RunObserver:
+    """Callbacks for a live display; every method is called outside the timed region."""
+
+    def run_started(self, index: int, total: int, result: RunResult) -> None: ...
+    def evaluated(self, result: RunResult, progress: Progress, samples_per_s: float | None) -> None: ...
+    def run_finished(self, result: RunResult) -> None: ...

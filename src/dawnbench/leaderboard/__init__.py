@@ -1,0 +1,101 @@
+"""The leaderboard (SPEC §9, §11): four rankings per task from DAWNBench submission files.
+
+    from dawnbench.leaderboard import build_boards
+    boards = build_boards("../shared/data/dawnbench-entries", until=date(2018, 4, 20))
+    boards.to_json()   # the `dawnbench leaderboard --json` document
+
+Values are computed from the files as SPEC §8 says: training time = ``hours`` of
+the first TSV row whose metric reaches the threshold; training cost = that ×
+``costPerHour``; inference latency = ``latency`` (ms); inference cost per 10,000
+items = ``cost`` (USD per item) × 10,000. An entry with an error is left off every
+board (its problems say why); one without a price is left off the cost board only.
+Ranks start at 1, best (smallest) first; ties keep file-name order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dawnbench.errors import DawnbenchError
+from dawnbench.submissions.validate import (BOARD_TASKS, Problem, Submission, find_submissions,
+                                            orphan_tsvs, read_submission)
+
+BOARDS = ("training_time", "training_cost", "inference_latency", "inference_cost")
+BOARD_TITLES = {"training_time": "Training time", "training_cost": "Training cost",
+                "inference_latency": "Inference latency", "inference_cost": "Inference cost (per 10,000 items)"}
+
+
+def display(board: str, value: float) -> str:
+    """The text the board shows: h:mm:ss rounded up; costs to cents; latency in ms; $ per 10,000."""
+    if board == "training_time":
+        total = math.ceil(value - 1e-9)
+        return f"{total // 3600}:{total % 3600 // 60:02d}:{total % 60:02d}"
+    if board == "training_cost":
+        return f"${value:,.2f}"
+    if board == "inference_latency":
+        return f"{value:.3f} ms"
+    return f"${value:.4f}"
+
+
+def _value(board: str, sub: Submission) -> float | None:
+    f = sub.fields
+    if board == "training_time":
+        return sub.training_hours * 3600
+    if board == "training_cost":
+        price = f.get("costPerHour")
+        return sub.training_hours * price if isinstance(price, (int, float)) and price > 0 else None
+    if board == "inference_latency":
+        return float(f["latency"])
+    cost = f.get("cost")
+    return cost * 10_000 if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0 else None
+
+
+def _extras(sub: Submission) -> dict[str, Any]:
+    """What this project adds where known: runs, success fraction, CV (from an export's misc)."""
+    misc = sub.fields.get("misc")
+    facts = misc.get("dawnbench") if isinstance(misc, dict) else None
+    if not isinstance(facts, dict):
+        return {"runs": None, "success_fraction": None, "cov": None}
+    return {"runs": facts.get("runs"), "success_fraction": facts.get("success_fraction"),
+            "cov": facts.get("tta_cov")}
+
+
+@dataclass
+class Boards:
+    tasks: dict[str, dict[str, list[dict[str, Any]]]]
+    problems: list[Problem]
+    submissions: list[Submission] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tasks": self.tasks, "problems": [p.to_dict() for p in self.problems]}
+
+
+def build_boards(folder: str | Path, until: dt.date | None = None) -> Boards:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DawnbenchError(f"{folder}: no such folder. Pass a folder laid out like "
+                             "dawnbench-entries: <Task>/train/*.json+.tsv and <Task>/inference/*.json.")
+    submissions = [read_submission(path, root) for path, root in find_submissions([folder])]
+    if not submissions:
+        raise DawnbenchError(f"{folder}: no submission JSON files found under it.")
+    problems = [p for s in submissions for p in s.problems] + orphan_tsvs(folder)
+    tasks: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for task in BOARD_TASKS.values():
+        entries = [s for s in submissions if s.task is task and s.ok and (until is None or s.date <= until)]
+        if not entries:
+            continue
+        tasks[task.key] = {}
+        for board in BOARDS:
+            kind = "train" if board.startswith("training") else "inference"
+            scored = [(v, s) for s in entries if s.kind == kind for v in [_value(board, s)] if v is not None]
+            scored.sort(key=lambda vs: (vs[0], vs[1].file))
+            tasks[task.key][board] = [
+                {"rank": i, "value": v, "display": display(board, v), "model": s.text("model"),
+                 "author": s.text("author"), "hardware": s.text("hardware"), "framework": s.text("framework"),
+                 "date": s.date.isoformat(), "file": s.file, "source": s.text("codeURL") or None, **_extras(s)}
+                for i, (v, s) in enumerate(scored, 1)]
+    return Boards(tasks, problems, submissions)

@@ -1,0 +1,329 @@
+"""Read and check DAWNBench v1.0 submission files (SPEC §8), located problem by problem.
+
+A submission is a JSON file under ``<Task>/train/`` or ``<Task>/inference/`` of a
+submissions folder (the layout of ``../shared/data/dawnbench-entries``); a training
+entry's per-epoch log is the TSV of the same name. :func:`read_submission` never
+raises on bad content: it returns what could be read and every problem, each with
+file, line (when one applies), severity and a message that says how to fix it.
+
+Errors keep an entry off the boards; warnings do not. The rules:
+
+errors    JSON that does not parse; a required field missing or of the wrong type;
+          a timestamp that is not a date; a training entry without its TSV; a TSV
+          without the task's metric column or ``hours``, with a cell that is not a
+          number, or whose ``hours`` decrease; an entry that never reaches the
+          task's threshold; an unknown task folder.
+warnings  a byte-order mark or CRLF line ends; a timestamp not written
+          ``yyyy-mm-dd``; ``version`` other than ``v1.0``; ``misc`` not an object;
+          blank columns (extra tabs); epochs that do not increase; accuracies on
+          the wrong scale (0–1 where 0–100 is the rule, or F1 on 0–100) — these
+          are rescaled and the entry is ranked; an inference ``cost`` whose
+          implied price ($/h = cost ÷ latency in hours) is outside $0.01–$1,000/h.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ERROR, WARNING = "error", "warning"
+
+
+@dataclass(frozen=True)
+class BoardTask:
+    key: str            # "cifar10"
+    folder: str         # "CIFAR10"
+    column: str         # the accuracy column / field that decides
+    threshold: float    # on the column's own scale
+    scale: float        # 100 for percent columns, 1 for F1
+
+
+BOARD_TASKS = {t.folder.lower(): t for t in [
+    BoardTask("cifar10", "CIFAR10", "top1Accuracy", 94.0, 100.0),
+    BoardTask("imagenet", "ImageNet", "top5Accuracy", 93.0, 100.0),
+    BoardTask("squad", "SQuAD", "f1Score", 0.75, 1.0),
+    BoardTask("mnist", "MNIST", "top1Accuracy", 99.0, 100.0),
+    BoardTask("fashion-mnist", "FashionMNIST", "top1Accuracy", 92.0, 100.0),
+]}
+ACCURACY_COLUMNS = ("top1Accuracy", "top5Accuracy", "f1Score")
+REQUIRED = {"version": str, "author": str, "authorEmail": str, "framework": str, "model": str,
+            "hardware": str, "timestamp": str}
+
+
+@dataclass
+class Problem:
+    file: str
+    line: int | None
+    severity: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "severity": self.severity, "message": self.message}
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.severity}: {self.message}"
+
+
+@dataclass
+class Submission:
+    file: str                               # path relative to the submissions folder
+    task: BoardTask | None
+    kind: str                               # "train" or "inference"
+    fields: dict[str, Any] = field(default_factory=dict)
+    date: dt.date | None = None
+    rows: list[dict[str, float]] = field(default_factory=list)  # TSV rows, accuracies rescaled
+    training_hours: float | None = None     # hours of the first row at or above the threshold
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.severity == ERROR for p in self.problems)
+
+    def text(self, key: str) -> str:
+        value = self.fields.get(key)
+        return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _field_line(text: str, key: str) -> int | None:
+    m = re.search(rf'"{re.escape(key)}"\s*:', text)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def _decode(raw: bytes, name: str, problems: list[Problem]) -> str | None:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        problems.append(Problem(name, 1, WARNING, "starts with a UTF-8 byte-order mark; save without it"))
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[:err.start].count(b"\n") + 1
+        problems.append(Problem(name, line, ERROR, f"not UTF-8 text (byte {err.start}); save the file as UTF-8"))
+        return None
+    if "\r" in text:
+        problems.append(Problem(name, None, WARNING, "CRLF (Windows) line ends; use LF"))
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _task_of(path: Path, root: Path) -> tuple[BoardTask | None, str]:
+    parts = path.relative_to(root).parts if path.is_relative_to(root) else path.parts
+    kind = "inference" if "inference" in (p.lower() for p in parts[:-1]) else "train"
+    for part in parts[:-1]:
+        if part.lower() in BOARD_TASKS:
+            return BOARD_TASKS[part.lower()], kind
+    return None, kind
+
+
+def _scale_factor(column: str, largest: float) -> float:
+    """1, or the factor that brings a column to its rule: 0–100 for top-k, 0–1 for F1."""
+    if column == "f1Score":
+        return 0.01 if largest > 1.0 else 1.0
+    return 100.0 if 0 < largest <= 1.0 else 1.0
+
+
+def _scale_warning(column: str, factor: float, where: str, line: int | None) -> Problem:
+    if factor == 100.0:
+        return Problem(where, line, WARNING, f"{column} looks like a 0–1 fraction; DAWNBench accuracies "
+                       "are 0–100 (read as percent here)")
+    return Problem(where, line, WARNING, "f1Score looks like 0–100; DAWNBench F1 is 0–1 (divided by 100 here)")
+
+
+def read_submission(json_path: str | Path, root: str | Path | None = None) -> Submission:
+    """Read one submission JSON (and its TSV); all problems are in ``.problems``."""
+    json_path = Path(json_path)
+    root = Path(root) if root else json_path.parent
+    name = str(json_path.relative_to(root)) if json_path.is_relative_to(root) else str(json_path)
+    task, kind = _task_of(json_path, root)
+    sub = Submission(name, task, kind)
+    problems = sub.problems
+    if task is None:
+        problems.append(Problem(name, None, ERROR, "not under a known task folder "
+                                f"({', '.join(t.folder for t in BOARD_TASKS.values())}); move it there"))
+    try:
+        raw = json_path.read_bytes()
+    except OSError as err:
+        problems.append(Problem(name, None, ERROR, f"cannot read: {err.strerror}"))
+        return sub
+    text = _decode(raw, name, problems)
+    if text is None:
+        return sub
+    try:
+        fields = json.loads(text)
+    except json.JSONDecodeError as err:
+        problems.append(Problem(name, err.lineno, ERROR, f"not valid JSON: {err.msg} (column {err.colno})"))
+        return sub
+    if not isinstance(fields, dict):
+        problems.append(Problem(name, 1, ERROR, "the JSON must be an object with the DAWNBench fields"))
+        return sub
+    sub.fields = fields
+    line = lambda key: _field_line(text, key)  # noqa: E731
+
+    for key, kind_ in REQUIRED.items():
+        if key not in fields:
+            problems.append(Problem(name, None, ERROR, f"required field '{key}' is missing"))
+        elif not isinstance(fields[key], kind_):
+            problems.append(Problem(name, line(key), ERROR, f"'{key}' must be a string, "
+                                    f"not {type(fields[key]).__name__}"))
+    if isinstance(fields.get("version"), str) and fields["version"] != "v1.0":
+        problems.append(Problem(name, line("version"), WARNING, f"version {fields['version']!r}; "
+                                "this validator knows v1.0"))
+    if "misc" in fields and not isinstance(fields["misc"], dict):
+        problems.append(Problem(name, line("misc"), WARNING, f"'misc' should be an object, "
+                                f"not {type(fields['misc']).__name__}"))
+    sub.date = _date(fields.get("timestamp"), name, line("timestamp"), problems)
+    if kind == "inference":
+        _check_inference(sub, line)
+    else:
+        if "costPerHour" in fields and fields["costPerHour"] is not None and not (
+                _number(fields["costPerHour"]) and fields["costPerHour"] > 0):
+            problems.append(Problem(name, line("costPerHour"), ERROR, "'costPerHour' must be a positive "
+                                    f"number of USD, not {fields['costPerHour']!r}"))
+        _read_tsv(sub, json_path.with_suffix(".tsv"), root)
+    return sub
+
+
+def _date(value: Any, name: str, line: int | None, problems: list[Problem]) -> dt.date | None:
+    if not isinstance(value, str):
+        return None
+    m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", value.strip())
+    try:
+        date = dt.date(*map(int, m.groups())) if m else None
+    except ValueError:
+        date = None
+    if date is None:
+        problems.append(Problem(name, line, ERROR, f"timestamp {value!r} is not a date; write yyyy-mm-dd"))
+    elif value != date.isoformat():
+        problems.append(Problem(name, line, WARNING, f"timestamp {value!r} should be written "
+                                f"{date.isoformat()} (yyyy-mm-dd)"))
+    return date
+
+
+def _check_inference(sub: Submission, line) -> None:
+    name, fields, task, problems = sub.file, sub.fields, sub.task, sub.problems
+    latency = fields.get("latency")
+    if not (_number(latency) and latency > 0):
+        problems.append(Problem(name, line("latency"), ERROR, "'latency' must be a positive number of "
+                                f"milliseconds per item, not {latency!r}"))
+    cost = fields.get("cost")
+    if cost is not None and not (_number(cost) and cost >= 0):
+        problems.append(Problem(name, line("cost"), ERROR, f"'cost' must be USD per item or null, not {cost!r}"))
+    elif _number(cost) and cost > 0 and _number(latency) and latency > 0:
+        per_hour = cost / (latency / 3_600_000)
+        if not 0.01 <= per_hour <= 1000:
+            problems.append(Problem(name, line("cost"), WARNING, f"'cost' {cost:g} with latency {latency:g} ms "
+                                    f"implies ${per_hour:,.4g}/h; cost is USD per item = $/h × latency in hours"))
+    if task is None:
+        return
+    value = fields.get(task.column)
+    if not _number(value):
+        problems.append(Problem(name, line(task.column), ERROR, f"'{task.column}' (the accuracy of the "
+                                f"measured model) must be a number, not {value!r}"))
+        return
+    factor = _scale_factor(task.column, float(value))
+    if factor != 1.0:
+        problems.append(_scale_warning(task.column, factor, name, line(task.column)))
+    value = float(value) * factor
+    fields[task.column] = value
+    if value < task.threshold:
+        problems.append(Problem(name, line(task.column), ERROR, f"{task.column} {value:g} is below the "
+                                f"threshold {task.threshold:g}: the model must reach it to be ranked"))
+
+
+def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
+    problems, task = sub.problems, sub.task
+    name = str(tsv.relative_to(root)) if tsv.is_relative_to(root) else str(tsv)
+    if not tsv.is_file():
+        problems.append(Problem(sub.file, None, ERROR, f"its training log {name} is missing; a training "
+                                "entry is a JSON and a TSV of the same name"))
+        return
+    try:
+        text = _decode(tsv.read_bytes(), name, problems)
+    except OSError as err:
+        problems.append(Problem(name, None, ERROR, f"cannot read: {err.strerror}"))
+        return
+    if text is None:
+        return
+    lines = text.split("\n")
+    header = [h.strip() for h in lines[0].split("\t")]
+    if any(not h for h in header):
+        problems.append(Problem(name, 1, WARNING, "blank column name (an extra tab?); blank columns are ignored"))
+    columns = {h: i for i, h in enumerate(header) if h}
+    needed = ["hours"] + ([task.column] if task else [])
+    missing = [c for c in needed if c not in columns]
+    if missing:
+        problems.append(Problem(name, 1, ERROR, f"header lacks {', '.join(missing)}; it has "
+                                f"{', '.join(columns) or 'nothing'} (tab-separated: epoch, hours, the metric)"))
+        return
+    parsed: list[tuple[int, dict[str, float]]] = []
+    for number, raw_line in enumerate(lines[1:], 2):
+        if not raw_line.strip():
+            continue
+        cells = raw_line.split("\t")
+        row: dict[str, float] = {}
+        for column, index in columns.items():
+            cell = cells[index].strip() if index < len(cells) else ""
+            try:
+                row[column] = float(cell)
+            except ValueError:
+                if column in needed or column == "epoch":
+                    problems.append(Problem(name, number, ERROR, f"{column} {cell!r} is not a number"))
+                    return
+        if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
+            problems.append(Problem(name, number, WARNING, "more cells than header columns; extras ignored"))
+        parsed.append((number, row))
+    if not parsed:
+        problems.append(Problem(name, None, ERROR, "has no data rows"))
+        return
+    for column in (c for c in ACCURACY_COLUMNS if c in columns):  # one scale per column, from its largest value
+        factor = _scale_factor(column, max(r.get(column, 0.0) for _, r in parsed))
+        if factor != 1.0:
+            problems.append(_scale_warning(column, factor, name, 1))
+            for _, r in parsed:
+                if column in r:
+                    r[column] *= factor
+    last_hours, last_epoch, warned_epoch = -math.inf, -math.inf, False
+    for number, row in parsed:
+        if not math.isfinite(row["hours"]) or row["hours"] < last_hours:
+            problems.append(Problem(name, number, ERROR, f"hours {row['hours']:g} is less than the row before "
+                                    f"({last_hours:g}); hours are cumulative"))
+            return
+        if "epoch" in row and row["epoch"] <= last_epoch and not warned_epoch:
+            warned_epoch = True
+            problems.append(Problem(name, number, WARNING, f"epoch {row['epoch']:g} does not increase"))
+        last_hours, last_epoch = row["hours"], row.get("epoch", last_epoch)
+        sub.rows.append(row)
+        if task and sub.training_hours is None and row[task.column] >= task.threshold:
+            sub.training_hours = row["hours"]
+    if task and sub.training_hours is None:
+        best = max(r[task.column] for r in sub.rows)
+        problems.append(Problem(name, None, ERROR, f"never reaches {task.column} ≥ {task.threshold:g} "
+                                f"(best {best:g}); only entries that reach the threshold are ranked"))
+
+
+def find_submissions(paths: list[str | Path]) -> list[tuple[Path, Path]]:
+    """(json file, root) for every submission JSON under the given files or folders."""
+    found = []
+    for p in map(Path, paths):
+        if p.is_file():
+            root = next((a.parent for a in p.parents if a.name.lower() in BOARD_TASKS), p.parent)
+            found.append((p, root))
+        elif p.is_dir():
+            found += [(f, p) for f in sorted(p.rglob("*.json"))]
+    return found
+
+
+def orphan_tsvs(folder: Path) -> list[Problem]:
+    """Training logs with no JSON of the same name."""
+    return [Problem(str(t.relative_to(folder)), None, WARNING, "TSV without a JSON of the same name; "
+                    "name the pair alike (model.json + model.tsv)")
+            for t in sorted(folder.rglob("*.tsv")) if not t.with_suffix(".json").exists()]

@@ -1,0 +1,210 @@
+"""DAWNBench submissions: the validator, the real 118 entries, the boards, export, and fuzzing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_analysis import write_run
+
+from dawnbench.leaderboard import build_boards, display
+from dawnbench.submissions import export_training
+from dawnbench.submissions.validate import read_submission
+
+ENTRIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "dawnbench-entries"
+
+GOOD = {"version": "v1.0", "author": "A", "authorEmail": "a@b", "framework": "PyTorch", "model": "M",
+        "hardware": "1 V100", "costPerHour": 3.06, "timestamp": "2019-01-02", "misc": {}}
+GOOD_TSV = "epoch\thours\ttop1Accuracy\n1\t0.01\t90.5\n2\t0.02\t94.1\n3\t0.03\t94.5\n"
+
+
+def write_entry(root: Path, name: str, fields=GOOD, tsv: str | None = GOOD_TSV, task="CIFAR10") -> Path:
+    folder = root / task / "train"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    path.write_text(fields if isinstance(fields, str) else json.dumps(fields, indent=4))
+    if tsv is not None:
+        path.with_suffix(".tsv").write_text(tsv)
+    return path
+
+
+def messages(sub) -> list[tuple[int | None, str, str]]:
+    return [(p.line, p.severity, p.message) for p in sub.problems]
+
+
+# --- the validator on written examples ------------------------------------------------------
+def test_good_entry_has_no_problems_and_its_time(tmp_path):
+    sub = read_submission(write_entry(tmp_path, "good"), tmp_path)
+    assert sub.problems == [] and sub.training_hours == 0.02 and sub.task.key == "cifar10"
+
+
+@pytest.mark.parametrize("fields, tsv, line, severity, text", [
+    ('{\n  "version": "v1.0",\n  "author": \n}', GOOD_TSV, 4, "error", "not valid JSON"),
+    ({k: v for k, v in GOOD.items() if k != "author"}, GOOD_TSV, None, "error", "required field 'author' is missing"),
+    ({**GOOD, "costPerHour": "3.06"}, GOOD_TSV, 8, "error", "'costPerHour' must be a positive number"),
+    ({**GOOD, "timestamp": "2019-13-45"}, GOOD_TSV, 9, "error", "is not a date"),
+    ({**GOOD, "timestamp": "2019-1-2"}, GOOD_TSV, 9, "warning", "should be written 2019-01-02"),
+    ({**GOOD, "misc": "batch 512"}, GOOD_TSV, 10, "warning", "'misc' should be an object"),
+    (GOOD, None, None, "error", "its training log CIFAR10/train/e.tsv is missing"),
+    (GOOD, "epoch\thours\tacc\n1\t0.1\t95\n", 1, "error", "header lacks top1Accuracy"),
+    (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.1\t9O.5\n", 2, "error", "top1Accuracy '9O.5' is not a number"),
+    (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.2\t90\n2\t0.1\t95\n", 3, "error", "hours 0.1 is less than"),
+    (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.1\t90\n1\t0.2\t95\n", 3, "warning", "epoch 1 does not increase"),
+    (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.1\t90\n2\t0.2\t93.9\n", None, "error", "never reaches top1Accuracy ≥ 94"),
+    (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.1\t0.9\n2\t0.2\t0.95\n", 1, "warning", "looks like a 0–1 fraction"),
+    (GOOD, "epoch\thours\ttop1Accuracy\t\n1\t0.1\t95\t\n", 1, "warning", "blank column name"),
+    (GOOD, "\ufeffepoch\thours\ttop1Accuracy\r\n1\t0.1\t95\r\n", 1, "warning", "byte-order mark"),
+])
+def test_each_flaw_is_located(tmp_path, fields, tsv, line, severity, text):
+    sub = read_submission(write_entry(tmp_path, "e", fields, tsv), tmp_path)
+    assert any(l == line and s == severity and text in m for l, s, m in messages(sub)), messages(sub)
+
+
+def test_fraction_accuracies_are_rescaled_and_ranked(tmp_path):
+    sub = read_submission(write_entry(tmp_path, "e", GOOD, "epoch\thours\ttop1Accuracy\n1\t0.1\t0.9\n2\t0.2\t0.95\n"),
+                          tmp_path)
+    assert sub.ok and sub.training_hours == 0.2
+
+
+def test_unknown_task_folder(tmp_path):
+    sub = read_submission(write_entry(tmp_path, "e", task="Cifar100"), tmp_path)
+    assert not sub.ok and "not under a known task folder" in sub.problems[0].message
+
+
+def test_validate_cli_exit_status(tmp_path):
+    write_entry(tmp_path, "good")
+    ok = subprocess.run([sys.executable, "-m", "dawnbench", "validate", str(tmp_path)], capture_output=True, text=True)
+    assert ok.returncode == 0 and "0 error(s)" in ok.stdout
+    write_entry(tmp_path, "bad", {**GOOD, "timestamp": "soon"})
+    bad = subprocess.run([sys.executable, "-m", "dawnbench", "validate", str(tmp_path), "--json"],
+                         capture_output=True, text=True)
+    doc = json.loads(bad.stdout)
+    assert bad.returncode == 1 and doc["errors"] == 1 and "Traceback" not in bad.stderr
+    assert doc["problems"][0] == {"file": "CIFAR10/train/bad.json", "line": 9, "severity": "error",
+                                  "message": "timestamp 'soon' is not a date; write yyyy-mm-dd"}
+
+
+# --- fuzzing: never a traceback, always a located message ------------------------------------
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(json_text=st.one_of(st.text(max_size=300), st.binary(max_size=200),
+                           st.dictionaries(st.sampled_from(list(GOOD) + ["latency", "cost", "top1Accuracy"]),
+                                           st.one_of(st.none(), st.booleans(), st.integers(), st.floats(),
+                                                     st.text(max_size=20), st.lists(st.integers(), max_size=3)),
+                                           max_size=12).map(json.dumps)),
+       tsv_text=st.one_of(st.text(alphabet="epochursTt1A\t\n\r.0123456789-e ", max_size=300), st.binary(max_size=100)),
+       kind=st.sampled_from(["train", "inference"]))
+def test_fuzzed_files_give_located_problems(tmp_path_factory, json_text, tsv_text, kind):
+    root = tmp_path_factory.mktemp("fuzz")
+    folder = root / "SQuAD" / kind
+    folder.mkdir(parents=True)
+    path = folder / "x.json"
+    (path.write_bytes if isinstance(json_text, bytes) else path.write_text)(json_text)
+    tsv = path.with_suffix(".tsv")
+    (tsv.write_bytes if isinstance(tsv_text, bytes) else tsv.write_text)(tsv_text)
+    sub = read_submission(path, root)
+    for p in sub.problems:
+        assert p.file.startswith("SQuAD/") and p.severity in ("error", "warning") and p.message
+        assert p.line is None or p.line >= 1
+    if sub.ok:
+        assert sub.kind == "inference" or sub.training_hours is not None
+    build_boards(root)  # the boards never fail on what the validator let through
+
+
+# --- the real entries ---------------------------------------------------------------------------
+def test_all_118_real_entries_import_with_their_real_flaws():
+    boards = build_boards(ENTRIES)
+    assert len(boards.submissions) == 118 and all(s.ok for s in boards.submissions)
+    found = {(p.file, p.line, p.severity): p.message for p in boards.problems}
+    assert ("CIFAR10/train/KRes34_1GTX1080Ti_pytorch.tsv", 1, "warning") in found  # BOM
+    assert "'misc' should be an object" in found[("ImageNet/train/ppwwyyxx_resnet152_8P100-DGX1_tensorpack.json", 11, "warning")]
+    assert "f1Score looks like 0–100" in found[("SQuAD/inference/dawn_fastfusionnet-1080ti.json", 13, "warning")]
+    assert "epoch 18 does not increase" in found[("ImageNet/train/google_resnet50_tpu_tensorflow111_fastai.tsv", 21, "warning")]
+    assert "should be written 2019-07-22" in found[("ImageNet/inference/HaifanData_resnet50_1GTX1080Ti_tensorflow.json", 12, "warning")]
+
+
+def test_real_boards_now_and_at_the_end_of_round_one():
+    proc = subprocess.run([sys.executable, "-m", "dawnbench", "leaderboard", str(ENTRIES), "--json"],
+                          capture_output=True, text=True)
+    doc = json.loads(proc.stdout)
+    assert set(doc["tasks"]) == {"cifar10", "imagenet", "squad"}
+    cifar = doc["tasks"]["cifar10"]
+    first = cifar["training_time"][0]
+    assert (first["rank"], first["display"], first["model"]) == (1, "0:00:10", "Custom Resnet 9")
+    assert [r["rank"] for r in cifar["training_time"]] == list(range(1, 32))
+    assert cifar["inference_cost"][0]["display"] == "$0.0021"  # BaiduNet8: 2.078e-07 $/item × 10,000
+    assert cifar["inference_latency"][1]["display"] == "0.683 ms"
+    squad = doc["tasks"]["squad"]["inference_latency"]
+    assert squad[1]["model"] == "FastFusionNet"  # ranked after its F1 was rescaled
+    round_one = build_boards(ENTRIES, until=__import__("datetime").date(2018, 4, 20)).tasks
+    assert round_one["imagenet"]["training_time"][0]["display"] == "0:30:43"  # Google, TPUv2 pod
+    assert round_one["cifar10"]["training_time"][0]["display"] == "0:02:54"   # fast.ai, 8 V100
+
+
+def test_display_rules_by_hand():
+    assert display("training_time", 10.0) == "0:00:10"
+    assert display("training_time", 10.0001) == "0:00:11"      # rounded up
+    assert display("training_time", 3 * 3600 + 61.2) == "3:01:02"
+    assert display("training_cost", 12.596) == "$12.60"
+    assert display("inference_latency", 0.683) == "0.683 ms"
+    assert display("inference_cost", 0.002078) == "$0.0021"
+
+
+def test_ties_keep_file_name_order(tmp_path):
+    for name in ("b", "a", "c"):
+        write_entry(tmp_path, name)
+    rows = build_boards(tmp_path).tasks["cifar10"]["training_time"]
+    assert [(r["rank"], r["file"]) for r in rows] == [
+        (1, "CIFAR10/train/a.json"), (2, "CIFAR10/train/b.json"), (3, "CIFAR10/train/c.json")]
+    assert rows[0]["value"] == 72.0 and build_boards(tmp_path).tasks["cifar10"]["training_cost"][0]["display"] == "$0.06"
+
+
+# --- export: this project's runs rank beside the historical entries ------------------------------
+def test_export_runs_of_one_configuration(tmp_path):
+    for i, tta in enumerate([10.0, 14.0, None, 12.0]):
+        write_run(tmp_path / "runs" / f"run{i}", i, tta, 0.6)
+        (tmp_path / "runs" / f"run{i}" / "epochs.tsv").write_text(
+            f"epoch\thours\ttop1Accuracy\n0.6\t{(tta or 9.0) / 3600:.9f}\t{99.1 if tta else 98.0}\n")
+    json_path, tsv_path = export_training([tmp_path / "runs"], tmp_path / "sub", "A <b>", "a@b")
+    doc = json.loads(json_path.read_text())
+    facts = doc["misc"]["dawnbench"]
+    assert json_path.parent == tmp_path / "sub" / "MNIST" / "train" and tsv_path.is_file()
+    assert facts["runs"] == 4 and facts["success_fraction"] == 0.75 and facts["representative_seed"] == 3
+    assert facts["tta_cov"] == pytest.approx(((4 + 4) / 3) ** 0.5 / 12)
+    [row] = build_boards(tmp_path / "sub").tasks["mnist"]["training_time"]
+    assert row["display"] == "0:00:12" and row["runs"] == 4 and row["success_fraction"] == 0.75
+
+
+def test_website_in_chromium(tmp_path):
+    from test_report import render
+
+    root = tmp_path / "entries"
+    shutil.copytree(ENTRIES, root)
+    write_entry(root, "zz_hostile", {**GOOD, "author": "<script>document.title='pwned'</script>",
+                                     "codeURL": "javascript:alert(1)"})
+    proc = subprocess.run([sys.executable, "-m", "dawnbench", "leaderboard", str(root), "--html",
+                           str(tmp_path / "site"), "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    site = tmp_path / "site"
+    html = "".join(p.read_text() for p in site.rglob("*.html"))
+    assert "https://cdn" not in html and "<script src" not in html
+    dom, shot = render(site / "index.html", tmp_path / "a")
+    assert "Custom Resnet 9" in dom and "0:00:10" in dom and shot.stat().st_size > 20_000
+    dom, shot = render(site / "task-cifar10.html", tmp_path / "b")
+    first_row = dom.split('<table class="sortable" id="training_time">')[1].split("<tr>")[2]
+    assert "0:00:10" in first_row and "Custom Resnet 9" in first_row
+    hostile_row = next(r for r in dom.split("<tr>") if "zz_hostile" in r)
+    assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in hostile_row
+    board = dom.split('id="training_time"')[1].split("</table>")[0]
+    assert 'href="javascript:' not in board and "<td>javascript:alert(1)</td>" in board  # shown, not linked
+    page = site / "entries" / "CIFAR10_train_zz_hostile.html"
+    dom, _ = render(page, tmp_path / "c")
+    assert "pwned</title>" not in dom and "&lt;script&gt;" in dom and "<svg" in dom
+    sorted_dom, _ = render(site / "task-cifar10.html", tmp_path / "d", "#sort=training_time:1:desc")
+    first_sorted = sorted_dom.split('id="training_time"')[1].split("<tr>")[2]
+    assert "0:00:10" not in first_sorted and 'class="sorted-desc"' in sorted_dom
