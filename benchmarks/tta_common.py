@@ -23,11 +23,14 @@ def main(description: str, task: str, runs: int) -> int:
     parser.add_argument("--runs", type=int, default=runs)
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--out", default=None, help="folder for the run records (default: a temp dir)")
+    parser.add_argument("--precision", default="fp32", help="fp32, tf32, bf16 or fp16")
+    parser.add_argument("--compile", default=None, help="a torch.compile mode (default: not compiled)")
     args = parser.parse_args()
 
     data.ensure(get_task(args.task).dataset)
     out = Path(args.out or mkdtemp(prefix="dawnbench-bench-"))
-    results = run_many(RunOptions(task=args.task, entry=args.entry, runs=args.runs, seed=args.seed, out_dir=out))
+    results = run_many(RunOptions(task=args.task, entry=args.entry, runs=args.runs, seed=args.seed, out_dir=out,
+                                  precision=args.precision, compile=args.compile))
     summary = summarize(results)
     console = Console()
     console.print(runs_table(results, summary))

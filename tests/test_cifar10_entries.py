@@ -78,7 +78,7 @@ def test_fast_entry_smoke_run_beats_chance_and_reports_flops(cifar10_ready, tmp_
     assert result.evals[-1].value > 30.0  # chance is 10 %
     t = result.throughput
     assert t["samples_per_s"] > 0 and t["flops_per_sample"] > 0
-    assert 0 < t["fraction_of_peak"] < 2 and t["peak_gflops"] > 0
+    assert 0 < t["fraction_of_peak"] <= 1 and t["peak_gflops"] > 0  # against the fp32 roof (SPEC §12)
 
 
 @pytest.mark.parametrize("level", [0, 1, 2])

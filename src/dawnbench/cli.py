@@ -16,6 +16,7 @@ from rich.console import Console
 
 from dawnbench import __version__, data, pricing
 from dawnbench.errors import DawnbenchError
+from dawnbench.harness.precision import PRECISIONS
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
 EXIT_OK, EXIT_FAILED_RUN, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -47,7 +48,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
                          target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
                          max_wall_seconds=args.max_wall_seconds, continue_after_target=args.continue_,
                          device=args.device, out_dir=Path(args.out), instance=args.instance,
-                         cost_per_hour=args.cost_per_hour, overrides=_parse_set(args.set))
+                         cost_per_hour=args.cost_per_hour, overrides=_parse_set(args.set),
+                         precision=args.precision, compile=args.compile)
     live = LiveProgress(err)
 
     def ensure(name: str) -> None:
@@ -60,6 +62,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     finally:
         live.close()
     summary = summarize(results)
+    _warn_first_run(summary, err)
     if args.json:
         _print_json({"runs": [r.to_dict() for r in results], "summary": summary})
     else:
@@ -70,6 +73,16 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if any(r.status == "interrupted" for r in results):
         return EXIT_INTERRUPTED
     return EXIT_OK if all(r.succeeded for r in results) else EXIT_FAILED_RUN
+
+
+def _warn_first_run(summary: dict[str, Any], err: Console) -> None:
+    from dawnbench.statistics import FIRST_RUN_WARNING
+
+    ratio = summary.get("first_run_ratio")
+    if ratio is not None and ratio > FIRST_RUN_WARNING:
+        err.print(f"[yellow]warning:[/] the first run's time per epoch was {ratio:.2f}× the median of the "
+                  "later runs': one-time costs (start-up, autotuning, compilation) fell inside its timed "
+                  "region. The entry's warm-up should pay them.", highlight=False, soft_wrap=True)
 
 
 def cmd_data_fetch(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -159,7 +172,8 @@ def cmd_infer(args: argparse.Namespace, out: Console, err: Console) -> int:
                                instance=args.instance, cost_per_hour=args.cost_per_hour,
                                warmup_items=args.warmup_items, max_items=args.max_items, task=args.task,
                                scenarios=tuple(args.scenario), scenario_seconds=args.scenario_seconds,
-                               server_qps=args.server_qps, server_latency_ms=args.server_latency_ms)
+                               server_qps=args.server_qps, server_latency_ms=args.server_latency_ms,
+                               precision=args.precision, overrides=_parse_set(args.set))
     with err.status("measuring inference") as spinner:
         inference = measure_run(Path(args.run_dir), options, status=spinner.update)
     if args.json:
@@ -224,7 +238,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.analysis.sweep import config_name, parse_grid, run_sweep
+    from dawnbench.analysis.sweep import config_name, options_for, parse_grid, run_sweep
     from dawnbench.display import LiveProgress, sweep_table
     from dawnbench.harness.runner import RunOptions, prepare
     from dawnbench.reports.plots import sweep_figure
@@ -233,9 +247,9 @@ def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     options = RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
                          max_epochs=args.max_epochs, max_seconds=args.max_seconds, device=args.device,
                          out_dir=Path(args.out), instance=args.instance, cost_per_hour=args.cost_per_hour,
-                         overrides=_parse_set(args.set))
+                         overrides=_parse_set(args.set), precision=args.precision, compile=args.compile)
     for config in configs:  # every configuration is checked before the first run
-        prepare(RunOptions(**{**options.__dict__, "overrides": {**options.overrides, **config}}))
+        prepare(options_for(options, config))
     live = LiveProgress(err)
     try:
         sweep = run_sweep(options, configs, observer=live, config_started=lambda i, c: err.print(
@@ -327,6 +341,14 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{text!r}: write integers separated by commas, e.g. 1,16,64") from None
 
 
+def _add_precision_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
+                        help="fp32 (TF32 off), tf32, bf16 or fp16 (autocast; fp16 with loss scaling)")
+    parser.add_argument("--compile", nargs="?", const="default", metavar="MODE",
+                        help="torch.compile the entry's network during warm-up (mode: default, "
+                             "reduce-overhead, max-autotune, ...)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dawnbench", description="Time-to-accuracy benchmarking.")
     parser.add_argument("--version", action="version", version=f"dawnbench {__version__}")
@@ -349,6 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cost-per-hour", type=float, help="on-demand USD per hour of the hardware")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override an entry hyperparameter (JSON value), repeatable")
+    _add_precision_options(run)
     run.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     run.set_defaults(func=cmd_run)
 
@@ -368,6 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
     infer.add_argument("--scenario-seconds", type=float, default=10.0, help="LoadGen min duration per scenario")
     infer.add_argument("--server-qps", type=float, help="server scenario arrival rate (default: half the best throughput)")
     infer.add_argument("--server-latency-ms", type=float, help="server p99 bound (default: 10 × batch-1 p99)")
+    infer.add_argument("--precision", choices=PRECISIONS, help="inference precision (default: the run's)")
+    infer.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="change an entry hyperparameter for inference, e.g. tta_level=0 (repeatable)")
     infer.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     infer.set_defaults(func=cmd_infer)
 
@@ -406,6 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--instance")
     sweep.add_argument("--cost-per-hour", type=float)
     sweep.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    _add_precision_options(sweep)
     sweep.add_argument("--out", default="sweeps/sweep", help="folder for the runs and sweep.png")
     sweep.add_argument("--json", action="store_true")
     sweep.set_defaults(func=cmd_sweep)

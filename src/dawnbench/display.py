@@ -82,9 +82,21 @@ def format_throughput(t: dict | None) -> str:
         return "—"
     text = f"{t['samples_per_s']:,.0f} samples/s"
     if t.get("achieved_gflops"):
-        text += (f" × {t['flops_per_sample'] / 1e6:,.1f} MFLOP/sample = {t['achieved_gflops']:.1f} GFLOP/s, "
-                 f"{100 * t['fraction_of_peak']:.0f} % of the measured matmul peak ({t['peak_gflops']:.0f} GFLOP/s)")
+        roof = f"the measured {t.get('precision', 'fp32')} roof ({t['peak_gflops']:.0f} GFLOP/s)"
+        text += f" × {t['flops_per_sample'] / 1e6:,.1f} MFLOP/sample = {t['achieved_gflops']:.1f} GFLOP/s, "
+        text += (f"{100 * t['fraction_of_peak']:.0f} % of {roof}" if t.get("fraction_of_peak") is not None
+                 else f"[red]above {roof}: accounting error[/]")
     return text
+
+
+def format_init(r: RunResult) -> str:
+    """Precision, compilation and what init cost: the knobs of SPEC §12 on one line."""
+    text = f"{r.precision}"
+    if r.compile:
+        text += f" · torch.compile ({r.compile}) {format_seconds(r.compile_s)} in init"
+        if r.graphs_compiled_timed:
+            text += f" · [yellow]{r.graphs_compiled_timed} graph(s) compiled inside the timed region[/]"
+    return text + f" · init {format_seconds(r.init_s)} (warm-up on synthetic data, untimed)"
 
 
 def result_card(r: RunResult) -> Panel:
@@ -101,6 +113,7 @@ def result_card(r: RunResult) -> Panel:
         ("time to accuracy", f"{format_seconds(r.time_to_accuracy_s)} ({format_duration(r.time_to_accuracy_s)})"
          if r.time_to_accuracy_s is not None else "∞ (target not reached)"),
         ("epochs to target", "—" if r.epochs_to_target is None else f"{r.epochs_to_target:.3f}"),
+        ("precision", format_init(r)),
         ("last evaluation", "—" if last is None else f"{last:.2f} after {r.evals[-1].epoch:.3f} epochs"),
         ("wall time", f"{format_seconds(r.wall_s)} (evaluation {format_seconds(r.eval_s)}, "
                       f"init {format_seconds(r.init_s)}, checkpoint {format_seconds(r.checkpoint_s)}, logging {format_seconds(r.log_s)})"),

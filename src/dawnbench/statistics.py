@@ -48,14 +48,17 @@ class RunSample:
     epochs: float | None = None         # epochs to target (or trained, if it failed)
     status: str = "success"
     samples_per_s: float | None = None  # training throughput, when known
+    time_per_epoch_s: float | None = None  # timed seconds per epoch up to the last evaluation
 
     @classmethod
     def from_result(cls, r: Any) -> RunSample:
         """From a :class:`~dawnbench.harness.record.RunResult`."""
         throughput = (r.throughput or {}).get("samples_per_s")
         epochs = r.epochs_to_target if r.succeeded else (r.evals[-1].epoch if r.evals else None)
+        last = r.evals[-1] if r.evals else None
+        per_epoch = last.timed_s / last.epoch if last and last.epoch > 0 else None
         return cls(r.run_dir, r.succeeded, r.time_to_accuracy_s if r.succeeded else None, epochs,
-                   r.status, throughput)
+                   r.status, throughput, per_epoch)
 
 
 def _pstd(values: Sequence[float]) -> float | None:
@@ -90,6 +93,21 @@ def olympic_mean(samples: Sequence[RunSample]) -> float | None:
     return st.fmean(kept)
 
 
+def first_run_ratio(samples: Sequence[RunSample]) -> float | None:
+    """SPEC §12: the first run's time per epoch / the median of the later runs' (≥ 3 runs, in run order).
+
+    Above ``FIRST_RUN_WARNING`` the first run paid one-time costs (CUDA start-up, autotuning,
+    compilation) inside its timed region: the entry's warm-up missed them.
+    """
+    per_epoch = [s.time_per_epoch_s for s in samples]
+    if len(per_epoch) < 3 or any(v is None for v in per_epoch):
+        return None
+    return per_epoch[0] / st.median(per_epoch[1:])
+
+
+FIRST_RUN_WARNING = 1.2
+
+
 def summarize(runs: Sequence[Any]) -> dict[str, Any]:
     """The §7 summary of one configuration (``RunResult`` or :class:`RunSample` items)."""
     samples = [r if isinstance(r, RunSample) else RunSample.from_result(r) for r in runs]
@@ -122,6 +140,7 @@ def summarize(runs: Sequence[Any]) -> dict[str, Any]:
         "time_per_epoch_cov": cv_per_epoch,
         "std_ratio": cv_epochs / cv_per_epoch if cv_epochs is not None and cv_per_epoch else None,
         "samples_per_s_mean": st.fmean(throughputs) if throughputs else None,
+        "first_run_ratio": first_run_ratio(samples),
         "statuses": {s: sum(x.status == s for x in samples) for s in sorted({x.status for x in samples})},
     }
 

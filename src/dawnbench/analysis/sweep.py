@@ -12,6 +12,11 @@ epoch, TTA and success fraction, and two speedups against the first configuratio
 (the baseline): throughput speedup = samples/s ÷ baseline's; TTA speedup = baseline's
 median TTA ÷ this one's. Where the first is > 1 and the second is not, a faster
 epoch did not make a faster result.
+
+Two grid keys are run options rather than hyperparameters (SPEC §12):
+``precision=fp32,bf16`` and ``compile=off,default`` (``off`` = not compiled), so the
+mixed-precision and compiler speedups, throughput and TTA side by side, are one
+command: ``--grid precision=fp32,bf16 --grid compile=off,default``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,18 @@ def parse_grid(items: list[str]) -> list[dict[str, Any]]:
     return [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
 
 
+RUN_OPTION_KEYS = ("precision", "compile")
+
+
+def options_for(options: RunOptions, config: dict[str, Any]) -> RunOptions:
+    """The run options of one configuration: run-option keys set fields, the rest are hparams."""
+    fields = {k: v for k, v in config.items() if k in RUN_OPTION_KEYS}
+    if fields.get("compile") in ("off", "none", False):
+        fields["compile"] = None
+    hparams = {k: v for k, v in config.items() if k not in RUN_OPTION_KEYS}
+    return replace(options, overrides={**options.overrides, **hparams}, **fields)
+
+
 def config_name(config: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in config.items())
 
@@ -81,8 +98,7 @@ def run_sweep(options: RunOptions, configs: list[dict[str, Any]], observer: RunO
     all_results = []
     for i, config in enumerate(configs):
         config_started(i, config)
-        opts = replace(options, out_dir=out_root / config_name(config),
-                       overrides={**options.overrides, **config})
+        opts = replace(options_for(options, config), out_dir=out_root / config_name(config))
         all_results.append(run_many(opts, observer, ensure_data))
         if any(r.status == "interrupted" for r in all_results[-1]):
             break

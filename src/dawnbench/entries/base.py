@@ -1,7 +1,7 @@
 """The entry contract: what a training recipe provides to the harness.
 
 An entry is a subclass of :class:`Entry`. The harness creates one instance per run,
-calls :meth:`Entry.warmup` (optional, untimed), starts the clock, and drives
+calls :meth:`Entry.warmup` (untimed, on synthetic data), starts the clock, and drives
 :meth:`Entry.train`, a generator. Every ``yield`` hands control back to the harness,
 which stops the clock, evaluates the scored split through :meth:`Entry.predict`,
 records the result, and either stops the run or resumes the generator with the
@@ -15,10 +15,35 @@ What is timed (SPEC §2)
     starts the generator to each ``yield``, and again from each resumption.
 
 What is not timed, but recorded
-    ``warmup`` (``init_s``), every call of ``predict`` during evaluation (``eval_s``),
+    ``warmup`` (``init_s``, compilation included as ``compile_s``), every call of ``predict`` during evaluation (``eval_s``),
     saving the model at the first passing evaluation (``checkpoint_s``), and the
     harness's own logging (all part of ``wall_s``). After the run, FLOPs per
     sample are counted on ``flop_model()`` when the entry provides it (untimed).
+
+Warm-up (SPEC §12), untimed, before ``run_start``
+    The harness calls ``warmup(ctx)`` with a *synthetic* context: ``ctx.synthetic`` is
+    True and ``ctx.load_train()`` returns random uint8 inputs and labels of the
+    training split's shapes, so the dataset is never touched. The default warm-up
+    runs the entry's own ``train`` on that split until ``warmup_steps`` optimizer
+    steps have been taken (counted with torch's global optimizer-step hook) or it
+    first yields, whichever comes first, then ``predict`` on random scored-split
+    items at ``eval_batch_size`` and at batch size 1 — so the CUDA context, cuDNN
+    autotuning, allocator growth and ``torch.compile`` are paid here, with the real
+    step and shapes, and every entry gets it for free. An entry that steps no
+    ``torch.optim`` optimizer should override ``warmup`` (or set ``warmup_steps = 0``
+    to skip it).
+
+Precision and compilation (SPEC §12)
+    ``Entry.precisions`` lists the precisions the harness may impose: it sets the TF32
+    flags and autocast around ``train`` and ``predict``. fp16 needs loss scaling, so
+    an entry lists it only if its step goes through ``ctx.scaler``
+    (``ctx.scaler.scale(loss).backward(); ctx.scaler.step(opt); ctx.scaler.update()``,
+    a pass-through for every other precision). ``Entry.own_precisions`` lists those
+    the entry implements itself (e.g. fp16 weights with fp32 BatchNorm): the harness
+    then sets no autocast and the entry reads ``ctx.precision``. Wrap the network in
+    ``ctx.compile(model)`` where it should be compiled (the identity unless the run
+    asked for ``--compile``), and keep the uncompiled module in ``self.model`` so its
+    ``state_dict`` keys stay plain.
 
 Rules
     * ``warmup`` may compile or warm up kernels on synthetic data only; it must not
@@ -55,11 +80,12 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from dawnbench.errors import EntryError
 from dawnbench.tasks import Task
@@ -83,6 +109,36 @@ class TrainContext:
     device: torch.device
     hparams: dict[str, Any]
     load_train: Callable[[], tuple[np.ndarray, np.ndarray]]  # (uint8 inputs, int64 labels)
+    precision: str = "fp32"                  # fp32, tf32, bf16 or fp16 (SPEC §12)
+    scaler: torch.amp.GradScaler = field(default_factory=lambda: torch.amp.GradScaler("cpu", enabled=False))
+    compile: Callable[[torch.nn.Module], torch.nn.Module] = lambda module: module
+    synthetic: bool = False                  # True in warm-up: load_train() returns random data
+    synthetic_inputs: Callable[[int], torch.Tensor] | None = None  # n random scored-split items (warm-up)
+
+
+class _WarmupDone(BaseException):
+    """Raised by the optimizer-step hook to end the default warm-up's pass through ``train``."""
+
+
+def run_for_steps(gen: Iterator[Progress], steps: int) -> int:
+    """Drive a ``train`` generator until ``steps`` optimizer steps or its first yield; return the steps."""
+    taken = 0
+
+    def count(_optimizer, _args, _kwargs) -> None:
+        nonlocal taken
+        taken += 1
+        if taken >= steps:
+            raise _WarmupDone
+
+    handle = register_optimizer_step_post_hook(count)
+    try:
+        next(gen, None)
+    except _WarmupDone:
+        pass
+    finally:
+        handle.remove()
+        gen.close()
+    return taken
 
 
 class Entry(ABC):
@@ -93,6 +149,9 @@ class Entry(ABC):
     hparams: ClassVar[dict[str, Any]] = {}
     hparams_by_task: ClassVar[dict[str, dict[str, Any]]] = {}
     eval_batch_size: ClassVar[int] = 1000     # batch size the harness uses for predict
+    warmup_steps: ClassVar[int] = 10          # optimizer steps of the default warm-up
+    precisions: ClassVar[tuple[str, ...]] = ("fp32", "tf32", "bf16")  # the harness imposes these
+    own_precisions: ClassVar[tuple[str, ...]] = ()  # the entry implements these itself
 
     def __init__(self, task: Task, device: torch.device, overrides: dict[str, Any] | None = None):
         self.task = task
@@ -102,7 +161,16 @@ class Entry(ABC):
                                    **(overrides or {})}
 
     def warmup(self, ctx: TrainContext) -> None:
-        """Untimed init on synthetic data (compilation, kernel warm-up). Optional."""
+        """Untimed init on ``ctx``'s synthetic data: by default, ``train`` for ``warmup_steps``
+        optimizer steps (or to its first yield), then ``predict`` at both batch sizes."""
+        if self.warmup_steps <= 0:
+            return
+        run_for_steps(self.train(ctx), self.warmup_steps)
+        if ctx.synthetic_inputs is not None:
+            inputs = ctx.synthetic_inputs(self.eval_batch_size)
+            with torch.inference_mode():
+                self.predict(inputs)
+                self.predict(inputs[:1])
 
     def flop_model(self) -> tuple[torch.nn.Module, torch.Tensor] | None:
         """Optional: the trained network and a small synthetic batch of training-shaped inputs.

@@ -1,7 +1,17 @@
-"""cifar10-fast: CIFAR-10 to 94 % top-1 in about ten epochs.
+"""cifar10-fast: CIFAR-10 to 94 % top-1 in twelve epochs.
 
-Evidence: see README "Measured results" (benchmarks/cifar10_tta.py); on the 2-core
-development CPU this network trains at ~100 images/s, so a run takes ~1.5 hours.
+Evidence (README "Accelerators"; benchmarks/cifar10_tta.py, benchmarks/gpu_suite.py):
+  * 2-core AVX-512 EPYC, bf16 autocast, seed 0: 94.42 % at epoch 12, TTA 730 s (808
+    images/s, 54 % of the measured bf16 roof); fp32: see the README.
+  * Why 12 epochs, not airbench94's 9.9: on an H100 the 9.9-epoch schedule reached 94 %
+    in 7 of 15 seeds (the others ended at 93.80-93.97 %); airbench94 itself, 20 seeds,
+    reached it in 10/20 at 9.9 epochs, 17/20 at 11 and 20/20 at 12 (mean 94.27 %). The
+    schedule (warm-up, decay, lookahead) is defined in fractions of the run, so 12 epochs
+    is the same recipe stretched. Reliability over seeds at 12 epochs on a GPU is not yet
+    measured here (no GPU was lent to the session that made the change).
+  * Precision: the harness's bf16 autocast trained it to chance (10 %) until autocast's
+    weight-cast cache was switched off (harness/precision.py says why); with it off, bf16
+    reached 94.42 % on the CPU above.
 
 The recipe follows the public record of fast CIFAR-10 training; the code is written
 here. Sources for the ideas:
@@ -27,10 +37,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from dawnbench.entries.base import Entry, Progress, TrainContext
+from dawnbench.entries.graphs import CudaGraphed
 
 # --- hyperparameters (all of them) -----------------------------------------------------
 HPARAMS = {
-    "epochs": 9.9,
+    "epochs": 12.0,             # airbench94's 9.9 reached 94 % in 7 of 15 seeds; see the header
     "batch_size": 1024,
     "lr": 11.5,                 # per 1024 examples, for the summed loss (scaled below)
     "momentum": 0.85,
@@ -45,8 +56,9 @@ HPARAMS = {
     "scaling_factor": 1 / 9,    # multiplies the logits
     "lookahead_every": 5,       # steps between weight-averaging updates
     "tta_level": 2,             # 0 none, 1 flip, 2 flip + 1-pixel translations
-    "first_eval_epoch": 9,      # earlier evaluations cannot pass 94 % and cost ~3 min of wall each on a CPU
+    "first_eval_epoch": 11,     # earlier evaluations cannot pass 94 % and cost ~1 min of wall each on a CPU
     "train_subset": None,       # use only the first N training images (smoke tests)
+    "cuda_graph_predict": True,  # batch-1 predict on a GPU as one CUDA-graph replay (TTA inside)
 }
 CIFAR_MEAN = torch.tensor([125.307, 122.961, 113.8575]) / 255
 CIFAR_STD = torch.tensor([51.5865, 50.847, 51.255]) / 255
@@ -142,6 +154,8 @@ class Cifar10Fast(Entry):
     tasks = ("cifar10",)
     hparams = HPARAMS
     eval_batch_size = 1000
+    warmup_steps = 8
+    precisions = ("fp32", "tf32", "bf16", "fp16")  # the step goes through ctx.scaler
 
     def make_model(self) -> nn.Module:
         hp = self.hp
@@ -162,6 +176,7 @@ class Cifar10Fast(Entry):
 
         # Network, whitening, optimiser.
         self.model = self.make_model().to(device)
+        forward = ctx.compile(self.model)
         whiten = self.model[0]
         init_whitening(whiten, x_train[:5000])
         steps_per_epoch = max(1, n // bs)
@@ -198,12 +213,13 @@ class Cifar10Fast(Entry):
             for i in range(steps_per_epoch):
                 batch = order[i * bs:(i + 1) * bs]
                 whiten.bias.requires_grad = step < whiten_bias_steps
-                outputs = self.model(epoch_x[batch])
+                outputs = forward(epoch_x[batch])
                 loss = F.cross_entropy(outputs, y_train[batch], label_smoothing=hp["label_smoothing"],
                                        reduction="sum")
                 optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
+                ctx.scaler.scale(loss).backward()
+                ctx.scaler.step(optimizer)
+                ctx.scaler.update()
                 schedule.step()
                 step += 1
                 if step % hp["lookahead_every"] == 0 or step == total_steps:
@@ -231,6 +247,15 @@ class Cifar10Fast(Entry):
 
     def predict(self, inputs: torch.Tensor) -> torch.Tensor:
         self.model.eval()
+        if len(inputs) == 1 and self.device.type == "cuda" and self.hp["cuda_graph_predict"]:
+            # Batch 1 is launch-bound (six small forward passes with TTA): replay them as one graph.
+            graphed = getattr(self, "_graphed", None)
+            if graphed is None or graphed[0] is not self.model:  # a new network needs a new capture
+                self._graphed = graphed = (self.model, CudaGraphed(self._predict, inputs.to(self.device)))
+            return graphed[1](inputs)
+        return self._predict(inputs)
+
+    def _predict(self, inputs: torch.Tensor) -> torch.Tensor:
         x = to_float(inputs.to(self.device)).contiguous(memory_format=torch.channels_last)
         level = self.hp["tta_level"]
 

@@ -121,6 +121,8 @@ class SeedResNet(Entry):
     tasks = ("cifar10",)
     hparams = HPARAMS
     eval_batch_size = 500
+    warmup_steps = 3                  # the steps are long on a CPU; three cover kernel selection
+    precisions = ("fp32", "tf32", "bf16", "fp16")  # the step goes through ctx.scaler
     depth: int = 0
     bottleneck: bool = False
 
@@ -137,6 +139,7 @@ class SeedResNet(Entry):
         n, bs = len(x_train), hp["batch_size"]
 
         self.model = self.make_model().to(device)
+        forward = ctx.compile(self.model)
         optimizer = torch.optim.SGD(self.model.parameters(), lr=hp["lr_schedule"][0][1],
                                     momentum=hp["momentum"], weight_decay=hp["weight_decay"])
         epoch, samples = 0, 0
@@ -149,10 +152,11 @@ class SeedResNet(Entry):
                 for start in range(0, n, bs):  # the last, smaller batch is kept, as in the seed code
                     batch = order[start:start + bs]
                     inputs = random_crop_flip(x_padded[batch], pad)
-                    loss = F.cross_entropy(self.model(inputs), y_train[batch])
+                    loss = F.cross_entropy(forward(inputs), y_train[batch])
                     optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
-                    optimizer.step()
+                    ctx.scaler.scale(loss).backward()
+                    ctx.scaler.step(optimizer)
+                    ctx.scaler.update()
                     samples += len(batch)
                 epoch += 1
                 yield Progress(epoch=float(epoch), samples=samples, loss=loss.detach())

@@ -28,10 +28,12 @@ EVAL_ACCURACY = "eval_accuracy"
 EVAL_TARGET = "eval_target"
 TRAIN_SAMPLES = "train_samples"
 EVAL_SAMPLES = "eval_samples"
+PRECISION = "lowest_numerical_precision_in_linear"
 # Added here
 ENTRY = "entry"
 HPARAMS = "hparams"
 CHECKPOINT = "checkpoint"
+COMPILE = "compile"
 
 POINT_IN_TIME = "POINT_IN_TIME"
 INTERVAL_START = "INTERVAL_START"

@@ -69,6 +69,10 @@ class RunResult:
     init_s: float = 0.0
     log_s: float = 0.0
     checkpoint_s: float = 0.0
+    compile_s: float | None = None      # torch.compile time inside init_s (None: not compiled)
+    graphs_compiled_timed: int | None = None  # graphs compiled after run_start (should be 0)
+    precision: str = "fp32"
+    compile: str | None = None          # torch.compile mode
     epochs_to_target: float | None = None
     samples_to_target: int | None = None
     evals: list[Evaluation] = field(default_factory=list)

@@ -4,11 +4,13 @@
     results = run_many(RunOptions(task="mnist", runs=5))
 
 One run, in order: resolve everything that can fail on bad input (task, entry,
-price, device) before anything is measured; load the scored split (the harness's,
-untimed); ``warmup`` (``init_s``); ``run_start``; drive ``train`` with the clock
-running and evaluate at each yield with the clock stopped; stop at the first
-passing evaluation, at a budget, or on failure; write the record after every
-evaluation and at the end.
+price, device, precision, compile mode) before anything is measured; load the
+scored split (the harness's, untimed); ``warmup`` on synthetic data of the task's
+shapes (``init_s``, compilation included as ``compile_s``); ``run_start``; drive
+``train`` with the clock running and evaluate at each yield with the clock stopped
+— both inside the run's precision (TF32 flags, autocast); stop at the first passing
+evaluation, at a budget, or on failure; write the record after every evaluation
+and at the end.
 
 Budgets and statuses (SPEC §3):
 * ``success``      an evaluation reached the target; TTA = timed seconds then.
@@ -44,7 +46,19 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.harness import checkpoint, mllog
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.observer import RunObserver
+from dawnbench.harness.precision import (
+    MLPERF_NAMES,
+    check_precision,
+    make_scaler,
+    precision_scope,
+)
 from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult
+from dawnbench.harness.warmup import (
+    COMPILE_MODES,
+    compile_stats,
+    compiler,
+    synthetic_context,
+)
 from dawnbench.tasks import Task, get_task
 
 
@@ -64,6 +78,8 @@ class RunOptions:
     instance: str | None = None         # priced from the bundled catalog
     cost_per_hour: float | None = None  # overrides the catalog
     overrides: dict[str, Any] = field(default_factory=dict)
+    precision: str = "fp32"             # fp32, tf32, bf16, fp16 (SPEC §12)
+    compile: str | None = None          # a torch.compile mode, or None
 
 
 class _Stop(BaseException):
@@ -131,10 +147,11 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def evaluate(entry: Entry, task: Task, inputs: torch.Tensor, labels: torch.Tensor) -> float:
+def evaluate(entry: Entry, task: Task, inputs: torch.Tensor, labels: torch.Tensor,
+             precision: str = "fp32") -> float:
     """Score the entry's predictions on the held split (the entry never sees labels)."""
     outputs = []
-    with torch.inference_mode():
+    with torch.inference_mode(), precision_scope(precision, entry.device, entry.own_precisions):
         for start in range(0, len(inputs), entry.eval_batch_size):
             outputs.append(entry.predict(inputs[start:start + entry.eval_batch_size]).cpu())
     return task.metric.compute(torch.cat(outputs), labels)
@@ -169,6 +186,8 @@ class PreparedRun:
     threshold: float
     hardware: dict[str, Any]
     software: dict[str, Any]
+    precision: str = "fp32"
+    compile: str | None = None
 
 
 def prepare(options: RunOptions) -> PreparedRun:
@@ -191,10 +210,15 @@ def prepare(options: RunOptions) -> PreparedRun:
             raise DawnbenchError(f"{name} must be a positive number, not {value}.")
     instance, price = pricing.resolve(options.instance, options.cost_per_hour)
     device = resolve_device(options.device)
+    check_precision(options.precision, device, entry_cls)
+    if options.compile is not None and options.compile not in COMPILE_MODES:
+        raise DawnbenchError(f"--compile {options.compile!r}: not a torch.compile mode; use one of "
+                             f"{', '.join(COMPILE_MODES)}, or leave --compile out.")
     official = options.target is None or options.target == task.threshold
     return PreparedRun(task, entry_cls, device, instance, price, official,
-                     task.threshold if options.target is None else options.target,
-                     environment.hardware_info(device), environment.software_info(entry_cls))
+                       task.threshold if options.target is None else options.target,
+                       environment.hardware_info(device), environment.software_info(entry_cls),
+                       options.precision, options.compile)
 
 
 def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
@@ -209,6 +233,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
                        official=prep.official, metric=task.metric.name, threshold=prep.threshold,
                        hparams=dict(entry.hp), hardware=prep.hardware, software=prep.software,
                        instance=prep.instance, cost_per_hour=prep.cost_per_hour,
+                       precision=prep.precision, compile=prep.compile,
                        budget={"max_epochs": options.max_epochs, "max_seconds": options.max_seconds,
                                "max_wall_seconds": options.max_wall_seconds},
                        started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -219,6 +244,8 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
     log.event(mllog.SUBMISSION_DIVISION, "official" if prep.official else "unofficial")
     log.event(mllog.ENTRY, entry.name)
     log.event(mllog.SEED, seed)
+    log.event(mllog.PRECISION, MLPERF_NAMES[prep.precision])
+    log.event(mllog.COMPILE, prep.compile)
     log.event(mllog.HPARAMS, entry.hp)
     if "batch_size" in entry.hp:
         log.event(mllog.GLOBAL_BATCH_SIZE, entry.hp["batch_size"])
@@ -229,21 +256,31 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
     # The scored split belongs to the harness: loaded before run_start, never timed.
     test_inputs, test_labels = data.load_split(task.dataset, task.scored_split)
     test_inputs, test_labels = torch.from_numpy(test_inputs), torch.from_numpy(test_labels)
-    ctx = TrainContext(task=task, seed=seed, device=device, hparams=entry.hp,
-                       load_train=lambda: data.load_split(task.dataset, task.train_split))
+    own = prep.entry_cls.own_precisions
+
+    def context() -> TrainContext:  # a fresh one for warm-up and for the run: no scaler state leaks
+        return TrainContext(task=task, seed=seed, device=device, hparams=entry.hp,
+                            load_train=lambda: data.load_split(task.dataset, task.train_split),
+                            precision=prep.precision, scaler=make_scaler(prep.precision, device, own),
+                            compile=compiler(prep.compile))
     gen = None
     ended = RUNNING
     with _stop_on_signals(options.max_wall_seconds) as disarm:
         try:
             seed_everything(seed)
             log.start(mllog.INIT_START)
-            with clock.segment("init"):
-                entry.warmup(ctx)
-            log.end(mllog.INIT_STOP)
+            before = compile_stats()
+            with clock.segment("init"), precision_scope(prep.precision, device, own):
+                entry.warmup(synthetic_context(context(), tuple(test_inputs.shape[1:]),
+                                               int(test_labels.max()) + 1))
+            compiled = compile_stats() - before
+            result.compile_s = compiled["seconds"] if prep.compile else None
+            log.end(mllog.INIT_STOP, metadata={"compile_s": result.compile_s})
             seed_everything(seed)
+            before = compile_stats()
             clock.start()
             log.start(mllog.RUN_START)
-            gen = entry.train(ctx)
+            gen = entry.train(context())
             ended = _drive(gen, entry, task, prep.threshold, options, clock, record, result,
                            observer, test_inputs, test_labels)
         except _Stop as stop:
@@ -255,11 +292,13 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
             disarm()
             if gen is not None:
                 gen.close()
+        if prep.compile:  # graphs compiled after run_start: their compile time was timed
+            result.graphs_compiled_timed = (compile_stats() - before)["graphs"]
         # A run that passed keeps its success even if it was stopped while continuing.
         result.status = "success" if result.time_to_accuracy_s is not None else ended
         _update_times(result, clock)
         if result.evals:
-            result.throughput = _measure_throughput(entry, result, device)
+            result.throughput = _measure_throughput(entry, result, device, prep.precision)
         if result.time_to_accuracy_s is not None and prep.cost_per_hour is not None:
             result.training_cost_usd = pricing.training_cost(result.time_to_accuracy_s, prep.cost_per_hour)
         log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": clock.timed_s})
@@ -275,8 +314,9 @@ def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions,
     """Alternate timed training and untimed evaluation; return the status if not success."""
     log = record.events
     last_timed, last_samples = 0.0, 0
+    precision, own = options.precision, entry.own_precisions
     while True:
-        with clock.segment("train"):
+        with clock.segment("train"), precision_scope(precision, entry.device, own):
             progress = next(gen, None)
         if progress is None:
             return "not_reached"  # the entry's schedule ended
@@ -286,7 +326,7 @@ def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions,
             return "diverged"
         log.start(mllog.EVAL_START, metadata={"epoch_num": progress.epoch})
         with clock.segment("eval"):
-            value = evaluate(entry, task, test_inputs, test_labels)
+            value = evaluate(entry, task, test_inputs, test_labels, precision)
         with clock.segment("log"):
             timed = clock.timed_s
             result.evals.append(Evaluation(progress.epoch, progress.samples, timed, value))
@@ -328,7 +368,8 @@ def _save_checkpoint(entry: Entry, task: Task, record: RunRecord, result: RunRes
     record.events.event(mllog.CHECKPOINT, path.name, {"epoch_num": epoch})
 
 
-def _measure_throughput(entry: Entry, result: RunResult, device: torch.device) -> dict[str, Any]:
+def _measure_throughput(entry: Entry, result: RunResult, device: torch.device,
+                        precision: str) -> dict[str, Any]:
     """Samples/s to the last evaluation, and FLOP figures when the entry exposes its model."""
     flops, problem = None, None
     try:
@@ -338,7 +379,7 @@ def _measure_throughput(entry: Entry, result: RunResult, device: torch.device) -
     except Exception as err:  # counting is a report, never a reason to lose the run
         problem = f"FLOP counting failed: {type(err).__name__}: {err}"
     last = result.evals[-1]
-    figures = profiling.throughput(last.samples, last.timed_s, flops, device)
+    figures = profiling.throughput(last.samples, last.timed_s, flops, device, precision)
     return {**figures, "flops_error": problem} if problem else figures
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from dawnbench import data, environment, pricing
 from dawnbench.entries import BUILTIN, Entry, load_entry_class
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness import checkpoint
+from dawnbench.harness.precision import check_precision, precision_scope
 from dawnbench.harness.record import atomic_write_text, json_safe, read_result
 from dawnbench.harness.runner import resolve_device
 from dawnbench.inference import figures as fig
@@ -60,6 +61,8 @@ class InferenceOptions:
     scenario_seconds: float = 10.0
     server_qps: float | None = None     # default: half the best offline throughput
     server_latency_ms: float | None = None  # default: 10 × the single-item p99
+    precision: str | None = None        # None: the precision the run trained in
+    overrides: dict[str, Any] = field(default_factory=dict)  # entry hparams changed for inference
 
 
 def _check_options(options: InferenceOptions) -> None:
@@ -119,12 +122,19 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
     instance, price = _price(options, result)
     device = resolve_device(options.device)
     sync = torch.cuda.synchronize if device.type == "cuda" else None
+    precision = options.precision or result.get("precision", "fp32")
+    check_precision(precision, device, entry_cls)
+    unknown = sorted(set(options.overrides) - set(saved["hparams"]))
+    if unknown:
+        raise DawnbenchError(f"--set {', '.join(unknown)}: not a hyperparameter of entry '{entry_cls.name}' "
+                             f"as saved in {run_dir / checkpoint.MODEL_FILE}. Its hyperparameters: "
+                             f"{', '.join(sorted(saved['hparams']))}.")
 
     previous_threads = torch.get_num_threads()
     if options.threads:
         torch.set_num_threads(options.threads)
     try:
-        entry = entry_cls(task, device, saved["hparams"])
+        entry = entry_cls(task, device, {**saved["hparams"], **options.overrides})
         try:
             entry.load_inference_state(saved["state"])
         except DawnbenchError:
@@ -135,18 +145,22 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
                                  "run; re-run training.") from None
         inputs, labels = data.load_split(task.dataset, task.scored_split)
         inputs, labels = torch.from_numpy(inputs), torch.from_numpy(labels)
+
+        def predict(batch: torch.Tensor) -> torch.Tensor:  # per call: LoadGen may call from its threads
+            with precision_scope(precision, device, entry.own_precisions):
+                return entry.predict(batch)
         partial = options.max_items is not None and options.max_items < len(inputs)
         if partial:
             inputs, labels = inputs[:options.max_items], labels[:options.max_items]
 
         status(f"latency: {len(inputs):,} items one at a time")
-        single = single_item_latencies(entry.predict, inputs, options.warmup_items, sync,
+        single = single_item_latencies(predict, inputs, options.warmup_items, sync,
                                        progress=lambda n: status(f"latency: {n:,}/{len(inputs):,} items"))
         value = task.metric.compute(single.outputs, labels)
         latency = fig.latency_summary(single.latencies_ms)
 
         status(f"throughput at batch sizes {', '.join(map(str, options.batch_sizes))}")
-        rates = batch_throughput(entry.predict, inputs, options.batch_sizes, options.throughput_seconds, sync)
+        rates = batch_throughput(predict, inputs, options.batch_sizes, options.throughput_seconds, sync)
         best_bs = max(rates, key=rates.get)
 
         scenarios = {}
@@ -157,7 +171,7 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
                 expected_latency_ms=latency["latency_p90_ms"], expected_qps=rates[best_bs],
                 server_qps=options.server_qps or rates[best_bs] / 2,
                 server_latency_ms=options.server_latency_ms or 10 * latency["latency_p99_ms"])
-            scenarios[name] = run_scenario(name, entry.predict, inputs, settings,
+            scenarios[name] = run_scenario(name, predict, inputs, settings,
                                            run_dir / INFERENCE_DIR / f"loadgen-{name}", sync).figures
         hardware = environment.hardware_info(device)
     finally:
@@ -189,6 +203,8 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
         "cost_per_item_usd": fig.cost_per_item_usd(latency["latency_mean_ms"], price),
         "cost_per_10k_usd": fig.cost_per_10k_usd(latency["latency_mean_ms"], price),
         "threads": options.threads or previous_threads,
+        "precision": precision,
+        "overrides": options.overrides,
         "hardware": hardware,
         "model_epoch": saved.get("epoch"),
         "scenarios": scenarios,

@@ -126,6 +126,7 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         "tta_median_s": summary["tta_median_s"], "tta_cov": summary["tta_cov"],
         "olympic_mean_s": summary["olympic_mean_s"], "seeds": [r.get("seed") for r in results],
         "representative_seed": chosen.get("seed"), "official": all(r.get("official") for r in results),
+        "precision": chosen.get("precision", "fp32"), "compile": chosen.get("compile"),
         "hparams": chosen.get("hparams")}}
     stem = "_".join(_slug(s) for s in (author, chosen["entry"], chosen.get("instance") or
                                        doc["hardware"].split(",")[0], "pytorch"))
@@ -158,7 +159,8 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
     doc["timestamp"] = (inference.get("measured_at") or "")[:10] or _file_date(run_dir / "result.json")
     doc["misc"] = {"dawnbench": __version__, "task": task.name, "seed": result.get("seed"),
                    **{k: inference.get(k) for k in ("latency_p50_ms", "latency_p90_ms", "latency_p99_ms",
-                                                    "items", "warmup_items", "threads",
+                                                    "items", "warmup_items", "threads", "precision",
+                                                    "overrides",
                                                     "throughput_items_per_s", "throughput_batch_size",
                                                     "cost_per_hour", "official", "unofficial_reasons")}}
     stem = "_".join(_slug(s) for s in (author, result["entry"], instance or described.split(",")[0], "pytorch"))

@@ -1,0 +1,53 @@
+"""FLOPs per training sample and the achieved rate of a run against its roof.
+
+    flops = training_flops_per_sample(model, batch)   # forward + backward, per item
+    figures = throughput(samples, timed_s, flops, device, "bf16")
+
+Both run after the timed region. FLOPs are counted with ``torch.utils.flop_counter``
+(matrix multiplies and convolutions: what dominates these networks; elementwise
+work is not counted), so "fraction of peak" says how close the training loop comes
+to this machine's dense rate at the run's precision (``roofs.py``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from dawnbench.profiling.roofs import measure_roofs
+
+
+def training_flops_per_sample(model: nn.Module, batch: torch.Tensor) -> float:
+    """FLOPs of one forward and backward pass per item of ``batch`` (model left untouched)."""
+    probe = copy.deepcopy(model).train()  # a copy: BatchNorm statistics of the original stay as trained
+    with FlopCounterMode(display=False) as counter:
+        probe(batch).float().sum().backward()
+    return counter.get_total_flops() / len(batch)
+
+
+def throughput(samples: int, timed_s: float, flops_per_sample: float | None,
+               device: torch.device, precision: str = "fp32") -> dict[str, Any]:
+    """Samples/s over the timed region and, when FLOPs are known, FLOP/s against the roof
+    of the precision the run's matrix work used (SPEC §12).
+
+    A fraction above 1 would mean the roof probes missed a faster kernel (or the FLOP
+    count is wrong): that is reported as ``roof_error`` with no fraction, never as a result.
+    """
+    rate = samples / timed_s if timed_s > 0 else None
+    out: dict[str, Any] = {"samples_per_s": rate, "flops_per_sample": flops_per_sample, "precision": precision,
+                           "achieved_gflops": None, "peak_gflops": None, "fraction_of_peak": None}
+    if flops_per_sample and rate:
+        roof = measure_roofs(device).flops[precision]
+        achieved = flops_per_sample * rate
+        out.update(achieved_gflops=achieved / 1e9, peak_gflops=roof / 1e9)
+        if achieved <= roof:
+            out["fraction_of_peak"] = achieved / roof
+        else:
+            out["roof_error"] = (f"achieved {achieved / 1e9:.1f} GFLOP/s exceeds the measured {precision} roof "
+                                 f"{roof / 1e9:.1f} GFLOP/s: the roof probes missed a faster kernel or the FLOP "
+                                 "count is wrong; please report it")
+    return out

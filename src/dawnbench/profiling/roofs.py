@@ -1,0 +1,95 @@
+"""The machine's roofs (SPEC §12), measured in this process, not looked up.
+
+    roofs = measure_roofs(torch.device("cpu"))
+    roofs.flops["bf16"], roofs.bandwidth, roofs.ridge("bf16")
+
+Per precision the device runs, the roof is the best dense rate of two probes — a
+square matrix multiply and a 3×3 channels-last convolution — because the two go
+through different libraries that need not agree: on a Zen 5 EPYC the fp32 matmul
+through torch's BLAS reached 184 GFLOP/s while oneDNN's convolutions trained a
+network at 264 GFLOP/s. A roof that one backend beats is no roof. Memory bandwidth
+is the rate of a large copy, counting the bytes read plus the bytes written.
+Measured once per process and device (cached).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from dawnbench.harness.precision import supported_precisions, tf32_flags
+
+DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@dataclass
+class Roofs:
+    device: str
+    flops: dict[str, float]                      # precision -> best FLOP/s of the probes
+    probes: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> probe -> FLOP/s
+    bandwidth: float = 0.0                       # bytes/s (read + written)
+
+    def ridge(self, precision: str) -> float:
+        """Arithmetic intensity (FLOP/byte) above which an op can be compute-bound."""
+        return self.flops[precision] / self.bandwidth
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"device": self.device,
+                "flops": {p: round(v) for p, v in self.flops.items()},
+                "probes": {p: {k: round(v) for k, v in probe.items()} for p, probe in self.probes.items()},
+                "bandwidth_bytes_per_s": round(self.bandwidth),
+                "ridge_flop_per_byte": {p: round(self.ridge(p), 2) for p in self.flops}}
+
+
+def _best_rate(fn: Callable[[], Any], work: float, sync: Callable[[], None], seconds: float) -> float:
+    """Best-of rate (work units per second) of ``fn``, after two untimed calls."""
+    fn(), fn()
+    sync()
+    best, deadline = 0.0, time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        start = time.perf_counter()
+        for _ in range(3):
+            fn()
+        sync()
+        best = max(best, 3 * work / (time.perf_counter() - start))
+    return best
+
+
+def _probes(device: torch.device, dtype: torch.dtype) -> dict[str, tuple[Callable[[], Any], float]]:
+    big = device.type == "cuda"
+    n = 8192 if big else 2048
+    a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
+    batch, channels, size = (256, 256, 32) if big else (32, 256, 16)
+    x = torch.randn(batch, channels, size, size, device=device, dtype=dtype).contiguous(
+        memory_format=torch.channels_last)
+    w = torch.randn(channels, channels, 3, 3, device=device, dtype=dtype).contiguous(
+        memory_format=torch.channels_last)
+    return {"matmul": (lambda: a @ b, 2 * n**3),
+            "conv3x3": (lambda: F.conv2d(x, w, padding=1), 2 * batch * size * size * channels * channels * 9)}
+
+
+def measure_bandwidth(device: torch.device, seconds: float = 0.5) -> float:
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    numel = (1 << 28) if device.type == "cuda" else (1 << 26)  # 1 GiB / 256 MiB of fp32
+    src = torch.ones(numel, device=device)
+    dst = torch.empty_like(src)
+    return _best_rate(lambda: dst.copy_(src), 2 * 4 * numel, sync, seconds)
+
+
+@lru_cache(maxsize=None)
+def measure_roofs(device: torch.device, seconds_per_probe: float = 0.4) -> Roofs:
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    flops, probes = {}, {}
+    for precision in supported_precisions(device):
+        with tf32_flags(precision == "tf32"):
+            rates = {name: _best_rate(fn, work, sync, seconds_per_probe)
+                     for name, (fn, work) in _probes(device, DTYPES[precision]).items()}
+        probes[precision] = rates
+        flops[precision] = max(rates.values())
+    return Roofs(str(device), flops, probes, measure_bandwidth(device))
