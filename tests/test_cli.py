@@ -103,3 +103,13 @@ def test_price_catalog_has_the_required_families():
                    "Standard_NC6s_v3", "Standard_ND96asr_v4", "Standard_ND96isr_H100_v5"):
         assert any(n.startswith(family) for n in names), family
     assert all(i["usd_per_hour"] > 0 for i in pricing.instances().values())
+
+
+def test_prices_filtered_by_accelerator(capsys):
+    assert main(["prices", "--accelerator", "h100", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["instances"]
+    assert rows and all("H100" in r["accelerator"] for r in rows)
+    assert main(["prices", "--accelerator", "cpu", "--json"]) == 0
+    assert all(r["accelerator"] is None for r in json.loads(capsys.readouterr().out)["instances"])
+    assert main(["prices", "--accelerator", "TPU9"]) == 2
+    assert "Accelerators in it:" in capsys.readouterr().err

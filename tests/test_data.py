@@ -14,7 +14,6 @@ from dawnbench import data
 from dawnbench.data import formats, sources
 from dawnbench.errors import DataError
 
-
 # --- IDX ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("compress", [False, True])
@@ -221,3 +220,43 @@ def test_cifar10_real_facts(cifar10_ready):
     assert yt[:10].tolist() == [3, 8, 8, 0, 6, 6, 1, 6, 3, 1]
     assert x.reshape(-1, 3).mean(axis=0) == pytest.approx([125.307, 122.950, 113.865], abs=0.001)
     assert np.bincount(y).tolist() == [5000] * 10
+
+
+FAKE_APT = """#!/bin/sh
+# A stand-in apt-get: `download` finds nothing until `update` has run once.
+echo "$@" >> "$APT_LOG"
+case "$1" in
+  update) touch "$APT_STATE/lists" ;;
+  download) [ -f "$APT_STATE/lists" ] || { echo "E: Unable to locate package $2" >&2; exit 100; }
+            echo not-a-deb > "dataset-fashion-mnist_0_all.deb" ;;
+esac
+"""
+
+
+@pytest.fixture
+def fake_apt(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "apt-get").write_text(FAKE_APT)
+    (bin_dir / "apt-get").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("APT_LOG", str(tmp_path / "apt.log"))
+    monkeypatch.setenv("APT_STATE", str(tmp_path))
+    monkeypatch.setenv("DAWNBENCH_DATA", str(tmp_path / "cache"))
+    return tmp_path / "apt.log"
+
+
+def test_fashion_fetch_runs_apt_get_update_once_as_root(fake_apt, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    with pytest.raises(DataError, match="checksum mismatch"):  # the retry got the (fake) package
+        data.fetch("fashion-mnist")
+    assert [line.split()[0] for line in fake_apt.read_text().splitlines()] == ["download", "update", "download"]
+    assert not data.is_ready("fashion-mnist")
+
+
+def test_fashion_fetch_as_another_user_says_what_to_run(fake_apt, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(DataError, match=r"run `sudo apt-get update` once") as err:
+        data.fetch("fashion-mnist")
+    assert "Unable to locate package" in str(err.value) and "\n" not in str(err.value)
+    assert fake_apt.read_text().split()[0] == "download" and "update" not in fake_apt.read_text()

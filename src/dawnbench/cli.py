@@ -49,7 +49,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
                          max_wall_seconds=args.max_wall_seconds, continue_after_target=args.continue_,
                          device=args.device, out_dir=Path(args.out), instance=args.instance,
                          cost_per_hour=args.cost_per_hour, overrides=_parse_set(args.set),
-                         precision=args.precision, compile=args.compile)
+                         precision=args.precision, compile=args.compile, org=args.org, platform=args.platform)
     live = LiveProgress(err)
 
     def ensure(name: str) -> None:
@@ -150,7 +150,7 @@ def cmd_tasks(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
     from rich.table import Table
 
-    cat = pricing.catalog()
+    cat = {**pricing.catalog(), "instances": pricing.filtered(args.accelerator)}
     if args.json:
         _print_json(cat)
         return EXIT_OK
@@ -247,7 +247,8 @@ def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     options = RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
                          max_epochs=args.max_epochs, max_seconds=args.max_seconds, device=args.device,
                          out_dir=Path(args.out), instance=args.instance, cost_per_hour=args.cost_per_hour,
-                         overrides=_parse_set(args.set), precision=args.precision, compile=args.compile)
+                         overrides=_parse_set(args.set), precision=args.precision, compile=args.compile,
+                         org=args.org, platform=args.platform)
     for config in configs:  # every configuration is checked before the first run
         prepare(options_for(options, config))
     live = LiveProgress(err)
@@ -278,6 +279,21 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         out.print(f"report: {index}", highlight=False)
     return EXIT_OK
+
+
+def cmd_check_log(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.harness.compliance import check_log
+
+    verdicts = [check_log(Path(d)) for d in args.run_dirs]
+    if args.json:
+        _print_json({"logs": verdicts})
+    else:
+        for v in verdicts:
+            out.print(f"{'[green]PASS[/]' if v['valid'] else '[red]FAIL[/]'} {v['log']} ({v['lines']} lines, "
+                      f"{v['ruleset']})", highlight=False)
+            for message in v["messages"]:
+                out.print(f"  {message}", style="red", markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK if all(v["valid"] for v in verdicts) else EXIT_FAILED_RUN
 
 
 def cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -347,6 +363,8 @@ def _add_precision_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compile", nargs="?", const="default", metavar="MODE",
                         help="torch.compile the entry's network during warm-up (mode: default, "
                              "reduce-overhead, max-autotune, ...)")
+    parser.add_argument("--org", help="submission_org in events.log (default: your login name)")
+    parser.add_argument("--platform", help="submission_platform in events.log (default: the hardware)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -443,6 +461,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--json", action="store_true")
     report.set_defaults(func=cmd_report)
 
+    check = sub.add_parser("check-log", help="run MLCommons' compliance checker (common rules) on run logs")
+    check.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories (or events.log files)")
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(func=cmd_check_log)
+
     validate = sub.add_parser("validate", help="check DAWNBench submission files: every problem, file and line")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="submission JSON files or folders")
     validate.add_argument("--json", action="store_true")
@@ -472,6 +495,8 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=text)
         p.add_argument("--json", action="store_true")
         p.set_defaults(func=func)
+        if name == "prices":
+            p.add_argument("--accelerator", help="only instances with this accelerator (e.g. H100, A100-80GB, cpu)")
     return parser
 
 

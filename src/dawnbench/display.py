@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -13,11 +14,12 @@ from rich.table import Table
 from rich.text import Text
 
 from dawnbench.environment import describe_hardware
-from dawnbench.harness.record import RunResult
 from dawnbench.harness.observer import RunObserver
+from dawnbench.harness.record import RunResult
 
 if TYPE_CHECKING:
     from dawnbench.entries import Progress as TrainProgress
+    from dawnbench.harness.progress import ProgressProbe, TrainingStatus
 
 STATUS_STYLE = {"success": "bold green", "not_reached": "yellow", "diverged": "red",
                 "aborted": "red", "interrupted": "magenta", "timeout": "red", "running": "cyan"}
@@ -36,26 +38,54 @@ def format_seconds(seconds: float | None) -> str:
 
 
 class LiveProgress(RunObserver):
-    """Progress bar over the entry's schedule, refreshed only at evaluation points.
+    """A progress bar over the entry's schedule, a line at each evaluation, and in between
+    the step count, epoch, samples/s and ETA (``harness/progress.py``).
 
-    Refreshing only from the harness's untimed callbacks keeps the display off the
-    timed path (no refresh thread competing with training).
+    In a terminal the bar's line is redrawn at most once a second; into a log file or a
+    pipe a plain line goes out every 30 s. A daemon thread does the drawing, so the
+    training loop pays nothing but the step counter's increment.
     """
 
-    def __init__(self, console: Console):
+    def __init__(self, console: Console, terminal_interval: float = 1.0, log_interval: float = 30.0):
         self.console = console
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
                                  TextColumn("{task.fields[line]}"), console=console,
                                  auto_refresh=False, transient=False)
         self.bar = None
+        self.interval = terminal_interval if console.is_terminal else log_interval
+        self._seed: int | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def run_started(self, index: int, total: int, result: RunResult) -> None:
         if index == 0:
             self.progress.start()
         epochs = result.budget.get("max_epochs") or result.hparams.get("epochs") or 1
+        self._seed = result.seed
         self.bar = self.progress.add_task(f"run {index + 1}/{total} seed {result.seed}",
-                                          total=float(epochs), line="starting")
+                                          total=float(epochs), line="warming up (untimed)")
         self.progress.refresh()
+
+    def training_started(self, probe: ProgressProbe) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._report, args=(probe,), daemon=True, name="dawnbench-progress")
+        self._thread.start()
+
+    def _report(self, probe: ProgressProbe) -> None:
+        while not self._stop.wait(self.interval):
+            status = probe.snapshot()
+            line = training_line(status)
+            if self.console.is_terminal:
+                self.progress.update(self.bar, line=line, **({} if status.epoch is None else {"completed": status.epoch}))
+                self.progress.refresh()
+            else:
+                self.console.print(f"seed {self._seed} · {line}", highlight=False, soft_wrap=True)
+
+    def _stop_reporting(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
 
     def evaluated(self, result: RunResult, progress: TrainProgress, samples_per_s: float | None) -> None:
         rate = f"{samples_per_s:,.0f} samples/s" if samples_per_s else "— samples/s"
@@ -65,16 +95,31 @@ class LiveProgress(RunObserver):
         if self.console.is_terminal:
             self.progress.refresh()
         else:  # a log file or pipe gets one line per evaluation instead of a redrawn bar
-            self.console.print(f"seed {result.seed} · {line}", highlight=False)
+            self.console.print(f"seed {result.seed} · {line}", highlight=False, soft_wrap=True)
 
     def run_finished(self, result: RunResult) -> None:
+        self._stop_reporting()
         style = STATUS_STYLE.get(result.status, "")
         self.progress.update(self.bar, line=f"[{style}]{result.status}[/] · TTA "
                              f"{format_seconds(result.time_to_accuracy_s)}")
         self.progress.refresh()
 
     def close(self) -> None:
+        self._stop_reporting()
         self.progress.stop()
+
+
+def training_line(status: TrainingStatus) -> str:
+    """``step 1,234 · epoch 2.47 · 812 samples/s · ETA 0:09:40 to schedule end · timed 183.2 s``."""
+    parts = [f"step {status.steps:,}"]
+    if status.epoch is not None:
+        parts.append(f"epoch {status.epoch:.2f}")
+    if status.samples_per_s:
+        parts.append(f"{status.samples_per_s:,.0f} samples/s")
+    if status.eta_s is not None:
+        parts.append(f"ETA {format_duration(status.eta_s)} to schedule end")
+    parts.append(f"timed {status.timed_s:.1f} s")
+    return " · ".join(parts)
 
 
 def format_throughput(t: dict | None) -> str:
@@ -87,6 +132,14 @@ def format_throughput(t: dict | None) -> str:
         text += (f"{100 * t['fraction_of_peak']:.0f} % of {roof}" if t.get("fraction_of_peak") is not None
                  else f"[red]above {roof}: accounting error[/]")
     return text
+
+
+def format_floor(t: dict | None) -> str:
+    """The samples to target at the roof, and how far TTA is from it (a figure that holds on any machine)."""
+    if not t or not t.get("compute_floor_s"):
+        return "—"
+    return (f"{format_seconds(t['compute_floor_s'])} = samples to target × FLOPs per sample / the "
+            f"{t.get('precision', 'fp32')} roof; TTA is {t['tta_over_floor']:.2f}× the floor")
 
 
 def format_init(r: RunResult) -> str:
@@ -120,6 +173,7 @@ def result_card(r: RunResult) -> Panel:
         ("training cost", "—" if r.training_cost_usd is None else
          f"${r.training_cost_usd:.2f} at ${r.cost_per_hour:g}/h" + (f" ({r.instance})" if r.instance else "")),
         ("throughput", format_throughput(r.throughput)),
+        ("compute floor", format_floor(r.throughput)),
         ("hardware", describe_hardware(r.hardware)),
         ("record", r.run_dir),
     ]

@@ -8,6 +8,7 @@ Every file is checked against its pinned sha256 before it is opened.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import tarfile
@@ -83,21 +84,40 @@ def extract_tar_members(tarball: Path, prefix: str, dest: Path) -> list[Path]:
     return out
 
 
+def _apt_get_download(apt: str, package: str, version: str, workdir: Path) -> tuple[list[Path], str]:
+    proc = subprocess.run([apt, "download", f"{package}={version}"], cwd=workdir, capture_output=True, text=True)
+    detail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-2:])
+    return (sorted(workdir.glob(f"{package}_*.deb")) if proc.returncode == 0 else []), detail
+
+
 def apt_download(package: str, version: str, sha256: str, workdir: Path) -> Path:
-    """Fetch a Debian package with ``apt-get download`` and unpack it with ``dpkg -x``."""
+    """Fetch a Debian package with ``apt-get download`` and unpack it with ``dpkg -x``.
+
+    A fresh machine has no package lists yet, and ``apt-get download`` then cannot locate
+    anything: as root, the fetch runs ``apt-get update`` itself and retries once; as
+    another user it says exactly what to run.
+    """
     apt = _require_tool("apt-get", "This dataset comes from Debian's archive; on another "
                         "system import the official files with --from PATH.")
     dpkg = _require_tool("dpkg", "Install dpkg, or import the official files with --from PATH.")
-    proc = subprocess.run([apt, "download", f"{package}={version}"], cwd=workdir,
-                          capture_output=True, text=True)
-    debs = sorted(workdir.glob(f"{package}_*.deb"))
-    if proc.returncode != 0 or not debs:
-        detail = (proc.stderr or proc.stdout).strip().splitlines()[-2:]
+    debs, detail = _apt_get_download(apt, package, version, workdir)
+    if not debs:
+        if os.geteuid() != 0:
+            raise DataError(
+                f"`apt-get download {package}={version}` failed ({detail}). The package lists are "
+                "probably missing on this machine: run `sudo apt-get update` once and fetch again, "
+                "or import the official files with --from PATH.")
+        update = subprocess.run([apt, "update", "-qq"], capture_output=True, text=True)
+        if update.returncode != 0:
+            raise DataError(
+                f"`apt-get download {package}={version}` failed ({detail}), and `apt-get update` failed too "
+                f"({' / '.join(update.stderr.strip().splitlines()[-2:])}). Check that Debian's archive is "
+                "reachable, or import the official files with --from PATH.")
+        debs, detail = _apt_get_download(apt, package, version, workdir)
+    if not debs:
         raise DataError(
-            f"`apt-get download {package}={version}` failed ({' / '.join(detail)}). If it "
-            "says the package cannot be located, run `apt-get update` once and fetch again; "
-            "otherwise import the official files with --from PATH."
-        )
+            f"`apt-get download {package}={version}` failed after `apt-get update` ({detail}). This "
+            "Debian release may not carry that version; import the official files with --from PATH.")
     verify_sha256(debs[0], sha256)
     root = workdir / "deb"
     _run([dpkg, "-x", str(debs[0]), str(root)], workdir, package)

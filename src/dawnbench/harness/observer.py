@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from dawnbench.entries.base import Progress
+    from dawnbench.harness.progress import ProgressProbe
     from dawnbench.harness.record import RunResult
 
 
@@ -13,5 +14,7 @@ class RunObserver:
     """Callbacks for a live display; every method is called outside the timed region."""
 
     def run_started(self, index: int, total: int, result: RunResult) -> None: ...
+    def training_started(self, probe: ProgressProbe) -> None:
+        """At ``run_start``; ``probe.snapshot()`` may be read from another thread until ``run_finished``."""
     def evaluated(self, result: RunResult, progress: Progress, samples_per_s: float | None) -> None: ...
     def run_finished(self, result: RunResult) -> None: ...

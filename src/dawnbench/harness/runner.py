@@ -27,6 +27,7 @@ Budgets and statuses (SPEC §3):
 from __future__ import annotations
 
 import datetime as dt
+import getpass
 import random
 import signal
 import threading
@@ -52,6 +53,7 @@ from dawnbench.harness.precision import (
     make_scaler,
     precision_scope,
 )
+from dawnbench.harness.progress import ProgressProbe, StepCounter
 from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult
 from dawnbench.harness.warmup import (
     COMPILE_MODES,
@@ -80,6 +82,8 @@ class RunOptions:
     overrides: dict[str, Any] = field(default_factory=dict)
     precision: str = "fp32"             # fp32, tf32, bf16, fp16 (SPEC §12)
     compile: str | None = None          # a torch.compile mode, or None
+    org: str | None = None              # submission_org in events.log (default: the login name)
+    platform: str | None = None         # submission_platform (default: the hardware description)
 
 
 class _Stop(BaseException):
@@ -241,7 +245,14 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
     record = RunRecord(run_dir, task.metric.dawnbench_column)
     log = record.events
     log.event(mllog.SUBMISSION_BENCHMARK, task.name)
-    log.event(mllog.SUBMISSION_DIVISION, "official" if prep.official else "unofficial")
+    log.event(mllog.SUBMISSION_DIVISION, mllog.OPEN)
+    log.event(mllog.SUBMISSION_ORG, options.org or getpass.getuser())
+    log.event(mllog.SUBMISSION_PLATFORM, options.platform or environment.describe_hardware(prep.hardware))
+    log.event(mllog.OFFICIAL, prep.official)
+    log.event(mllog.CACHE_CLEAR, False)
+    splits = data.read_meta(task.dataset)["splits"]
+    log.event(mllog.TRAIN_SAMPLES, splits[task.train_split]["count"])
+    log.event(mllog.EVAL_SAMPLES, splits[task.scored_split]["count"])
     log.event(mllog.ENTRY, entry.name)
     log.event(mllog.SEED, seed)
     log.event(mllog.PRECISION, MLPERF_NAMES[prep.precision])
@@ -280,9 +291,13 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
             before = compile_stats()
             clock.start()
             log.start(mllog.RUN_START)
-            gen = entry.train(context())
-            ended = _drive(gen, entry, task, prep.threshold, options, clock, record, result,
-                           observer, test_inputs, test_labels)
+            with StepCounter() as counter:
+                probe = ProgressProbe(counter, lambda: clock.timed_s, entry.hp.get("batch_size"),
+                                      splits[task.train_split]["count"], options.max_epochs or entry.hp.get("epochs"))
+                observer.training_started(probe)
+                gen = entry.train(context())
+                ended = _drive(gen, entry, task, prep.threshold, options, clock, record, result,
+                               observer, probe, test_inputs, test_labels)
         except _Stop as stop:
             ended, result.error = stop.status, str(stop)
         except Exception as err:  # the entry failed: keep what was measured
@@ -309,15 +324,18 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
 
 
 def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions, clock: Clock,
-           record: RunRecord, result: RunResult, observer: RunObserver,
+           record: RunRecord, result: RunResult, observer: RunObserver, probe: ProgressProbe,
            test_inputs: torch.Tensor, test_labels: torch.Tensor) -> str:
     """Alternate timed training and untimed evaluation; return the status if not success."""
     log = record.events
-    last_timed, last_samples = 0.0, 0
+    last_timed, last_samples, last_epoch = 0.0, 0, 0.0
     precision, own = options.precision, entry.own_precisions
     while True:
+        block = {"first_epoch_num": last_epoch, "samples_count": last_samples}
+        log.start(mllog.BLOCK_START, metadata=block)
         with clock.segment("train"), precision_scope(precision, entry.device, own):
             progress = next(gen, None)
+        log.end(mllog.BLOCK_STOP, metadata={**block, "samples_count": progress.samples if progress else last_samples})
         if progress is None:
             return "not_reached"  # the entry's schedule ended
         loss = _loss_value(progress)
@@ -347,7 +365,8 @@ def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions,
             _update_times(result, clock)
             record.write(result)
             rate = (progress.samples - last_samples) / (timed - last_timed) if timed > last_timed else None
-            last_timed, last_samples = timed, progress.samples
+            last_timed, last_samples, last_epoch = timed, progress.samples, progress.epoch
+            probe.observe(progress.samples, progress.epoch)
             observer.evaluated(result, progress, rate)
         if passed and not options.continue_after_target:
             return "success"
@@ -379,7 +398,8 @@ def _measure_throughput(entry: Entry, result: RunResult, device: torch.device,
     except Exception as err:  # counting is a report, never a reason to lose the run
         problem = f"FLOP counting failed: {type(err).__name__}: {err}"
     last = result.evals[-1]
-    figures = profiling.throughput(last.samples, last.timed_s, flops, device, precision)
+    figures = profiling.throughput(last.samples, last.timed_s, flops, device, precision,
+                                   result.samples_to_target, result.time_to_accuracy_s)
     return {**figures, "flops_error": problem} if problem else figures
 
 

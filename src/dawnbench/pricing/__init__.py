@@ -28,6 +28,21 @@ def instances() -> dict[str, dict[str, Any]]:
     return {i["name"]: i for i in catalog()["instances"]}
 
 
+def filtered(accelerator: str | None) -> list[dict[str, Any]]:
+    """Catalog rows whose accelerator contains ``accelerator`` (case-insensitive; "cpu": none)."""
+    rows = catalog()["instances"]
+    if accelerator is None:
+        return rows
+    if accelerator.lower() == "cpu":
+        return [i for i in rows if not i["accelerator"]]
+    chosen = [i for i in rows if accelerator.lower() in (i["accelerator"] or "").lower()]
+    if not chosen:
+        known = sorted({i["accelerator"] for i in rows if i["accelerator"]})
+        raise DawnbenchError(f"--accelerator {accelerator}: no instance in the price catalog (dated "
+                             f"{catalog()['as_of']}) has it. Accelerators in it: {', '.join(known)}; or cpu.")
+    return chosen
+
+
 def resolve(instance: str | None, cost_per_hour: float | None) -> tuple[str | None, float | None]:
     """(instance name, $/h) from the flags; raises a clear error for bad input."""
     if instance is not None and _SPOT.search(instance):

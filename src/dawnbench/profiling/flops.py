@@ -30,12 +30,18 @@ def training_flops_per_sample(model: nn.Module, batch: torch.Tensor) -> float:
 
 
 def throughput(samples: int, timed_s: float, flops_per_sample: float | None,
-               device: torch.device, precision: str = "fp32") -> dict[str, Any]:
+               device: torch.device, precision: str = "fp32", samples_to_target: int | None = None,
+               tta_s: float | None = None) -> dict[str, Any]:
     """Samples/s over the timed region and, when FLOPs are known, FLOP/s against the roof
     of the precision the run's matrix work used (SPEC §12).
 
     A fraction above 1 would mean the roof probes missed a faster kernel (or the FLOP
     count is wrong): that is reported as ``roof_error`` with no fraction, never as a result.
+
+    The **compute floor** of a run that reached its target is the time the samples it
+    trained on would take at the roof: samples to target × FLOPs per sample / roof. It
+    holds on any machine (the roof is this machine's), so TTA / floor says how far a run
+    is from its arithmetic limit, whatever the CPU or GPU.
     """
     rate = samples / timed_s if timed_s > 0 else None
     out: dict[str, Any] = {"samples_per_s": rate, "flops_per_sample": flops_per_sample, "precision": precision,
@@ -44,6 +50,9 @@ def throughput(samples: int, timed_s: float, flops_per_sample: float | None,
         roof = measure_roofs(device).flops[precision]
         achieved = flops_per_sample * rate
         out.update(achieved_gflops=achieved / 1e9, peak_gflops=roof / 1e9)
+        if samples_to_target and tta_s:
+            out["compute_floor_s"] = samples_to_target * flops_per_sample / roof
+            out["tta_over_floor"] = tta_s / out["compute_floor_s"]
         if achieved <= roof:
             out["fraction_of_peak"] = achieved / roof
         else:
