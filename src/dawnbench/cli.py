@@ -357,7 +357,7 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{text!r}: write integers separated by commas, e.g. 1,16,64") from None
 
 
-def _add_precision_options(parser: argparse.ArgumentParser) -> None:
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
                         help="fp32 (TF32 off), tf32, bf16 or fp16 (autocast; fp16 with loss scaling)")
     parser.add_argument("--compile", nargs="?", const="default", metavar="MODE",
@@ -389,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cost-per-hour", type=float, help="on-demand USD per hour of the hardware")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override an entry hyperparameter (JSON value), repeatable")
-    _add_precision_options(run)
+    _add_run_options(run)
     run.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     run.set_defaults(func=cmd_run)
 
@@ -450,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--instance")
     sweep.add_argument("--cost-per-hour", type=float)
     sweep.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    _add_precision_options(sweep)
+    _add_run_options(sweep)
     sweep.add_argument("--out", default="sweeps/sweep", help="folder for the runs and sweep.png")
     sweep.add_argument("--json", action="store_true")
     sweep.set_defaults(func=cmd_sweep)

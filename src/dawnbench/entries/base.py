@@ -85,9 +85,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from dawnbench.errors import EntryError
+from dawnbench.harness.progress import StepCounter, StepLimitReached
 from dawnbench.tasks import Task
 
 
@@ -116,29 +116,16 @@ class TrainContext:
     synthetic_inputs: Callable[[int], torch.Tensor] | None = None  # n random scored-split items (warm-up)
 
 
-class _WarmupDone(BaseException):
-    """Raised by the optimizer-step hook to end the default warm-up's pass through ``train``."""
-
-
 def run_for_steps(gen: Iterator[Progress], steps: int) -> int:
     """Drive a ``train`` generator until ``steps`` optimizer steps or its first yield; return the steps."""
-    taken = 0
-
-    def count(_optimizer, _args, _kwargs) -> None:
-        nonlocal taken
-        taken += 1
-        if taken >= steps:
-            raise _WarmupDone
-
-    handle = register_optimizer_step_post_hook(count)
     try:
-        next(gen, None)
-    except _WarmupDone:
+        with StepCounter(limit=steps) as counter:
+            next(gen, None)
+    except StepLimitReached:
         pass
     finally:
-        handle.remove()
         gen.close()
-    return taken
+    return counter.steps
 
 
 class Entry(ABC):

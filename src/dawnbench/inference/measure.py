@@ -146,21 +146,22 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
         inputs, labels = data.load_split(task.dataset, task.scored_split)
         inputs, labels = torch.from_numpy(inputs), torch.from_numpy(labels)
 
-        def predict(batch: torch.Tensor) -> torch.Tensor:  # per call: LoadGen may call from its threads
+        def scoped_predict(batch: torch.Tensor) -> torch.Tensor:
+            # autocast is thread-local and LoadGen calls from its own threads: enter it per call there
             with precision_scope(precision, device, entry.own_precisions):
                 return entry.predict(batch)
         partial = options.max_items is not None and options.max_items < len(inputs)
         if partial:
             inputs, labels = inputs[:options.max_items], labels[:options.max_items]
 
-        status(f"latency: {len(inputs):,} items one at a time")
-        single = single_item_latencies(predict, inputs, options.warmup_items, sync,
-                                       progress=lambda n: status(f"latency: {n:,}/{len(inputs):,} items"))
+        with precision_scope(precision, device, entry.own_precisions):  # once: nothing added per query
+            status(f"latency: {len(inputs):,} items one at a time")
+            single = single_item_latencies(entry.predict, inputs, options.warmup_items, sync,
+                                           progress=lambda n: status(f"latency: {n:,}/{len(inputs):,} items"))
+            status(f"throughput at batch sizes {', '.join(map(str, options.batch_sizes))}")
+            rates = batch_throughput(entry.predict, inputs, options.batch_sizes, options.throughput_seconds, sync)
         value = task.metric.compute(single.outputs, labels)
         latency = fig.latency_summary(single.latencies_ms)
-
-        status(f"throughput at batch sizes {', '.join(map(str, options.batch_sizes))}")
-        rates = batch_throughput(predict, inputs, options.batch_sizes, options.throughput_seconds, sync)
         best_bs = max(rates, key=rates.get)
 
         scenarios = {}
@@ -171,7 +172,7 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
                 expected_latency_ms=latency["latency_p90_ms"], expected_qps=rates[best_bs],
                 server_qps=options.server_qps or rates[best_bs] / 2,
                 server_latency_ms=options.server_latency_ms or 10 * latency["latency_p99_ms"])
-            scenarios[name] = run_scenario(name, predict, inputs, settings,
+            scenarios[name] = run_scenario(name, scoped_predict, inputs, settings,
                                            run_dir / INFERENCE_DIR / f"loadgen-{name}", sync).figures
         hardware = environment.hardware_info(device)
     finally:
