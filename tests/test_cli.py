@@ -99,10 +99,29 @@ def test_listings_json(capsys, args, key):
 def test_price_catalog_has_the_required_families():
     from dawnbench import pricing
     names = set(pricing.instances())
-    for family in ("p3.", "p4d.", "p5.", "g4dn.", "g5.", "c5.", "a2-", "a3-", "n1-standard-8+1xV100",
+    for family in ("p3.", "p4d.", "p5.", "p5en.", "p6-b200.", "g4dn.", "g5.", "g6.", "g6e.", "c5.", "a2-", "a3-",
+                   "g2-", "n1-standard-8+1xV100",
                    "Standard_NC6s_v3", "Standard_ND96asr_v4", "Standard_ND96isr_H100_v5"):
         assert any(n.startswith(family) for n in names), family
     assert all(i["usd_per_hour"] > 0 for i in pricing.instances().values())
+
+
+def test_price_catalog_rows_are_dated_and_sourced():
+    import re
+    from dawnbench import pricing
+    cat = pricing.catalog()
+    for row in cat["instances"]:
+        assert re.fullmatch(r"20\d\d(-\d\d)?", row["as_of"]), row
+        assert row["source"] in cat["sources"], row
+    # the current generation: a single and an 8-GPU H100, H200, B200, L4 and L40S
+    by_acc = {}
+    for row in cat["instances"]:
+        by_acc.setdefault((row["accelerator"] or "").split("-")[0], set()).add(row["accelerator_count"])
+    assert {1, 8} <= by_acc["H100"]
+    for acc in ("H200", "B200", "L4", "L40S"):
+        assert acc in by_acc, acc
+    # AWS's 2025 cut is in the rows, not only in the note
+    assert pricing.resolve("p5.48xlarge", None) == ("p5.48xlarge", 55.04)
 
 
 def test_prices_filtered_by_accelerator(capsys):

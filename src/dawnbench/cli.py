@@ -155,12 +155,16 @@ def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
         _print_json(cat)
         return EXIT_OK
     table = Table(title=f"on-demand prices, as of {cat['as_of']}", caption=cat["note"])
-    for col in ("instance", "provider", "region", "accelerators", "$/h"):
+    for col in ("instance", "provider", "region", "accelerators", "$/h", "as of", "source"):
         table.add_column(col)
     for i in cat["instances"]:
         acc = f"{i['accelerator_count']}× {i['accelerator']}" if i["accelerator"] else f"{i['vcpus']} vCPU"
-        table.add_row(i["name"], i["provider"], i["region"], acc, f"{i['usd_per_hour']:.4g}")
+        table.add_row(i["name"], i["provider"], i["region"], acc, f"{i['usd_per_hour']:.4g}", i["as_of"], i["source"])
     out.print(table)
+    for key in sorted({i["source"] for i in cat["instances"]}):
+        out.print(f"[bold]{key}[/]: {cat['sources'][key]}")
+    for machine, why in cat["not_on_demand"].items():
+        out.print(f"[dim]not on demand: {machine}: {why}[/]")
     return EXIT_OK
 
 
