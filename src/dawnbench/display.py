@@ -7,6 +7,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 from rich.console import Console
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn
@@ -142,6 +143,21 @@ def format_floor(t: dict | None) -> str:
             f"{t.get('precision', 'fp32')} roof; TTA is {t['tta_over_floor']:.2f}× the floor")
 
 
+def format_resources(res: dict | None) -> str:
+    """CPU and memory of the run, and a warning when other processes took CPU while it was timed."""
+    if not res or "proc_cpu_pct" not in res:
+        return "—"
+    text = (f"CPU {res['proc_cpu_pct']['mean']:.0f} % mean, {res['proc_cpu_pct']['max']:.0f} % max "
+            f"(100 = one core of {res['cpu_count']}) · RSS max {res['proc_rss_bytes']['max'] / 2**30:.2f} GiB")
+    gpu = res.get("gpu0_util_pct")
+    if gpu:
+        text += f" · GPU 0 {gpu['mean']:.0f} % busy"
+    others = res.get("others_cpu_s_timed", 0.0)
+    if res.get("interference"):
+        return text + f"\n[red]{res['interference']}[/]"
+    return text + f" · others {others:.1f} CPU-s while timed"
+
+
 def format_init(r: RunResult) -> str:
     """Precision, compilation and what init cost: the knobs of SPEC §12 on one line."""
     text = f"{r.precision}"
@@ -174,6 +190,7 @@ def result_card(r: RunResult) -> Panel:
          f"${r.training_cost_usd:.2f} at ${r.cost_per_hour:g}/h" + (f" ({r.instance})" if r.instance else "")),
         ("throughput", format_throughput(r.throughput)),
         ("compute floor", format_floor(r.throughput)),
+        ("resources", format_resources(r.resources)),
         ("hardware", describe_hardware(r.hardware)),
         ("record", r.run_dir),
     ]
@@ -284,4 +301,70 @@ def board_table(task: str, board: str, rows: list[dict]) -> Table:
     for r in rows:
         table.add_row(str(r["rank"]), r["display"], *(Text(r[k]) for k in ("model", "author", "hardware", "framework")),
                       r["date"][:7])  # Text: submitted strings are never read as rich markup
+    return table
+
+
+def machine_table(machine: dict) -> Table:
+    roofs = machine["roofs"]
+    table = Table(title=f"{describe_hardware(machine['hardware'])} · torch {machine['torch']} · "
+                        f"{machine['torch_threads']} threads",
+                  caption=f"bandwidth (large copy, read + written): {roofs['bandwidth_bytes_per_s'] / 1e9:.1f} GB/s")
+    for col in ("precision", "roof GFLOP/s", "probes (GFLOP/s)", "ridge FLOP/byte"):
+        table.add_column(col, justify="right" if col != "probes (GFLOP/s)" else "left")
+    for precision, flops in roofs["flops"].items():
+        probes = ", ".join(f"{k} {v / 1e9:.0f}" for k, v in roofs["probes"][precision].items())
+        table.add_row(precision, f"{flops / 1e9:,.0f}", probes, f"{roofs['ridge_flop_per_byte'][precision]:.1f}")
+    return table
+
+
+def profile_table(summary: dict, out_dir, top: int = 12) -> Table:
+    """The top ops of a profile, with the window's figures in the caption."""
+    import csv
+
+    step = summary["step"]
+    rate = f"{summary['samples_per_s']:,.0f} samples/s · " if summary.get("samples_per_s") else ""
+    peak = summary.get("fraction_of_peak")
+    caption = (f"{rate}{step['flops_per_s'] / 1e9:,.1f} GFLOP/s = "
+               f"{'—' if peak is None else f'{100 * peak:.0f} %'} of the {summary['precision']} roof · "
+               f"memory-bound ops {100 * summary['memory_bound_share']:.0f} % of op time · ops "
+               f"{100 * summary['op_time_share_of_window']:.0f} % of the window · files in {out_dir}")
+    if summary.get("without"):
+        w = summary["without"]
+        caption += (f"\nwithout {', '.join(w['modules'])} ({w['removed']} modules): step "
+                    f"{format_seconds(w['step_s'])}, {w['speedup']:.2f}× the throughput (no accuracy claimed)")
+    table = Table(title=f"{summary['task']} · {summary['entry']} · {summary['precision']} · "
+                        f"{summary['steps']} steps, {format_seconds(summary['window_s'])}", caption=caption)
+    for col in ("op", "input shapes", "calls", "time %", "GFLOP/s", "GB/s", "FLOP/B", "bound"):
+        table.add_column(col, justify="left" if col in ("op", "input shapes", "bound") else "right")
+    with (out_dir / "ops.tsv").open() as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    for r in rows[:top]:
+        def num(key: str, scale: float = 1.0, fmt: str = "{:,.1f}") -> str:
+            return fmt.format(float(r[key]) / scale) if r[key] else "—"
+        table.add_row(r["op"].removeprefix("aten::"), r["shapes"][:48], r["calls"], num("share", 0.01),
+                      num("flops_per_s", 1e9), num("bytes_per_s", 1e9), num("intensity"), r["bound"])
+    return table
+
+
+def similarity_table(doc: dict) -> Table:
+    var = doc["explained_variance"]
+    cum = np.cumsum(var)
+    caption = "explained variance: " + ", ".join(f"PC{i + 1} {100 * v:.0f} %" for i, v in enumerate(var[:4]))
+    caption += f" (first two {100 * cum[min(1, len(cum) - 1)]:.0f} %)"
+    if doc.get("coverage"):
+        caption += "\npicks span of each characteristic's range: " + ", ".join(
+            f"{k} {100 * v:.0f} %" for k, v in doc["coverage"].items())
+    table = Table(title="workload similarity", caption=caption)
+    table.add_column("configuration")
+    for col in doc["characteristics"]:
+        table.add_column(col.replace("_", " "), justify="right")
+    if doc.get("clusters"):
+        table.add_column("cluster", justify="right")
+        table.add_column("pick")
+    picks = set(doc.get("picks") or [])
+    for k, name in enumerate(doc["configurations"]):
+        cells = [name, *(f"{v:,.3g}" for v in doc["values"][k])]
+        if doc.get("clusters"):
+            cells += [str(doc["clusters"][k]), "★" if name in picks else ""]
+        table.add_row(*cells)
     return table

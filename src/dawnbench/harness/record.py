@@ -86,6 +86,7 @@ class RunResult:
     checkpoint: str | None = None       # model file saved at the first pass, relative to run_dir
     inference: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
+    resources: dict[str, Any] | None = None  # the resource monitor's summary (SPEC §14)
     error: str | None = None
     started_at: str = ""
     run_dir: str = ""

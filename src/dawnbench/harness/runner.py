@@ -61,6 +61,7 @@ from dawnbench.harness.warmup import (
     compiler,
     synthetic_context,
 )
+from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.tasks import Task, get_task
 
 
@@ -84,6 +85,7 @@ class RunOptions:
     compile: str | None = None          # a torch.compile mode, or None
     org: str | None = None              # submission_org in events.log (default: the login name)
     platform: str | None = None         # submission_platform (default: the hardware description)
+    resource_interval: float = 0.5      # seconds between resource samples (SPEC §14)
 
 
 class _Stop(BaseException):
@@ -209,7 +211,8 @@ def prepare(options: RunOptions) -> PreparedRun:
     if options.runs < 1:
         raise DawnbenchError(f"--runs must be at least 1, not {options.runs}.")
     for name, value in [("--max-epochs", options.max_epochs), ("--max-seconds", options.max_seconds),
-                        ("--max-wall-seconds", options.max_wall_seconds)]:
+                        ("--max-wall-seconds", options.max_wall_seconds),
+                        ("--resource-interval", options.resource_interval)]:
         if value is not None and not value > 0:
             raise DawnbenchError(f"{name} must be a positive number, not {value}.")
     instance, price = pricing.resolve(options.instance, options.cost_per_hour)
@@ -262,6 +265,8 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
         log.event(mllog.GLOBAL_BATCH_SIZE, entry.hp["batch_size"])
     log.event(mllog.EVAL_TARGET, prep.threshold)
     record.write(result)
+    monitor = ResourceMonitor(record.dir / "resources.tsv", options.resource_interval,
+                              timed_s=lambda: clock.timed_s).start()
     observer.run_started(index, options.runs, result)
 
     # The scored split belongs to the harness: loaded before run_start, never timed.
@@ -307,6 +312,8 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
             disarm()
             if gen is not None:
                 gen.close()
+            monitor.stop()
+            result.resources = monitor.summary()
         if prep.compile:  # graphs compiled after run_start: their compile time was timed
             result.graphs_compiled_timed = (compile_stats() - before)["graphs"]
         # A run that passed keeps its success even if it was stopped while continuing.

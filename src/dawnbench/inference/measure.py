@@ -91,7 +91,7 @@ def _resolve_task(result: dict[str, Any], saved: dict[str, Any], run_dir: Path,
     return expected if isinstance(expected, Task) else get_task(result["task"])
 
 
-def _entry_class(result: dict[str, Any], run_dir: Path) -> type[Entry]:
+def entry_class_of(result: dict[str, Any], run_dir: Path) -> type[Entry]:
     name = result["entry"]
     if name in BUILTIN:
         return load_entry_class(name)
@@ -118,7 +118,7 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
     result = read_result(run_dir)
     saved = checkpoint.load(run_dir)
     task = _resolve_task(result, saved, run_dir, options.task)
-    entry_cls = _entry_class(result, run_dir)
+    entry_cls = entry_class_of(result, run_dir)
     instance, price = _price(options, result)
     device = resolve_device(options.device)
     sync = torch.cuda.synchronize if device.type == "cuda" else None

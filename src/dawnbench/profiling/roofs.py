@@ -3,8 +3,8 @@
     roofs = measure_roofs(torch.device("cpu"))
     roofs.flops["bf16"], roofs.bandwidth, roofs.ridge("bf16")
 
-Per precision the device runs, the roof is the best dense rate of two probes — a
-square matrix multiply and a 3×3 channels-last convolution — because the two go
+Per precision the device runs, the roof is the best dense rate of the probes — a
+square matrix multiply and 3×3 channels-last convolutions at two image sizes — because they go
 through different libraries that need not agree: on a Zen 5 EPYC the fp32 matmul
 through torch's BLAS reached 184 GFLOP/s while oneDNN's convolutions trained a
 network at 264 GFLOP/s. A roof that one backend beats is no roof. Memory bandwidth
@@ -65,13 +65,18 @@ def _probes(device: torch.device, dtype: torch.dtype) -> dict[str, tuple[Callabl
     big = device.type == "cuda"
     n = 8192 if big else 2048
     a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
-    batch, channels, size = (256, 256, 32) if big else (32, 256, 16)
-    x = torch.randn(batch, channels, size, size, device=device, dtype=dtype).contiguous(
-        memory_format=torch.channels_last)
-    w = torch.randn(channels, channels, 3, 3, device=device, dtype=dtype).contiguous(
-        memory_format=torch.channels_last)
-    return {"matmul": (lambda: a @ b, 2 * n**3),
-            "conv3x3": (lambda: F.conv2d(x, w, padding=1), 2 * batch * size * size * channels * channels * 9)}
+    probes = {"matmul": (lambda: a @ b, 2 * n**3)}
+    # Two convolution shapes: oneDNN's best blocking differs with the image size, and
+    # the profiled networks have both kinds of layer.
+    for batch, size in ((256, 32), (1024, 8)) if big else ((32, 16), (128, 8)):
+        channels = 256
+        x = torch.randn(batch, channels, size, size, device=device, dtype=dtype).contiguous(
+            memory_format=torch.channels_last)
+        w = torch.randn(channels, channels, 3, 3, device=device, dtype=dtype).contiguous(
+            memory_format=torch.channels_last)
+        probes[f"conv3x3@{size}"] = (lambda x=x, w=w: F.conv2d(x, w, padding=1),
+                                     2 * batch * size * size * channels * channels * 9)
+    return probes
 
 
 def measure_bandwidth(device: torch.device, seconds: float = 0.5) -> float:

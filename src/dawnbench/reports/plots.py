@@ -142,3 +142,44 @@ def sweep_figure(rows: Sequence[dict[str, Any]], x_values: Sequence[Any], x_labe
     fig.savefig(path)
     plt.close(fig)
     return Path(path)
+
+
+def pca_figure(doc: dict[str, Any], path: Path) -> Path:
+    """Configurations on PC1–PC2 and PC3–PC4 (where there are four components), coloured by cluster."""
+    scores = np.array(doc["scores"])
+    var = doc["explained_variance"]
+    pairs = [(0, 1)] + ([(2, 3)] if scores.shape[1] >= 4 else [])
+    fig, axes = plt.subplots(1, len(pairs), figsize=(6.2 * len(pairs), 5), squeeze=False)
+    colours = doc.get("clusters") or [0] * len(scores)
+    picks = set(doc.get("picks") or [])
+    for ax, (i, j) in zip(axes[0], pairs):
+        ax.scatter(scores[:, i], scores[:, j], c=colours, cmap="tab10", s=60, edgecolor="black", linewidth=0.5)
+        for k, name in enumerate(doc["configurations"]):
+            ax.annotate(name + (" ★" if name in picks else ""), (scores[k, i], scores[k, j]), fontsize=7,
+                        xytext=(4, 3), textcoords="offset points")
+        ax.set_xlabel(f"PC{i + 1} ({100 * var[i]:.0f} % of variance)")
+        ax.set_ylabel(f"PC{j + 1} ({100 * var[j]:.0f} % of variance)")
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.axvline(0, color="grey", lw=0.5)
+        ax.grid(alpha=0.3)
+    fig.suptitle("workload similarity: principal components of the standardised characteristics"
+                 + (" (★ picked)" if picks else ""), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def dendrogram_figure(doc: dict[str, Any], path: Path) -> Path:
+    from scipy.cluster.hierarchy import dendrogram
+
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(doc["configurations"]) + 1.5))
+    dendrogram(np.array(doc["linkage"]), labels=doc["configurations"], orientation="right", ax=ax,
+               color_threshold=None)
+    ax.set_xlabel("Ward distance between standardised characteristic vectors")
+    ax.set_title("workload similarity: hierarchical clustering", fontsize=10)
+    ax.tick_params(axis="y", labelsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,189 @@
+"""Workload similarity (SPEC §14; the MLPerf characterisation's §4.1, Figures 1–2).
+
+    doc = similarity(["runs/", "profiles/"], pick=3, out=Path("similarity"))
+
+Every run directory (``result.json``) and profile directory (``summary.json`` of
+``dawnbench profile``) under the paths is read; they are grouped into
+*configurations* — task, entry, precision, batch size — and each configuration
+gets a vector of characteristics, the median over its records:
+
+==================  ============================================  ==================
+characteristic      meaning                                       from
+==================  ============================================  ==================
+cpu_util_pct        this process's CPU, 100 = one core            runs, profiles
+gpu_util_pct        GPU 0 busy %                                  runs, profiles
+host_mem_gib        peak RSS                                      runs, profiles
+device_mem_gib      peak GPU 0 memory                             runs, profiles
+achieved_gflops     training FLOP/s                               runs, profiles
+memory_gbps         bytes read + written per second by the ops    profiles
+intensity           FLOP per byte of the whole step               profiles
+memory_bound_share  share of op time in memory-bound ops          profiles
+samples_per_s       training samples per second                   runs, profiles
+epochs_to_target    epochs at the first passing evaluation        runs
+==================  ============================================  ==================
+
+A characteristic no configuration has, or one that is the same everywhere (GPU
+columns on a CPU), is left out and said so; one that only some configurations have
+is filled with the median of the others, and said so. The vectors are standardised
+(z-scores), reduced with PCA (scikit-learn: explained variance per component) and
+clustered with Ward's method (SciPy: the dendrogram). ``pick=K`` cuts the tree
+into K clusters and picks from each the configuration nearest its centre: the K
+benchmarks a user with a small budget should run, with the share of each
+characteristic's range (over all configurations) that the picks span.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dawnbench.errors import DawnbenchError
+
+
+def _res(key: str, stat: str, scale: float = 1.0) -> Callable[[dict], float | None]:
+    def get(doc: dict) -> float | None:
+        value = ((doc.get("resources") or {}).get(key) or {}).get(stat)
+        return None if value is None else value / scale
+    return get
+
+
+def _run_flops(doc: dict) -> float | None:
+    t = doc.get("throughput") or {}
+    if "achieved_gflops" in t:
+        return t["achieved_gflops"]
+    step = doc.get("step") or {}
+    return step["flops_per_s"] / 1e9 if step.get("flops_per_s") else None
+
+
+def _memory_gbps(doc: dict) -> float | None:
+    step = doc.get("step") or {}
+    return step["bytes"] / step["time_s"] / 1e9 if step.get("bytes") and step.get("time_s") else None
+
+
+def _samples_per_s(doc: dict) -> float | None:
+    return (doc.get("throughput") or {}).get("samples_per_s") or doc.get("samples_per_s")
+
+
+CHARACTERISTICS: dict[str, Callable[[dict], float | None]] = {
+    "cpu_util_pct": _res("proc_cpu_pct", "mean"),
+    "gpu_util_pct": _res("gpu0_util_pct", "mean"),
+    "host_mem_gib": _res("proc_rss_bytes", "max", 2**30),
+    "device_mem_gib": _res("gpu0_mem_used_bytes", "max", 2**30),
+    "achieved_gflops": _run_flops,
+    "memory_gbps": _memory_gbps,
+    "intensity": lambda d: (d.get("step") or {}).get("intensity"),
+    "memory_bound_share": lambda d: d.get("memory_bound_share"),
+    "samples_per_s": _samples_per_s,
+    "epochs_to_target": lambda d: d.get("epochs_to_target"),
+}
+
+
+def _records(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """Every run record and profile summary under ``paths``, with its configuration."""
+    found: list[dict[str, Any]] = []
+    for root in map(Path, paths):
+        if not root.exists():
+            raise DawnbenchError(f"{root}: no such file or directory. Pass folders of runs "
+                                 "(`dawnbench run`) or profiles (`dawnbench profile`).")
+        candidates = [root] if root.is_file() else [*root.rglob("result.json"), *root.rglob("summary.json")]
+        for path in candidates:
+            try:
+                doc = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+                continue  # not a record of this project: other JSON files are no concern here
+            if not isinstance(doc, dict) or "task" not in doc or not ("evals" in doc or "window_s" in doc):
+                continue
+            batch = (doc.get("hparams") or {}).get("batch_size") or (doc.get("step") and doc.get("batch_size"))
+            if batch is None and "window_s" in doc and doc.get("samples_per_s") and doc.get("window_s"):
+                batch = round(doc["samples_per_s"] * doc["window_s"] / doc["steps"])
+            doc["_config"] = f"{doc['task']}/{doc.get('entry')}/{doc.get('precision', 'fp32')}/bs{batch}"
+            found.append(doc)
+    return found
+
+
+def characteristics(paths: Sequence[str | Path]) -> tuple[list[str], list[str], np.ndarray, list[str]]:
+    """(configuration names, characteristic names, matrix, notes) from the records under ``paths``."""
+    per_config: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for doc in _records(paths):
+        for name, get in CHARACTERISTICS.items():
+            value = get(doc)
+            if value is not None and np.isfinite(value):
+                per_config[doc["_config"]][name].append(float(value))
+    configs = sorted(per_config)
+    if len(configs) < 3:
+        raise DawnbenchError(f"{', '.join(map(str, paths))}: {len(configs)} configuration(s) found; "
+                             "similarity needs at least 3. Add runs or profiles of other entries, "
+                             "precisions or batch sizes.")
+    notes: list[str] = []
+    columns, matrix = [], []
+    for name in CHARACTERISTICS:
+        values = [statistics.median(per_config[c][name]) if per_config[c].get(name) else None for c in configs]
+        known = [v for v in values if v is not None]
+        if len(known) < 2:
+            notes.append(f"{name}: in {'no' if not known else 'only one'} configuration, left out")
+            continue
+        if max(known) - min(known) <= 1e-9 * max(1.0, abs(max(known))):
+            notes.append(f"{name}: the same in every configuration, left out")
+            continue
+        missing = [c for c, v in zip(configs, values) if v is None]
+        if missing:
+            fill = statistics.median(known)
+            notes.append(f"{name}: missing for {', '.join(missing)}; filled with the median {fill:.3g}")
+            values = [fill if v is None else v for v in values]
+        columns.append(name)
+        matrix.append(values)
+    if len(columns) < 2:
+        raise DawnbenchError("fewer than 2 characteristics differ between the configurations found; "
+                             "nothing to compare. " + "; ".join(notes))
+    return configs, columns, np.array(matrix, dtype=float).T, notes
+
+
+def analyse(configs: list[str], columns: list[str], matrix: np.ndarray, pick: int | None = None) -> dict[str, Any]:
+    """Standardise, PCA, Ward clustering and (with ``pick``) K representatives."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from sklearn.decomposition import PCA
+
+    z = (matrix - matrix.mean(axis=0)) / matrix.std(axis=0)
+    pca = PCA(n_components=min(len(configs), len(columns)))
+    scores = pca.fit_transform(z)
+    tree = linkage(z, method="ward")
+    doc: dict[str, Any] = {
+        "configurations": configs, "characteristics": columns,
+        "values": matrix.tolist(), "standardised": z.tolist(),
+        "explained_variance": pca.explained_variance_ratio_.tolist(),
+        "loadings": {f"PC{i + 1}": dict(zip(columns, comp.tolist())) for i, comp in enumerate(pca.components_)},
+        "scores": scores.tolist(), "linkage": tree.tolist(),
+    }
+    if pick is not None:
+        if not 1 <= pick <= len(configs):
+            raise DawnbenchError(f"--pick {pick}: choose between 1 and the {len(configs)} configurations found.")
+        labels = fcluster(tree, pick, criterion="maxclust")
+        picks = []
+        for label in sorted(set(labels)):
+            members = np.flatnonzero(labels == label)
+            centre = z[members].mean(axis=0)
+            picks.append(int(members[np.argmin(((z[members] - centre) ** 2).sum(axis=1))]))
+        span = matrix.max(axis=0) - matrix.min(axis=0)
+        covered = matrix[picks].max(axis=0) - matrix[picks].min(axis=0)
+        doc.update(clusters=[int(x) for x in labels], picks=[configs[i] for i in picks],
+                   coverage=dict(zip(columns, (covered / span).tolist())))
+    return doc
+
+
+def similarity(paths: Sequence[str | Path], pick: int | None = None, out: Path | None = None) -> dict[str, Any]:
+    configs, columns, matrix, notes = characteristics(paths)
+    doc = analyse(configs, columns, matrix, pick)
+    doc["notes"] = notes
+    if out is not None:
+        from dawnbench.reports.plots import dendrogram_figure, pca_figure
+
+        out.mkdir(parents=True, exist_ok=True)
+        doc["figures"] = [str(pca_figure(doc, out / "pca.png")), str(dendrogram_figure(doc, out / "dendrogram.png"))]
+        (out / "similarity.json").write_text(json.dumps(doc, indent=1) + "\n")
+    return doc

@@ -1,0 +1,51 @@
+"""The `dawnbench` command: a thin layer over the Python API, one module per command family.
+
+* ``training``     run, sweep
+* ``inference``    infer
+* ``results``      export, analyze, compare, report, check-log, validate, leaderboard
+* ``utilisation``  profile, machine, similarity
+* ``catalog``      data fetch/list, tasks, prices
+
+Exit codes: 0 every run reached its target (or the command succeeded); 1 some run
+did not; 2 bad input (the message says what to fix); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.console import Console
+
+from dawnbench import __version__
+from dawnbench.cli import catalog, inference, results, training, utilisation
+from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from dawnbench.errors import DawnbenchError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dawnbench", description="Time-to-accuracy benchmarking.")
+    parser.add_argument("--version", action="version", version=f"dawnbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for family in (training, inference, results, utilisation, catalog):
+        family.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # stdout stays pure JSON under --json; piped output gets room for the wide tables.
+    out = Console(stderr=getattr(args, "json", False), width=None if sys.stdout.isatty() else 160)
+    err = Console(stderr=True)
+    try:
+        return args.func(args, out, err)
+    except DawnbenchError as e:
+        err.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        err.print("[magenta]interrupted[/]")
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

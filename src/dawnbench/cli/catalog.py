@@ -1,0 +1,120 @@
+"""What the project ships with: datasets, tasks, prices."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from dawnbench import data, pricing
+from dawnbench.cli.common import (
+    EXIT_OK,
+    print_json,
+)
+from dawnbench.errors import DawnbenchError
+from dawnbench.tasks import TASKS
+
+
+def cmd_data_fetch(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if args.source and len(args.names) != 1:
+        raise DawnbenchError("--from imports one dataset at a time; name exactly one dataset.")
+    for name in args.names:
+        data.get_spec(name)  # unknown names fail before anything is fetched
+    done = []
+    steps = ["downloading", "reading", "validating", "writing the cache"]
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[step]}"),
+                  TimeElapsedColumn(), console=err, transient=args.json) as progress:
+        for name in args.names:
+            bar = progress.add_task(name, total=3, step="checking the cache")
+
+            def status(msg: str, bar=bar) -> None:
+                index = next((i for i, s in enumerate(steps) if msg.startswith(s)), 0)
+                progress.update(bar, completed=max(index - 1, 0), step=msg)
+
+            path = data.fetch(name, source=Path(args.source) if args.source else None,
+                              force=args.force, status=status)
+            progress.update(bar, completed=3, step=f"ready in {path}")
+            done.append({"name": name, "path": str(path)})
+    if args.json:
+        print_json({"datasets": done})
+    return EXIT_OK
+
+
+def cmd_data_list(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+
+    rows = data.listing()
+    if args.json:
+        print_json({"data_root": str(data.data_root()), "datasets": rows})
+        return EXIT_OK
+    table = Table(title=f"datasets in {data.data_root()}")
+    for col in ("name", "ready", "train", "test", "source"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], "[green]yes[/]" if r["ready"] else "no",
+                      f"{r['counts'].get('train', 0):,}", f"{r['counts'].get('test', 0):,}", r["source"])
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_tasks(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+
+    rows = [{"name": t.name, "dataset": t.dataset, "metric": t.metric.name, "threshold": t.threshold,
+             "scored_split": t.scored_split, "default_entry": t.default_entry, "role": t.role}
+            for t in TASKS.values()]
+    if args.json:
+        print_json({"tasks": rows})
+        return EXIT_OK
+    table = Table(title="tasks")
+    for col in rows[0]:
+        table.add_column(col)
+    for r in rows:
+        table.add_row(*(str(v) for v in r.values()))
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+
+    cat = {**pricing.catalog(), "instances": pricing.filtered(args.accelerator)}
+    if args.json:
+        print_json(cat)
+        return EXIT_OK
+    table = Table(title=f"on-demand prices, as of {cat['as_of']}", caption=cat["note"])
+    for col in ("instance", "provider", "region", "accelerators", "$/h", "as of", "source"):
+        table.add_column(col)
+    for i in cat["instances"]:
+        acc = f"{i['accelerator_count']}× {i['accelerator']}" if i["accelerator"] else f"{i['vcpus']} vCPU"
+        table.add_row(i["name"], i["provider"], i["region"], acc, f"{i['usd_per_hour']:.4g}", i["as_of"], i["source"])
+    out.print(table)
+    for key in sorted({i["source"] for i in cat["instances"]}):
+        out.print(f"[bold]{key}[/]: {cat['sources'][key]}")
+    for machine, why in cat["not_on_demand"].items():
+        out.print(f"[dim]not on demand: {machine}: {why}[/]")
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    data_p = sub.add_parser("data", help="fetch and list datasets").add_subparsers(dest="data_command", required=True)
+    fetch = data_p.add_parser("fetch", help="download (or import with --from) and cache datasets")
+    fetch.add_argument("names", nargs="+", metavar="NAME", help=", ".join(data.DATASETS))
+    fetch.add_argument("--from", dest="source", metavar="PATH", help="import the official files you already have")
+    fetch.add_argument("--force", action="store_true", help="prepare again even if cached")
+    fetch.add_argument("--json", action="store_true")
+    fetch.set_defaults(func=cmd_data_fetch)
+    lst = data_p.add_parser("list", help="show which datasets are ready")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(func=cmd_data_list)
+
+    for name, func, text in [("tasks", cmd_tasks, "list the tasks"),
+                             ("prices", cmd_prices, "show the bundled on-demand price catalog")]:
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
+        if name == "prices":
+            p.add_argument("--accelerator", help="only instances with this accelerator (e.g. H100, A100-80GB, cpu)")

@@ -1,0 +1,202 @@
+"""What to do with finished runs and submissions: statistics, comparisons, reports, logs, boards."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from dawnbench.cli.common import (
+    EXIT_FAILED_RUN,
+    EXIT_OK,
+    print_json,
+)
+from dawnbench.errors import DawnbenchError
+
+
+def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.submissions import export_inference, export_training
+
+    if args.inference:
+        written = [export_inference(d, args.out, args.author, args.email, args.code_url) for d in args.run_dirs]
+    else:
+        written = export_training(args.run_dirs, args.out, args.author, args.email, args.code_url)
+    if args.json:
+        print_json({"files": [str(p) for p in written]})
+    else:
+        for p in written:
+            out.print(f"wrote {p}")
+    return EXIT_OK
+
+
+def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis import analyze
+    from dawnbench.display import groups_table
+
+    doc = analyze(args.path)
+    if args.json:
+        print_json(doc)
+        return EXIT_OK
+    out.print(groups_table(doc["groups"], f"runs under {args.path}"))
+    for p in doc["problems"]:
+        err.print(f"problem: {p['file']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}",
+                  style="yellow", highlight=False, soft_wrap=True, markup=False)
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis import collect
+    from dawnbench.statistics import compare
+
+    sides = []
+    for path in (args.a, args.b):
+        groups, problems = collect(path)
+        samples = [s for g in groups for s in g.samples]
+        if not samples:
+            raise DawnbenchError(f"{path}: no readable runs ({len(problems)} problem(s), first: "
+                                 f"{problems[0].file}: {problems[0].message})." if problems else f"{path}: no runs.")
+        sides.append(samples)
+    doc = {"a": args.a, "b": args.b, **compare(*sides)}
+    if args.json:
+        print_json(doc)
+    else:
+        out.print(f"A: {args.a} — {doc['runs_a']} runs, {doc['failures_a']} failed, median TTA "
+                  f"{doc['tta_median_a_s']:.2f} s", highlight=False)
+        out.print(f"B: {args.b} — {doc['runs_b']} runs, {doc['failures_b']} failed, median TTA "
+                  f"{doc['tta_median_b_s']:.2f} s", highlight=False)
+        out.print(f"[bold]{doc['verdict']}[/]", highlight=False)
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.reports.html import build_report
+
+    with err.status("building the report"):
+        index = build_report(args.path, args.out)
+    if args.json:
+        print_json({"report": str(index)})
+    else:
+        out.print(f"report: {index}", highlight=False)
+    return EXIT_OK
+
+
+def cmd_check_log(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.harness.compliance import check_log
+
+    verdicts = [check_log(Path(d)) for d in args.run_dirs]
+    if args.json:
+        print_json({"logs": verdicts})
+    else:
+        for v in verdicts:
+            out.print(f"{'[green]PASS[/]' if v['valid'] else '[red]FAIL[/]'} {v['log']} ({v['lines']} lines, "
+                      f"{v['ruleset']})", highlight=False)
+            for message in v["messages"]:
+                out.print(f"  {message}", style="red", markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK if all(v["valid"] for v in verdicts) else EXIT_FAILED_RUN
+
+
+def cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.submissions.validate import (
+        find_submissions,
+        orphan_tsvs,
+        read_submission,
+    )
+
+    found = find_submissions(args.paths)
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        raise DawnbenchError(f"{missing[0]}: no such file or folder. Pass submission JSON files or folders.")
+    if not found:
+        raise DawnbenchError(f"no submission JSON files under {', '.join(args.paths)}.")
+    problems = [p for path, root in found for p in read_submission(path, root).problems]
+    problems += [p for d in args.paths if Path(d).is_dir() for p in orphan_tsvs(Path(d))]
+    errors = sum(p.severity == "error" for p in problems)
+    if args.json:
+        print_json({"files": len(found), "errors": errors, "warnings": len(problems) - errors,
+                     "problems": [p.to_dict() for p in problems]})
+    else:
+        for p in problems:
+            out.print(str(p), style="red" if p.severity == "error" else "yellow", markup=False,
+                      highlight=False, soft_wrap=True)
+        out.print(f"{len(found)} submission(s): {errors} error(s), {len(problems) - errors} warning(s)",
+                  highlight=False)
+    return EXIT_FAILED_RUN if errors else EXIT_OK
+
+
+def cmd_leaderboard(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import datetime as dt
+
+    from dawnbench.display import board_table
+    from dawnbench.leaderboard import BOARDS, build_boards
+
+    until = None
+    if args.until:
+        try:
+            until = dt.date.fromisoformat(args.until)
+        except ValueError:
+            raise DawnbenchError(f"--until {args.until}: not a date; write YYYY-MM-DD, e.g. 2018-04-20.") from None
+    boards = build_boards(args.dir, until)
+    if args.html:
+        from dawnbench.leaderboard.site import build_site
+
+        index = build_site(boards, args.html, until)
+        err.print(f"website: {index}", highlight=False)
+    if args.json:
+        print_json(boards.to_json())
+        return EXIT_OK
+    for task, task_boards in boards.tasks.items():
+        for board in BOARDS:
+            out.print(board_table(task, board, task_boards[board][:args.top]))
+    errors = sum(p.severity == "error" for p in boards.problems)
+    out.print(f"{len(boards.submissions)} submissions read; {errors} with errors left off the boards, "
+              f"{len(boards.problems) - errors} warnings (see `dawnbench validate {args.dir}`)", highlight=False)
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    export = sub.add_parser("export", help="write DAWNBench v1.0 submission files from run directories")
+    export.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                        help="runs of one configuration (or a folder of them); with --inference, measured runs")
+    export.add_argument("--inference", action="store_true", help="the inference JSON (after `dawnbench infer`)")
+    export.add_argument("--out", default="submissions", help="folder for the files (default: ./submissions)")
+    export.add_argument("--author", help="author name (default: git config user.name)")
+    export.add_argument("--email", help="author e-mail (default: git config user.email)")
+    export.add_argument("--code-url", help="codeURL field")
+    export.add_argument("--json", action="store_true")
+    export.set_defaults(func=cmd_export)
+
+    analyze = sub.add_parser("analyze", help="statistics over runs: run directories or MLPerf training logs")
+    analyze.add_argument("path", metavar="PATH")
+    analyze.add_argument("--json", action="store_true")
+    analyze.set_defaults(func=cmd_analyze)
+
+    compare = sub.add_parser("compare", help="speedup of B over A, with a confidence interval and p-value")
+    compare.add_argument("a", metavar="A", help="folder of runs (or MLPerf logs) of configuration A")
+    compare.add_argument("b", metavar="B", help="folder of runs of configuration B")
+    compare.add_argument("--json", action="store_true")
+    compare.set_defaults(func=cmd_compare)
+
+    report = sub.add_parser("report", help="one self-contained HTML page of tables and figures")
+    report.add_argument("path", metavar="PATH")
+    report.add_argument("--out", required=True, metavar="DIR")
+    report.add_argument("--json", action="store_true")
+    report.set_defaults(func=cmd_report)
+
+    check = sub.add_parser("check-log", help="run MLCommons' compliance checker (common rules) on run logs")
+    check.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories (or events.log files)")
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(func=cmd_check_log)
+
+    validate = sub.add_parser("validate", help="check DAWNBench submission files: every problem, file and line")
+    validate.add_argument("paths", nargs="+", metavar="PATH", help="submission JSON files or folders")
+    validate.add_argument("--json", action="store_true")
+    validate.set_defaults(func=cmd_validate)
+
+    board = sub.add_parser("leaderboard", help="the four rankings per task, and optionally the website")
+    board.add_argument("dir", metavar="DIR", help="a folder laid out like dawnbench-entries (<Task>/train, <Task>/inference)")
+    board.add_argument("--until", metavar="YYYY-MM-DD", help="the board as it stood on this date")
+    board.add_argument("--top", type=int, default=10, help="rows per board on the terminal (default 10)")
+    board.add_argument("--html", metavar="OUT", help="also build the static website into OUT")
+    board.add_argument("--json", action="store_true")
+    board.set_defaults(func=cmd_leaderboard)

@@ -1,0 +1,142 @@
+"""`run` and `sweep`: training under the clock."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from dawnbench import data
+from dawnbench.cli.common import (
+    EXIT_FAILED_RUN,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    add_run_options,
+    parse_set,
+    print_json,
+)
+from dawnbench.tasks import DEFAULT_TASK, TASKS
+
+
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.display import LiveProgress, result_card, runs_table
+    from dawnbench.harness.runner import RunOptions, run_many
+    from dawnbench.statistics import summarize
+
+    options = RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
+                         target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
+                         max_wall_seconds=args.max_wall_seconds, continue_after_target=args.continue_,
+                         device=args.device, out_dir=Path(args.out), instance=args.instance,
+                         cost_per_hour=args.cost_per_hour, overrides=parse_set(args.set),
+                         precision=args.precision, compile=args.compile, org=args.org, platform=args.platform,
+                         resource_interval=args.resource_interval)
+    live = LiveProgress(err)
+
+    def ensure(name: str) -> None:
+        if not data.is_ready(name):
+            with err.status(f"preparing {name}") as spinner:
+                data.fetch(name, status=lambda msg: spinner.update(f"preparing {name}: {msg}"))
+
+    try:
+        results = run_many(options, observer=live, ensure_data=ensure)
+    finally:
+        live.close()
+    summary = summarize(results)
+    _warn_first_run(summary, err)
+    if args.json:
+        print_json({"runs": [r.to_dict() for r in results], "summary": summary})
+    else:
+        for r in results:
+            out.print(result_card(r))
+        if len(results) > 1:
+            out.print(runs_table(results, summary))
+    if any(r.status == "interrupted" for r in results):
+        return EXIT_INTERRUPTED
+    return EXIT_OK if all(r.succeeded for r in results) else EXIT_FAILED_RUN
+
+
+def _warn_first_run(summary: dict[str, Any], err: Console) -> None:
+    from dawnbench.statistics import FIRST_RUN_WARNING
+
+    ratio = summary.get("first_run_ratio")
+    if ratio is not None and ratio > FIRST_RUN_WARNING:
+        err.print(f"[yellow]warning:[/] the first run's time per epoch was {ratio:.2f}× the median of the "
+                  "later runs': one-time costs (start-up, autotuning, compilation) fell inside its timed "
+                  "region. The entry's warm-up should pay them.", highlight=False, soft_wrap=True)
+
+
+def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis.sweep import config_name, options_for, parse_grid, run_sweep
+    from dawnbench.display import LiveProgress, sweep_table
+    from dawnbench.harness.runner import RunOptions, prepare
+    from dawnbench.reports.plots import sweep_figure
+
+    configs = parse_grid(args.grid)
+    options = RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
+                         max_epochs=args.max_epochs, max_seconds=args.max_seconds, device=args.device,
+                         out_dir=Path(args.out), instance=args.instance, cost_per_hour=args.cost_per_hour,
+                         overrides=parse_set(args.set), precision=args.precision, compile=args.compile,
+                         org=args.org, platform=args.platform,
+                         resource_interval=args.resource_interval)
+    for config in configs:  # every configuration is checked before the first run
+        prepare(options_for(options, config))
+    live = LiveProgress(err)
+    try:
+        sweep = run_sweep(options, configs, observer=live, config_started=lambda i, c: err.print(
+            f"configuration {i + 1}/{len(configs)}: {config_name(c)}", highlight=False))
+    finally:
+        live.close()
+    varying = [k for k in configs[0] if len({repr(c[k]) for c in configs}) > 1]
+    x_key = varying[0] if len(varying) == 1 else None
+    figure = sweep_figure(sweep.rows, [c[x_key] for c in sweep.configs] if x_key else [r["name"] for r in sweep.rows],
+                          x_key or "configuration", Path(args.out) / "sweep.png")
+    if args.json:
+        print_json({"configurations": sweep.rows, "figure": str(figure)})
+    else:
+        out.print(sweep_table(sweep.rows, sweep.rows[0]["name"]))
+        out.print(f"figure: {figure}", highlight=False)
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+
+    run = sub.add_parser("run", help="train an entry until it reaches the task's threshold")
+    run.add_argument("task", nargs="?", default=DEFAULT_TASK, help=f"one of {', '.join(TASKS)}")
+    run.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--runs", type=int, default=1, help="run N seeds (seed, seed+1, ...) one after another")
+    run.add_argument("--target", type=float, help="another threshold; marks the run unofficial")
+    run.add_argument("--max-epochs", type=float, help="stop as not_reached after this many epochs")
+    run.add_argument("--max-seconds", type=float, help="stop as not_reached after this many timed seconds")
+    run.add_argument("--max-wall-seconds", type=float, help="stop as timeout after this much wall time")
+    run.add_argument("--continue", dest="continue_", action="store_true",
+                     help="keep training after the target is reached (TTA is still the first pass)")
+    run.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    run.add_argument("--out", default="runs", help="folder for the run records (default: ./runs)")
+    run.add_argument("--instance", help="price the run with this on-demand instance (see `dawnbench prices`)")
+    run.add_argument("--cost-per-hour", type=float, help="on-demand USD per hour of the hardware")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override an entry hyperparameter (JSON value), repeatable")
+    add_run_options(run)
+    run.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    run.set_defaults(func=cmd_run)
+
+    sweep = sub.add_parser("sweep", help="run a grid of hyperparameters, N seeds each")
+    sweep.add_argument("task", nargs="?", default=DEFAULT_TASK)
+    sweep.add_argument("--entry")
+    sweep.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...", required=True,
+                       help="values to sweep (repeatable: the cartesian product is run)")
+    sweep.add_argument("--runs", type=int, default=3, help="seeds per configuration (default 3)")
+    sweep.add_argument("--seed", type=int, default=0)
+    sweep.add_argument("--max-epochs", type=float)
+    sweep.add_argument("--max-seconds", type=float)
+    sweep.add_argument("--device", default="auto")
+    sweep.add_argument("--instance")
+    sweep.add_argument("--cost-per-hour", type=float)
+    sweep.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    add_run_options(sweep)
+    sweep.add_argument("--out", default="sweeps/sweep", help="folder for the runs and sweep.png")
+    sweep.add_argument("--json", action="store_true")
+    sweep.set_defaults(func=cmd_sweep)

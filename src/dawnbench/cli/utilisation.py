@@ -1,0 +1,101 @@
+"""Why a run is as fast as it is (SPEC §14): `profile`, `machine`, `similarity`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from dawnbench.cli.common import EXIT_OK, parse_set, print_json
+from dawnbench.harness.precision import PRECISIONS
+from dawnbench.tasks import DEFAULT_TASK, TASKS
+
+
+def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.display import profile_table
+    from dawnbench.profiling.profile import (
+        ProfileOptions,
+        options_from_run,
+        run_profile,
+    )
+
+    without = tuple(m for m in (args.without or "").split(",") if m)
+    changes = {"steps": args.steps, "without": without or None, "device": args.device,
+               "out": Path(args.out) if args.out else None}
+    if Path(args.target).is_dir():
+        opts = options_from_run(Path(args.target), precision=args.precision, **changes)
+    else:
+        opts = ProfileOptions(task=args.target, entry=args.entry, precision=args.precision or "fp32",
+                              overrides=parse_set(args.set), seed=args.seed)
+        for key, value in changes.items():
+            if value is not None:
+                setattr(opts, key, value)
+    with err.status("profiling") as status:
+        summary = run_profile(opts, status=lambda msg: status.update(msg))
+    if args.json:
+        print_json(summary)
+        return EXIT_OK
+    out.print(profile_table(summary, Path(summary["out"]), args.top))
+    return EXIT_OK
+
+
+def cmd_machine(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.display import machine_table
+    from dawnbench.harness.runner import resolve_device
+    from dawnbench.profiling.machine import describe_machine
+
+    with err.status("measuring the roofs"):
+        machine = describe_machine(resolve_device(args.device))
+    if args.json:
+        print_json(machine)
+    else:
+        out.print(machine_table(machine))
+    return EXIT_OK
+
+
+def cmd_similarity(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis.similarity import similarity
+    from dawnbench.display import similarity_table
+
+    doc = similarity(args.paths, pick=args.pick, out=Path(args.out))
+    if args.json:
+        print_json(doc)
+        return EXIT_OK
+    out.print(similarity_table(doc))
+    for note in doc["notes"]:
+        out.print(f"[dim]{note}[/]")
+    out.print(f"figures: {', '.join(doc['figures'])}")
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    prof = sub.add_parser("profile", help="per-op profile, roofline and throughput CDF of a training window")
+    prof.add_argument("target", nargs="?", default=DEFAULT_TASK, metavar="TASK|RUN_DIR",
+                      help=f"a task ({', '.join(TASKS)}) or a finished run whose configuration to profile")
+    prof.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
+    prof.add_argument("--precision", choices=PRECISIONS, help="fp32 (default; a run's own with RUN_DIR), tf32, bf16, fp16")
+    prof.add_argument("--steps", type=int, help="optimizer steps in the profiled window (default 10)")
+    prof.add_argument("--without", metavar="CLASSES",
+                      help="also profile with these module classes replaced by identities, e.g. BatchNorm2d,GELU")
+    prof.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                      help="override an entry hyperparameter (JSON value), repeatable")
+    prof.add_argument("--seed", type=int, default=0)
+    prof.add_argument("--device", help="auto (default), cpu, cuda or cuda:N")
+    prof.add_argument("--out", metavar="DIR", help="folder for the profile (default: RUN_DIR/profile, or "
+                                                    "profiles/TASK-ENTRY-PRECISION)")
+    prof.add_argument("--top", type=int, default=12, help="ops shown on the terminal (default 12)")
+    prof.add_argument("--json", action="store_true")
+    prof.set_defaults(func=cmd_profile)
+
+    machine = sub.add_parser("machine", help="the hardware and its roofs measured now (FLOP/s per precision, bandwidth)")
+    machine.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    machine.add_argument("--json", action="store_true")
+    machine.set_defaults(func=cmd_machine)
+
+    sim = sub.add_parser("similarity", help="PCA and clustering of configurations by their characteristics")
+    sim.add_argument("paths", nargs="+", metavar="PATH", help="folders of runs and/or profiles")
+    sim.add_argument("--pick", type=int, metavar="K", help="choose K representative configurations")
+    sim.add_argument("--out", default="similarity", metavar="DIR", help="folder for the figures and JSON")
+    sim.add_argument("--json", action="store_true")
+    sim.set_defaults(func=cmd_similarity)

@@ -1,0 +1,82 @@
+"""The profile's figures: the throughput CDF and the roofline (SPEC §14)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+COLOURS = {"fp32": "tab:blue", "tf32": "tab:cyan", "bf16": "tab:orange", "fp16": "tab:red"}
+
+
+def throughput_cdf(rows: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """(FLOP/s, cumulative share of op time in ops at or below it), ascending; ends at 1.
+
+    Ops with no FLOPs (elementwise, copies, bookkeeping) sit at 0 FLOP/s: the share of
+    time they take is the curve's value at its left end.
+    """
+    rates = np.array([r["flops_per_s"] or 0.0 for r in rows], dtype=float)
+    times = np.array([r["time_s"] for r in rows], dtype=float)
+    order = np.argsort(rates, kind="stable")
+    total = times.sum()
+    share = np.cumsum(times[order]) / total if total > 0 else np.zeros(len(rows))
+    return rates[order], share
+
+
+def cdf_figure(rows: Sequence[dict[str, Any]], roofs: dict[str, float], path: Path, title: str) -> Path:
+    rates, share = throughput_cdf(rows)
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    floor = max(rates[rates > 0].min() / 3 if (rates > 0).any() else 1e6, 1e6)
+    x = np.maximum(rates, floor)
+    ax.step(np.concatenate([[floor], x]), np.concatenate([[0.0], share]), where="post", color="black")
+    for precision, roof in roofs.items():
+        ax.axvline(roof, ls="--", color=COLOURS.get(precision, "grey"), label=f"{precision} roof {roof / 1e9:.0f} GFLOP/s")
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("achieved FLOP/s of the op (ops without FLOPs at the left edge)")
+    ax.set_ylabel("share of op time in ops ≤ x")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def roofline_figure(rows: Sequence[dict[str, Any]], roofs: dict[str, float], bandwidth: float,
+                    step: dict[str, Any], path: Path, title: str, top: int = 10) -> Path:
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    points = [r for r in rows if r["flops"] > 0 and r["intensity"]]
+    lo = min([r["intensity"] for r in points] + [step.get("intensity") or 1.0, 0.1]) / 2
+    hi = max([r["intensity"] for r in points] + [step.get("intensity") or 1.0, 100.0]) * 2
+    xs = np.geomspace(lo, hi, 200)
+    for precision, roof in roofs.items():
+        ax.plot(xs, np.minimum(roof, bandwidth * xs), color=COLOURS.get(precision, "grey"),
+                label=f"{precision}: {roof / 1e9:.0f} GFLOP/s, ridge {roof / bandwidth:.1f} FLOP/B")
+    ax.plot([], [], " ", label=f"bandwidth {bandwidth / 1e9:.1f} GB/s")
+    for r in points[:top]:
+        ax.scatter(r["intensity"], r["flops_per_s"], s=20 + 400 * r["share"],
+                   color=COLOURS.get(r["precision"], "grey"), alpha=0.6, edgecolor="black", linewidth=0.5)
+        ax.annotate(r["op"].removeprefix("aten::"), (r["intensity"], r["flops_per_s"]), fontsize=7,
+                    xytext=(3, 3), textcoords="offset points")
+    if step.get("intensity") and step.get("flops_per_s"):
+        ax.scatter(step["intensity"], step["flops_per_s"], marker="*", s=250, color="black", zorder=5,
+                   label=f"whole step: {step['flops_per_s'] / 1e9:.0f} GFLOP/s")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP / byte read + written)")
+    ax.set_ylabel("FLOP/s")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

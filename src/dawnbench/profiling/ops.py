@@ -1,0 +1,246 @@
+"""The per-op profile of a training window (SPEC §14): what each op costs and why.
+
+    window = profile_window(entry, ctx, steps=10, warm_steps=3, trace=path)
+    table = window.table(roofs, run_precision)
+
+Two views of the same steps, each from the tool made for it:
+
+* **a census** of one training step (the step before the window) under a
+  ``TorchDispatchMode``: every op as it really executes — after autograd and autocast
+  — with its FLOPs (``torch.utils.flop_counter``'s formulas: matrix multiplies and
+  convolutions; elementwise ops count 0) and its bytes (every tensor it reads plus every
+  tensor it writes, from their shapes and dtypes; views move nothing and count 0);
+* **the window** of ``steps`` training steps under ``torch.profiler`` (shapes
+  recorded), which times each of those ops without the census's overhead and writes
+  the Chrome trace.
+
+An op's *time* is the profiler's time of its outermost call (the kernels it runs
+included); ops at this level never nest, so their times add up to the part of the
+window spent in ops, and the rest is Python, the autograd engine and the optimizer's
+bookkeeping. Census and window are aligned call by call (``_align``); ops of the
+window the census step did not run are listed without FLOPs or bytes.
+Steps are counted with torch's global optimizer-step hook, so any entry whose
+``train`` steps a ``torch.optim`` optimizer can be profiled unchanged.
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
+from torch.profiler import ProfilerActivity, profile
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.flop_counter import flop_registry
+
+from dawnbench.errors import DawnbenchError
+from dawnbench.harness.progress import StepLimitReached
+
+UNMATCHED = "(not in the census step)"
+LOW_PRECISION = {torch.bfloat16: "bf16", torch.float16: "fp16"}
+
+
+@dataclass
+class OpCall:
+    name: str                  # e.g. aten::convolution
+    shapes: str                # the tensor inputs' shapes, e.g. "1024x3x32x32, 64x3x3x3"
+    dtype: str                 # the widest floating dtype it read: float32, bfloat16, ...
+    flops: float
+    bytes: float
+    dims: str = ""             # the same shapes in the form the profiler records them (for the join)
+
+
+class _Census(TorchDispatchMode):
+    """Records every op of the steps it is active for (name, shapes, dtype, FLOPs, bytes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[OpCall] = []
+        self.active = False
+
+    def start(self) -> None:  # entered and left from optimizer-step hooks, not a with block
+        self.__enter__()
+        self.active = True
+
+    def stop(self) -> None:
+        if self.active:
+            self.active = False
+            self.__exit__(None, None, None)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        packet = func._overloadpacket
+        flops = float(flop_registry[packet](*args, **kwargs, out_val=out)) if packet in flop_registry else 0.0
+        inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        moved = 0 if getattr(func, "is_view", False) else sum(t.nbytes for t in inputs + outputs)
+        floats = [t.dtype for t in inputs if t.is_floating_point()] or [t.dtype for t in outputs]
+        dtype = max(floats, key=lambda d: torch.finfo(d).bits if d.is_floating_point else 0, default=None)
+        self.calls.append(OpCall(f"aten::{packet.__name__}", ", ".join("x".join(map(str, t.shape)) or "scalar"
+                                                                       for t in inputs),
+                                 str(dtype).removeprefix("torch.") if dtype is not None else "-", flops, moved,
+                                 _dims([list(t.shape) for t in inputs])))
+        return out
+
+
+@dataclass
+class Window:
+    """What :func:`profile_window` measured: the census step and the profiled steps."""
+
+    steps: int
+    wall_s: float
+    census: list[OpCall]
+    events: list[Any]                  # the profiler's outermost census-named events, in order
+    device_type: str
+    trace: Path | None = None
+    matched_share: float = 0.0        # share of op time matched to a census call
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def op_times_s(self) -> list[float]:
+        if self.device_type == "cuda":
+            return [e.device_time_total / 1e6 for e in self.events]
+        return [e.cpu_time_total / 1e6 for e in self.events]
+
+    def table(self, ridge: Callable[[str], float], flops_roof: Callable[[str], float],
+              run_precision: str) -> list[dict[str, Any]]:
+        """One row per op and input shapes, largest time first."""
+        times = self.op_times_s()
+        groups: dict[tuple[str, str, str], dict[str, Any]] = defaultdict(
+            lambda: {"calls": 0, "time_s": 0.0, "flops": 0.0, "bytes": 0.0})
+        matched = _align([(e.name, _dims(e.input_shapes)) for e in self.events],
+                         [(c.name, c.dims) for c in self.census], self.steps)
+        for i, (event, t) in enumerate(zip(self.events, times)):
+            c = self.census[matched[i]] if i in matched else None
+            g = groups[(c.name, c.shapes, c.dtype) if c else (event.name, UNMATCHED, "-")]
+            g["calls"] += 1
+            g["time_s"] += t
+            if c:
+                g["flops"] += c.flops
+                g["bytes"] += c.bytes
+        total = sum(times) or 1.0
+        self.matched_share = sum(times[i] for i in matched) / total
+        rows = []
+        for (name, shapes, dtype), g in groups.items():
+            precision = _precision_of(dtype, run_precision)
+            intensity = g["flops"] / g["bytes"] if g["bytes"] else None
+            bound = "memory" if (intensity is None or intensity < ridge(precision)) else "compute"
+            if shapes == UNMATCHED:
+                bound = "unknown"
+            elif g["flops"] == 0 and g["bytes"] == 0:
+                bound = "overhead"  # views and bookkeeping: no arithmetic, no traffic
+            rate = g["flops"] / g["time_s"] if g["time_s"] > 0 else None
+            rows.append({"op": name, "shapes": shapes, "dtype": dtype, "precision": precision,
+                         "calls": g["calls"], "time_s": g["time_s"], "share": g["time_s"] / total,
+                         "flops": g["flops"], "bytes": g["bytes"], "intensity": intensity,
+                         "flops_per_s": rate,
+                         "bytes_per_s": g["bytes"] / g["time_s"] if g["time_s"] > 0 else None,
+                         "fraction_of_roof": rate / flops_roof(precision) if rate else None,
+                         "bound": bound})
+        rows.sort(key=lambda r: -r["time_s"])
+        self.rows = rows
+        return rows
+
+
+def _dims(shapes: Any) -> str:
+    """The non-scalar tensor shapes of an op's inputs, as both sides can record them."""
+    return ";".join(str(list(s)) for s in shapes if isinstance(s, (list, tuple)) and s
+                    and all(isinstance(d, int) for d in s))
+
+
+def _align(events: list[tuple[str, str]], census: list[tuple[str, str]], steps: int) -> dict[int, int]:
+    """Profiled op index → census index, for the ops the census step also ran.
+
+    The window's steps need not repeat the census step exactly (an entry may add work
+    every few steps, e.g. a lookahead), and the census also sees ops that an op's
+    autograd kernel calls itself (``relu_`` saving a ``detach``), which the profiler
+    shows nested inside the caller. So the census step, repeated once per profiled
+    step, is aligned with the window's sequence of (op, input shapes) (``difflib``'s
+    longest matching blocks); profiled ops left over are reported without FLOPs or bytes.
+    """
+    expected = census * steps
+    blocks = difflib.SequenceMatcher(None, expected, events, autojunk=False).get_matching_blocks()
+    m = len(census)
+    return {b + k: (a + k) % m for a, b, size in blocks for k in range(size)}
+
+
+def _precision_of(dtype: str, run_precision: str) -> str:
+    for torch_dtype, name in LOW_PRECISION.items():
+        if dtype == str(torch_dtype).removeprefix("torch."):
+            return name
+    return "tf32" if run_precision == "tf32" else "fp32"
+
+
+def _outermost(events: Any, names: set[str]) -> list[Any]:
+    """Profiler events named like a census op with no census-named ancestor, in time order."""
+    chosen = []
+    for e in events:
+        if e.name not in names:
+            continue
+        parent = e.cpu_parent
+        while parent is not None and parent.name not in names:
+            parent = parent.cpu_parent
+        if parent is None:
+            chosen.append(e)
+    return sorted(chosen, key=lambda e: e.time_range.start)
+
+
+def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_steps: int = 3,
+                   trace: Path | None = None) -> Window:
+    """Drive a ``train`` generator: ``warm_steps`` steps, one census step, then ``steps``
+    steps under ``torch.profiler``; the generator is closed at the end of the window."""
+    if steps < 1:
+        raise DawnbenchError(f"--steps must be at least 1, not {steps}.")
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    prof = profile(activities=activities, record_shapes=True)
+    census = _Census()
+    marks: dict[str, float] = {}
+    count = 0
+
+    def on_step(_optimizer, _args, _kwargs) -> None:
+        nonlocal count
+        count += 1
+        if count == warm_steps:
+            census.start()
+        elif count == warm_steps + 1:
+            census.stop()
+            sync()
+            prof.start()
+            marks["start"] = time.perf_counter()
+        elif count == warm_steps + 1 + steps:
+            sync()
+            marks["end"] = time.perf_counter()
+            prof.stop()
+            raise StepLimitReached
+
+    handle = register_optimizer_step_post_hook(on_step)
+    try:
+        if warm_steps == 0:
+            census.start()
+        for _ in train:  # the entry's evaluation points pass by: nothing is evaluated here
+            pass
+    except StepLimitReached:
+        pass
+    finally:
+        census.stop()
+        handle.remove()
+        train.close()
+    if "end" not in marks:
+        if "start" in marks:
+            prof.stop()
+        raise DawnbenchError(f"the entry's schedule ended after {count} optimizer steps, before the "
+                             f"{warm_steps} warm + 1 census + {steps} profiled steps; pass a smaller --steps.")
+    if trace is not None:
+        trace.parent.mkdir(parents=True, exist_ok=True)
+        prof.export_chrome_trace(str(trace))
+    names = {c.name for c in census.calls}
+    return Window(steps, marks["end"] - marks["start"], census.calls, _outermost(prof.events(), names),
+                  device.type, trace)

@@ -1,0 +1,218 @@
+"""``dawnbench profile``: why a configuration trains as fast as it does (SPEC §14).
+
+    summary = run_profile(ProfileOptions(task="cifar10", precision="bf16", steps=10))
+
+In order: check the configuration as ``run`` would; warm up as ``run`` does (the
+entry's own warm-up on synthetic data); train on the real training split for a few
+steps, one census step and ``steps`` steps under ``torch.profiler`` (``ops.py``);
+measure this machine's roofs (``roofs.py``); write to ``out``:
+
+* ``ops.tsv``      the per-op table (calls, time, FLOPs, bytes, intensity, FLOP/s,
+                   bytes/s, memory- or compute-bound against the ridge of its precision);
+* ``summary.json`` the window, the step as a whole, the memory-bound share, the
+                   top ops, the FLOP cross-check and, with ``without``, the comparison;
+* ``cdf.png``      step time by per-op throughput (DAWNBench analysis, Fig. 11);
+* ``roofline.png`` the measured roofs, the bandwidth slope, the step and the top ops;
+* ``trace.json``   the Chrome trace of the window (chrome://tracing, Perfetto);
+* ``resources.tsv`` the resource monitor over warm-up and window (its summary in
+                   ``summary.json``: what ``dawnbench similarity`` reads).
+
+``without=("BatchNorm2d", "GELU")`` profiles the same window again with those module
+classes replaced by identities and reports the change in throughput — the analysis's
+experiment; nothing is claimed about accuracy. Its files go to ``out/without/``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+
+from dawnbench import data
+from dawnbench.entries import Entry, TrainContext
+from dawnbench.errors import DawnbenchError
+from dawnbench.harness.precision import make_scaler, precision_scope
+from dawnbench.harness.record import json_safe, read_result
+from dawnbench.harness.runner import RunOptions, prepare, seed_everything
+from dawnbench.harness.warmup import synthetic_context
+from dawnbench.profiling.figures import cdf_figure, roofline_figure
+from dawnbench.profiling.flops import training_flops_per_sample
+from dawnbench.profiling.ops import Window, profile_window
+from dawnbench.profiling.resources import ResourceMonitor
+from dawnbench.profiling.roofs import measure_roofs
+
+TSV_COLUMNS = ("op", "shapes", "dtype", "precision", "calls", "time_s", "share", "flops", "bytes",
+               "intensity", "flops_per_s", "bytes_per_s", "fraction_of_roof", "bound")
+
+
+@dataclass
+class ProfileOptions:
+    task: str = "mnist"
+    entry: str | None = None
+    precision: str = "fp32"
+    steps: int = 10                     # optimizer steps in the profiled window
+    warm_steps: int = 3                 # real-data steps before the census step
+    without: tuple[str, ...] = ()       # module class names replaced by identities, in a second window
+    device: str = "auto"
+    seed: int = 0
+    overrides: dict[str, Any] = field(default_factory=dict)
+    out: Path | None = None             # default: profiles/TASK-ENTRY-PRECISION
+
+
+def options_from_run(run_dir: Path, **changes: Any) -> ProfileOptions:
+    """The configuration of a finished run (task, entry, precision, hyperparameters, seed)."""
+    result = read_result(run_dir)
+    entry = result["entry"]
+    entry_file = (result.get("software") or {}).get("entry_file")
+    if entry_file and Path(entry_file).is_file():
+        entry = entry_file
+    opts = ProfileOptions(task=result["task"], entry=entry, precision=result.get("precision", "fp32"),
+                          seed=result.get("seed", 0), overrides=dict(result.get("hparams") or {}),
+                          out=Path(run_dir) / "profile")
+    for key, value in changes.items():
+        if value is not None:
+            setattr(opts, key, value)
+    return opts
+
+
+def strip_modules(model: nn.Module, classes: tuple[str, ...]) -> int:
+    """Replace every submodule whose class name is in ``classes`` by ``nn.Identity``; return how many."""
+    removed = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child).__name__ in classes:
+                setattr(parent, name, nn.Identity())
+                removed += 1
+    return removed
+
+
+def _window(entry: Entry, prep: Any, opts: ProfileOptions, out: Path) -> tuple[Window, dict[str, Any]]:
+    task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
+    test_inputs, test_labels = data.load_split(task.dataset, task.scored_split)
+
+    def context() -> TrainContext:
+        return TrainContext(task=task, seed=opts.seed, device=device, hparams=entry.hp,
+                            load_train=lambda: data.load_split(task.dataset, task.train_split),
+                            precision=opts.precision, scaler=make_scaler(opts.precision, device, own))
+    seed_everything(opts.seed)
+    with precision_scope(opts.precision, device, own):
+        entry.warmup(synthetic_context(context(), tuple(test_inputs.shape[1:]), int(test_labels.max()) + 1))
+    seed_everything(opts.seed)
+    with precision_scope(opts.precision, device, own):
+        window = profile_window(entry.train(context()), device, opts.steps, opts.warm_steps, out / "trace.json")
+    flop_check = None
+    probe = entry.flop_model()
+    batch = entry.hp.get("batch_size")
+    if probe is not None and batch:
+        flop_check = training_flops_per_sample(*probe) * batch
+    return window, {"flop_counter_flops_per_step": flop_check, "batch_size": batch}
+
+
+def _summarise(window: Window, extra: dict[str, Any], opts: ProfileOptions, roofs: Any) -> dict[str, Any]:
+    rows = window.table(roofs.ridge, lambda p: roofs.flops[p], opts.precision)
+    op_time = sum(r["time_s"] for r in rows)
+    flops = sum(r["flops"] for r in rows)
+    moved = sum(r["bytes"] for r in rows)
+    step_s = window.wall_s / window.steps
+    batch = extra["batch_size"]
+    census_flops_step = flops / window.steps
+    check = extra["flop_counter_flops_per_step"]
+    step = {"time_s": step_s, "flops": census_flops_step, "bytes": moved / window.steps,
+            "intensity": flops / moved if moved else None,
+            "flops_per_s": flops / window.wall_s if window.wall_s > 0 else None}
+    roof = roofs.flops[opts.precision]
+    return {
+        "task": opts.task, "entry": opts.entry, "precision": opts.precision, "device": window.device_type,
+        "steps": window.steps, "window_s": window.wall_s, "step": step,
+        "samples_per_s": batch * window.steps / window.wall_s if batch else None,
+        "fraction_of_peak": step["flops_per_s"] / roof if step["flops_per_s"] else None,
+        "op_time_share_of_window": op_time / window.wall_s if window.wall_s > 0 else None,
+        "memory_bound_share": sum(r["time_s"] for r in rows if r["bound"] == "memory") / op_time if op_time else None,
+        "matched_share": window.matched_share,
+        "flop_check": {"census_flops_per_step": census_flops_step, "flop_counter_flops_per_step": check,
+                       "ratio": census_flops_step / check if check else None},
+        "roofs": roofs.to_dict(),
+        # An op faster than the probes' best says the roof is a few % low (probe shapes, clock
+        # drift), not that the op beat the hardware: listed so nobody reads it as a result.
+        "ops_above_roof": [f"{r['op']} {r['shapes']}: {r['fraction_of_roof']:.2f}× the {r['precision']} roof"
+                           for r in rows if (r["fraction_of_roof"] or 0) > 1],
+        "top_ops": [{k: r[k] for k in ("op", "shapes", "share", "flops_per_s", "bound")} for r in rows[:10]],
+        "rows": len(rows),
+    }
+
+
+def _write(window: Window, summary: dict[str, Any], roofs: Any, out: Path, title: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "ops.tsv").open("w", newline="") as f:
+        writer = csv.writer(f, delimiter="\t", lineterminator="\n")
+        writer.writerow(TSV_COLUMNS)
+        for r in window.rows:
+            writer.writerow(["" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c])
+                             for c in TSV_COLUMNS])
+    cdf_figure(window.rows, roofs.flops, out / "cdf.png", title)
+    roofline_figure(window.rows, roofs.flops, roofs.bandwidth, summary["step"], out / "roofline.png", title)
+    (out / "summary.json").write_text(json.dumps(json_safe(summary), indent=1) + "\n")
+
+
+def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]:
+    """Profile one configuration (and its ``without`` variant); return the summary."""
+    if opts.steps < 1 or opts.warm_steps < 0:
+        raise DawnbenchError(f"--steps must be ≥ 1 and the warm steps ≥ 0 (got {opts.steps}, {opts.warm_steps}).")
+    prep = prepare(RunOptions(task=opts.task, entry=opts.entry, device=opts.device, precision=opts.precision,
+                              overrides=opts.overrides))
+    data.ensure(prep.task.dataset)
+    opts.entry = prep.entry_cls.name if opts.entry is None else opts.entry
+    out = opts.out or Path("profiles") / f"{prep.task.name}-{prep.entry_cls.name}-{opts.precision}"
+    title = f"{prep.task.name} · {prep.entry_cls.name} · {opts.precision} · {opts.steps} steps"
+    status("measuring this machine's roofs")
+    roofs = measure_roofs(prep.device)
+
+    entry = prep.entry_cls(prep.task, prep.device, opts.overrides)
+    if opts.without:
+        _check_without(entry, opts.without)
+    status(f"warm-up, then {opts.warm_steps} + 1 census + {opts.steps} profiled steps")
+    with ResourceMonitor(out / "resources.tsv") as monitor:  # warm-up and window: the workload's footprint
+        window, extra = _window(entry, prep, opts, out)
+    summary = _summarise(window, extra, opts, roofs)
+    summary["resources"] = monitor.summary()
+    _write(window, summary, roofs, out, title)
+    summary["out"] = str(out)
+
+    if opts.without:
+        status(f"the same window without {', '.join(opts.without)}")
+        stripped = prep.entry_cls(prep.task, prep.device, opts.overrides)
+        build, removed = stripped.make_model, []
+
+        def make_model() -> nn.Module:
+            model = build()
+            removed.append(strip_modules(model, opts.without))
+            return model
+        stripped.make_model = make_model  # type: ignore[method-assign]
+        window2, extra2 = _window(stripped, prep, opts, out / "without")
+        summary2 = _summarise(window2, extra2, opts, roofs)
+        _write(window2, summary2, roofs, out / "without", title + f" · without {','.join(opts.without)}")
+        summary["without"] = {"modules": list(opts.without), "removed": removed[-1],
+                              "samples_per_s": summary2["samples_per_s"], "step_s": summary2["step"]["time_s"],
+                              "speedup": summary["step"]["time_s"] / summary2["step"]["time_s"],
+                              "memory_bound_share": summary2["memory_bound_share"],
+                              "out": str(out / "without")}
+    (out / "summary.json").write_text(json.dumps(json_safe(summary), indent=1) + "\n")
+    return summary
+
+
+def _check_without(entry: Entry, classes: tuple[str, ...]) -> None:
+    """Bad input before anything is measured: classes the entry's network does not have."""
+    model = entry.make_model()
+    if model is None:
+        raise DawnbenchError(f"--without: entry '{entry.name}' defines no make_model(), so its modules "
+                             "cannot be replaced. Define make_model() and build the network with it.")
+    present = {type(m).__name__ for m in model.modules()}
+    missing = [c for c in classes if c not in present]
+    if missing:
+        raise DawnbenchError(f"--without {','.join(missing)}: entry '{entry.name}' has no module of "
+                             f"{'that class' if len(missing) == 1 else 'those classes'}. "
+                             f"Its module classes: {', '.join(sorted(present))}.")

@@ -1,0 +1,174 @@
+"""Why a run is fast or slow (SPEC §14): per-op profile, CDF, resource monitor, similarity, machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from dawnbench.analysis.similarity import analyse
+from dawnbench.cli import main
+from dawnbench.profiling.figures import throughput_cdf
+from dawnbench.profiling.ops import profile_window
+from dawnbench.profiling.profile import ProfileOptions, run_profile, strip_modules
+from dawnbench.profiling.resources import ResourceMonitor
+
+N = 256
+
+
+def _matmul_then_add():
+    """A training loop of one matmul and one elementwise add, stepping a real optimizer."""
+    w = torch.randn(N, N, requires_grad=True)
+    x = torch.randn(N, N)
+    opt = torch.optim.SGD([w], lr=0.0)
+    while True:
+        y = x @ w
+        loss = (y + y).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        yield
+
+
+def _rows(ridge: float = 10.0):
+    window = profile_window(_matmul_then_add(), torch.device("cpu"), steps=3, warm_steps=1)
+    return window, window.table(lambda p: ridge, lambda p: 1e12, "fp32")
+
+
+def test_bytes_and_intensity_of_known_ops():
+    window, rows = _rows(ridge=10.0)
+    mm = [r for r in rows if r["op"] == "aten::mm" and r["shapes"] == f"{N}x{N}, {N}x{N}"]
+    assert mm, rows
+    # forward y = x @ w and backward grad_w = x^T @ grad_y: both 2·N³ FLOPs over 3·N² fp32 values
+    per_call_flops, per_call_bytes = 2 * N**3, 3 * N * N * 4
+    assert sum(r["calls"] for r in mm) == 2 * 3
+    assert sum(r["flops"] for r in mm) == 2 * 3 * per_call_flops
+    assert sum(r["bytes"] for r in mm) == 2 * 3 * per_call_bytes
+    assert mm[0]["intensity"] == pytest.approx(per_call_flops / per_call_bytes)  # N/6 ≈ 43 FLOP/B
+    assert all(r["bound"] == "compute" for r in mm)
+    add = [r for r in rows if r["op"] == "aten::add"]
+    assert add and add[0]["flops"] == 0 and add[0]["bytes"] == add[0]["calls"] * 3 * N * N * 4
+    assert add[0]["bound"] == "memory"
+    # against a roof whose ridge is above the matmul's intensity, it is memory-bound too
+    _, rows = _rows(ridge=1000.0)
+    assert all(r["bound"] == "memory" for r in rows if r["op"] == "aten::mm")
+    assert window.matched_share > 0.9
+
+
+def test_cdf_is_monotone_and_ends_at_one():
+    _, rows = _rows()
+    rates, share = throughput_cdf(rows)
+    assert np.all(np.diff(rates) >= 0) and np.all(np.diff(share) >= 0)
+    assert share[-1] == pytest.approx(1.0)
+    rng = np.random.default_rng(0)
+    fake = [{"flops_per_s": float(r), "time_s": float(t)} for r, t in zip(rng.exponential(1e9, 50), rng.random(50))]
+    rates, share = throughput_cdf(fake)
+    assert np.all(np.diff(share) >= 0) and share[-1] == pytest.approx(1.0)
+
+
+def test_strip_modules_replaces_every_instance():
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.GELU(),
+                          nn.Sequential(nn.Conv2d(8, 8, 3), nn.BatchNorm2d(8), nn.ReLU()))
+    assert strip_modules(model, ("BatchNorm2d", "GELU")) == 3
+    assert not any(isinstance(m, (nn.BatchNorm2d, nn.GELU)) for m in model.modules())
+    assert sum(isinstance(m, nn.Conv2d) for m in model.modules()) == 2
+
+
+def test_profile_of_small_cnn_writes_everything_and_without_removes_batchnorm(mnist_ready, tmp_path):
+    summary = run_profile(ProfileOptions(task="mnist", steps=3, without=("BatchNorm2d",), out=tmp_path / "p"))
+    for name in ("ops.tsv", "summary.json", "cdf.png", "roofline.png", "trace.json", "resources.tsv"):
+        assert (tmp_path / "p" / name).stat().st_size > 0, name
+    assert 0.95 <= summary["flop_check"]["ratio"] <= 1.05  # profiler FLOPs vs torch.utils.flop_counter
+    assert 0 < summary["memory_bound_share"] < 1
+    assert json.loads((tmp_path / "p" / "trace.json").read_text())["traceEvents"]
+    with_bn = (tmp_path / "p" / "ops.tsv").read_text()
+    without = (tmp_path / "p" / "without" / "ops.tsv").read_text()
+    assert "native_batch_norm" in with_bn and "batch_norm" not in without
+    assert summary["without"]["removed"] == 3 and summary["without"]["speedup"] > 0
+
+
+def test_profile_refuses_a_module_class_the_network_lacks(mnist_ready, tmp_path, capsys):
+    assert main(["profile", "mnist", "--without", "LayerNorm", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--without LayerNorm" in err and "BatchNorm2d" in err and "Traceback" not in err
+
+
+def test_monitor_writes_rows_and_a_summary(tmp_path):
+    start = time.monotonic()
+    a = torch.randn(512, 512)
+    with ResourceMonitor(tmp_path / "r.tsv", interval=0.05, timed_s=lambda: time.monotonic() - start) as mon:
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:  # work like training's: torch ops, which release the GIL
+            a @ a
+    lines = (tmp_path / "r.tsv").read_text().splitlines()
+    assert lines[0].startswith("t_s\tproc_cpu_pct") and len(lines) >= 5
+    summary = mon.summary()
+    assert summary["samples"] == len(lines) - 1
+    assert summary["proc_cpu_pct"]["mean"] > 30  # it was spinning
+    assert summary["proc_rss_bytes"]["max"] > 10 * 2**20
+
+
+def test_monitor_keeps_its_samples_when_killed(tmp_path):
+    path = tmp_path / "r.tsv"
+    code = (f"import time; from pathlib import Path; from dawnbench.profiling.resources import ResourceMonitor\n"
+            f"ResourceMonitor(Path({str(path)!r}), interval=0.05).start(); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (not path.exists() or len(path.read_text().splitlines()) < 6):
+            time.sleep(0.1)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    rows = path.read_text().splitlines()
+    assert len(rows) >= 6 and all(len(r.split("\t")) == len(rows[0].split("\t")) for r in rows)
+
+
+def test_monitor_records_another_process_cpu_use(tmp_path):
+    # A busy loop that is not our child (the shell that starts it exits): another process.
+    pid = int(subprocess.run(["sh", "-c", f"{sys.executable} -c 'while True: pass' >/dev/null 2>&1 & echo $!"],
+                             capture_output=True, text=True, check=True).stdout)
+    try:
+        time.sleep(0.3)
+        start = time.monotonic()
+        with ResourceMonitor(tmp_path / "r.tsv", interval=0.1, timed_s=lambda: time.monotonic() - start) as mon:
+            time.sleep(1.5)  # this process idles, timed throughout; the busy loop takes a core
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    summary = mon.summary()
+    assert summary["others_cpu_s_timed"] > 0.5
+    assert summary["others_share_timed"] > 0.05 and "interference" in summary
+
+
+def test_similarity_recovers_planted_clusters():
+    rng = np.random.default_rng(1)
+    centres = np.array([[0, 0, 0, 0], [10, 0, 5, 0], [0, 10, 0, 5]], dtype=float)
+    planted = np.repeat([0, 1, 2], 4)
+    matrix = centres[planted] + rng.normal(0, 0.3, (12, 4))
+    names = [f"c{i}" for i in range(12)]
+    doc = analyse(names, ["a", "b", "c", "d"], matrix, pick=3)
+    clusters = np.array(doc["clusters"])
+    for k in range(3):  # each planted cluster is exactly one found cluster
+        assert len(set(clusters[planted == k])) == 1
+    assert len(set(clusters)) == 3
+    assert sorted(planted[names.index(p)] for p in doc["picks"]) == [0, 1, 2]
+    assert sum(doc["explained_variance"]) == pytest.approx(1.0)
+    assert doc["coverage"]["a"] > 0.8
+
+
+def test_machine_json_shape(capsys):
+    assert main(["machine", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["hardware"]["cores"] >= 1
+    roofs = doc["roofs"]
+    assert roofs["flops"]["fp32"] > 0 and roofs["bandwidth_bytes_per_s"] > 0
+    assert set(roofs["flops"]) == set(roofs["ridge_flop_per_byte"]) == set(roofs["probes"])
+    assert {"matmul", "conv3x3@16", "conv3x3@8"} <= set(roofs["probes"]["fp32"])
