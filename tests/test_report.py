@@ -57,6 +57,20 @@ def test_report_of_runs_in_chromium(tmp_path):
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 20_000
 
 
+def test_report_shows_resources_and_profiles(mnist_run_97, tmp_path):
+    """A real run (its resource monitor) and a real profile of it: both on the page."""
+    from dawnbench.profiling.profile import options_from_run, run_profile
+
+    runs = tmp_path / "runs"
+    shutil.copytree(mnist_run_97, runs / "A" / "run0")
+    run_profile(options_from_run(runs / "A" / "run0", steps=2))  # into the run's profile/
+    dom, _ = render(build_report(runs, tmp_path / "out"), tmp_path)
+    rows = cells(dom, "resources")
+    assert rows[0][:2] == ["A", "run0"] and float(rows[0][2]) > 0
+    assert "Profile: A/run0/profile" in dom
+    assert len(re.findall(r'<img class="profile-figure"[^>]+src="data:image/png;base64,', dom)) == 2
+
+
 def test_report_of_mlperf_logs(tmp_path):
     dom, _ = render(build_report(MLPERF_V05, tmp_path / "out"), tmp_path)
     names = [row[0] for row in cells(dom, "groups")]

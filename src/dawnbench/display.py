@@ -355,7 +355,7 @@ def similarity_table(doc: dict) -> Table:
         caption += "\npicks span of each characteristic's range: " + ", ".join(
             f"{k} {100 * v:.0f} %" for k, v in doc["coverage"].items())
     table = Table(title="workload similarity", caption=caption)
-    table.add_column("configuration")
+    table.add_column("configuration", no_wrap=True)
     for col in doc["characteristics"]:
         table.add_column(col.replace("_", " "), justify="right")
     if doc.get("clusters"):

@@ -35,7 +35,9 @@ class Group:
 
 def _read_run_dir(run_dir: Path) -> RunResult:
     try:
-        return RunResult.from_dict(json.loads((run_dir / "result.json").read_text()))
+        result = RunResult.from_dict(json.loads((run_dir / "result.json").read_text()))
+        result.run_dir = str(run_dir)  # where the record is now (it may have been moved or copied)
+        return result
     except (json.JSONDecodeError, UnicodeDecodeError, TypeError, AttributeError) as err:
         raise LogError(LogProblem(str(run_dir / "result.json"), None,
                                   f"not a readable run record ({type(err).__name__}: {err})")) from None

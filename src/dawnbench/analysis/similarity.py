@@ -4,7 +4,8 @@
 
 Every run directory (``result.json``) and profile directory (``summary.json`` of
 ``dawnbench profile``) under the paths is read; they are grouped into
-*configurations* — task, entry, precision, batch size — and each configuration
+*configurations* — task, entry, precision, batch size (and a profile's ``--without``
+variant) — and each configuration
 gets a vector of characteristics, the median over its records:
 
 ==================  ============================================  ==================
@@ -103,6 +104,8 @@ def _records(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
             if batch is None and "window_s" in doc and doc.get("samples_per_s") and doc.get("window_s"):
                 batch = round(doc["samples_per_s"] * doc["window_s"] / doc["steps"])
             doc["_config"] = f"{doc['task']}/{doc.get('entry')}/{doc.get('precision', 'fp32')}/bs{batch}"
+            if doc.get("variant"):  # e.g. a profile's --without window: another network
+                doc["_config"] += f" {doc['variant']}"
             found.append(doc)
     return found
 

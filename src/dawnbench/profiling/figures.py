@@ -51,21 +51,23 @@ def cdf_figure(rows: Sequence[dict[str, Any]], roofs: dict[str, float], path: Pa
 
 
 def roofline_figure(rows: Sequence[dict[str, Any]], roofs: dict[str, float], bandwidth: float,
-                    step: dict[str, Any], path: Path, title: str, top: int = 10) -> Path:
-    fig, ax = plt.subplots(figsize=(7, 4.8))
+                    step: dict[str, Any], path: Path, title: str, top: int = 8) -> Path:
+    fig, ax = plt.subplots(figsize=(11, 5))
     points = [r for r in rows if r["flops"] > 0 and r["intensity"]]
-    lo = min([r["intensity"] for r in points] + [step.get("intensity") or 1.0, 0.1]) / 2
-    hi = max([r["intensity"] for r in points] + [step.get("intensity") or 1.0, 100.0]) * 2
+    ridges = [roof / bandwidth for roof in roofs.values()]
+    lo = min([r["intensity"] for r in points] + [step.get("intensity") or 1.0] + ridges) / 4
+    hi = max([r["intensity"] for r in points] + [step.get("intensity") or 1.0] + ridges) * 3
     xs = np.geomspace(lo, hi, 200)
     for precision, roof in roofs.items():
         ax.plot(xs, np.minimum(roof, bandwidth * xs), color=COLOURS.get(precision, "grey"),
                 label=f"{precision}: {roof / 1e9:.0f} GFLOP/s, ridge {roof / bandwidth:.1f} FLOP/B")
     ax.plot([], [], " ", label=f"bandwidth {bandwidth / 1e9:.1f} GB/s")
-    for r in points[:top]:
+    for rank, r in enumerate(points[:top], 1):  # numbered by time: 1 = the op that takes most
         ax.scatter(r["intensity"], r["flops_per_s"], s=20 + 400 * r["share"],
-                   color=COLOURS.get(r["precision"], "grey"), alpha=0.6, edgecolor="black", linewidth=0.5)
-        ax.annotate(r["op"].removeprefix("aten::"), (r["intensity"], r["flops_per_s"]), fontsize=7,
-                    xytext=(3, 3), textcoords="offset points")
+                   color=COLOURS.get(r["precision"], "grey"), alpha=0.6, edgecolor="black", linewidth=0.5,
+                   label=f"{rank}: {r['op'].removeprefix('aten::')} {r['shapes'][:34]} ({100 * r['share']:.0f} %)")
+        ax.annotate(str(rank), (r["intensity"], r["flops_per_s"]), fontsize=7, xytext=(3, 3),
+                    textcoords="offset points")
     if step.get("intensity") and step.get("flops_per_s"):
         ax.scatter(step["intensity"], step["flops_per_s"], marker="*", s=250, color="black", zorder=5,
                    label=f"whole step: {step['flops_per_s'] / 1e9:.0f} GFLOP/s")
@@ -74,7 +76,7 @@ def roofline_figure(rows: Sequence[dict[str, Any]], roofs: dict[str, float], ban
     ax.set_xlabel("arithmetic intensity (FLOP / byte read + written)")
     ax.set_ylabel("FLOP/s")
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -192,8 +192,11 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
             removed.append(strip_modules(model, opts.without))
             return model
         stripped.make_model = make_model  # type: ignore[method-assign]
-        window2, extra2 = _window(stripped, prep, opts, out / "without")
+        with ResourceMonitor(out / "without" / "resources.tsv") as monitor2:
+            window2, extra2 = _window(stripped, prep, opts, out / "without")
         summary2 = _summarise(window2, extra2, opts, roofs)
+        summary2["resources"] = monitor2.summary()
+        summary2["variant"] = f"without {','.join(opts.without)}"  # its own configuration in `similarity`
         _write(window2, summary2, roofs, out / "without", title + f" · without {','.join(opts.without)}")
         summary["without"] = {"modules": list(opts.without), "removed": removed[-1],
                               "samples_per_s": summary2["samples_per_s"], "step_s": summary2["step"]["time_s"],

@@ -4,13 +4,17 @@ Everything is inside the file: figures are PNGs embedded as ``data:`` URIs, the
 style is inline, and nothing is fetched from the network. Every text that comes
 from the runs (group names, file names, messages) is escaped by Jinja2's
 autoescaping. When every group is named ``key=value,…`` with the same keys (the
-folders ``dawnbench sweep`` makes), the page adds the sweep table and figure.
+folders ``dawnbench sweep`` makes), the page adds the sweep table and figure. Runs
+with the resource monitor's summary get a resources table, and every folder written
+by ``dawnbench profile`` under PATH (a run's ``profile/`` included) its roofline,
+throughput CDF and headline figures (SPEC §14).
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
+import json
 import re
 import tempfile
 from pathlib import Path
@@ -56,6 +60,39 @@ def _sweep(groups: list, summaries: list[dict[str, Any]]) -> dict[str, Any] | No
     return {"rows": rows, "figure": _png(plots.sweep_figure, rows, x_values, x_key or "configuration")}
 
 
+def _resources(groups: list) -> list[dict[str, Any]]:
+    """One row per run of this project that has the resource monitor's summary."""
+    rows = []
+    for g in groups:
+        for r in g.results:
+            res = r.resources or {}
+            if "proc_cpu_pct" not in res:
+                continue
+            rows.append({"group": g.name, "run": Path(r.run_dir).name, "seed": r.seed,
+                         "cpu_mean": res["proc_cpu_pct"]["mean"], "cpu_max": res["proc_cpu_pct"]["max"],
+                         "rss_gib": res["proc_rss_bytes"]["max"] / 2**30,
+                         "gpu": (res.get("gpu0_util_pct") or {}).get("mean"),
+                         "others_s": res.get("others_cpu_s_timed"), "interference": res.get("interference")})
+    return rows
+
+
+def _profiles(path: Path) -> list[dict[str, Any]]:
+    """Every `dawnbench profile` folder under ``path``: its figures and headline figures."""
+    found = []
+    root = Path(path)
+    for summary_path in sorted(root.rglob("summary.json")) if root.is_dir() else []:
+        try:
+            doc = json.loads(summary_path.read_text())
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if not isinstance(doc, dict) or "window_s" not in doc:
+            continue
+        figures = {name: base64.b64encode((summary_path.parent / f"{name}.png").read_bytes()).decode("ascii")
+                   for name in ("roofline", "cdf") if (summary_path.parent / f"{name}.png").is_file()}
+        found.append({"where": str(summary_path.parent.relative_to(root)), "doc": doc, "figures": figures})
+    return found
+
+
 def build_report(path: str | Path, out_dir: str | Path) -> Path:
     """Write ``out_dir/index.html`` for the runs under ``path``; return its path."""
     groups, problems = collect(path)
@@ -73,7 +110,8 @@ def build_report(path: str | Path, out_dir: str | Path) -> Path:
     html = env.get_template("report.html.j2").render(
         source=str(path), generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), version=__version__,
         groups=[{"name": g.name, **s} for g, s in zip(groups, summaries)],
-        sweep=_sweep(groups, summaries), figures=figures, problems=problems)
+        sweep=_sweep(groups, summaries), figures=figures, problems=problems,
+        resources=_resources(groups), profiles=_profiles(Path(path)))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     index = out / "index.html"
