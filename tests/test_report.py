@@ -57,16 +57,20 @@ def test_report_of_runs_in_chromium(tmp_path):
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 20_000
 
 
-def test_report_shows_resources_and_profiles(mnist_run_97, tmp_path):
+def test_report_shows_resources_profiles_and_generalization(mnist_run_97, tmp_path):
     """A real run (its resource monitor) and a real profile of it: both on the page."""
+    from dawnbench.analysis.generalization import GeneralizeOptions, generalize
     from dawnbench.profiling.profile import options_from_run, run_profile
 
     runs = tmp_path / "runs"
     shutil.copytree(mnist_run_97, runs / "A" / "run0")
     run_profile(options_from_run(runs / "A" / "run0", steps=2))  # into the run's profile/
+    generalize([runs / "A" / "run0"], GeneralizeOptions(suite=False, out=None))
     dom, _ = render(build_report(runs, tmp_path / "out"), tmp_path)
     rows = cells(dom, "resources")
     assert rows[0][:2] == ["A", "run0"] and float(rows[0][2]) > 0
+    [gen] = cells(dom, "generalization")
+    assert gen[:4] == ["A", "run0", "small-cnn", "at target"] and gen[5] == "ok"
     assert "Profile: A/run0/profile" in dom
     assert len(re.findall(r'<img class="profile-figure"[^>]+src="data:image/png;base64,', dom)) == 2
 

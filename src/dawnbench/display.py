@@ -368,3 +368,23 @@ def similarity_table(doc: dict) -> Table:
             cells += [str(doc["clusters"][k]), "★" if name in picks else ""]
         table.add_row(*cells)
     return table
+
+
+def generalization_table(doc: dict) -> Table:
+    """Per configuration: the scored split, the shifted suite and the unseen sets (mean ± std over runs)."""
+    unseen = sorted({u for r in doc["configurations"] for u in r.get("unseen", {})})
+    table = Table(title="generalisation (mean ± std over runs)",
+                  caption="drop = scored split − set; the re-check must equal the run's own evaluation")
+    for col in ("task", "entry", "model", "runs", "scored split", "re-check", "shifted suite", "drop",
+                *(f"{u}" for u in unseen), *(f"{u} drop" for u in unseen)):
+        table.add_column(col, justify="left" if col in ("task", "entry", "model") else "right")
+
+    def ms(stat: dict | None) -> str:
+        return "—" if not stat else f"{stat['mean']:.2f} ± {stat['std']:.2f}"
+    for r in doc["configurations"]:
+        u = r.get("unseen", {})
+        table.add_row(r["task"], r["entry"], r["variant"], str(r["models"]), ms(r["scored"]),
+                      f"{r['rechecks_ok']}/{r['models']}", ms(r.get("suite_mean")), ms(r.get("suite_drop")),
+                      *(ms(u[n]["value"]) if n in u else "—" for n in unseen),
+                      *(ms(u[n]["drop"]) if n in u else "—" for n in unseen))
+    return table

@@ -154,7 +154,48 @@ def cmd_leaderboard(args: argparse.Namespace, out: Console, err: Console) -> int
     return EXIT_OK
 
 
+def cmd_generalize(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis.generalization import (
+        GeneralizeOptions,
+        generalize,
+        parse_severities,
+    )
+    from dawnbench.data.corruptions import FAMILIES
+    from dawnbench.display import generalization_table
+
+    families = tuple(f for f in (args.families or ",".join(FAMILIES)).split(",") if f)
+    options = GeneralizeOptions(suite=args.suite == "shifted", families=families,
+                                severities=parse_severities(args.severities),
+                                unseen=tuple(Path(p) for p in args.source), device=args.device, out=Path(args.out))
+    with err.status("generalize") as status:
+        doc = generalize(args.run_dirs, options, status=lambda msg: status.update(msg))
+    if args.json:
+        print_json(doc)
+        return EXIT_OK
+    out.print(generalization_table(doc))
+    bad = [m for m in doc["models"] if not m["recheck"]]
+    for m in bad:
+        err.print(f"[yellow]re-check differs[/]: {m['run_dir']} ({m['variant']}) scored {m['scored']:.4f} on the "
+                  f"scored split, the run recorded {m['recorded']:.4f}")
+    if doc.get("figures"):
+        out.print(f"figures: {', '.join(doc['figures'])}")
+    return EXIT_OK
+
+
 def register(sub: argparse._SubParsersAction) -> None:
+    gen = sub.add_parser("generalize", help="score saved models on shifted and unseen data (SPEC §15)")
+    gen.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories, or folders of them")
+    gen.add_argument("--suite", choices=["shifted", "none"], default="shifted",
+                     help="score the shifted suite (default) or only the scored split and unseen sets")
+    gen.add_argument("--families", metavar="A,B", help="corruption families (default: all ten)")
+    gen.add_argument("--severities", default="1-5", help="e.g. 1-5 (default) or 1,3,5")
+    gen.add_argument("--from", dest="source", action="append", default=[], metavar="PATH",
+                     help="unseen sets in their official files: CIFAR-10.1 .npy, QMNIST IDX (repeatable)")
+    gen.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    gen.add_argument("--out", default="generalization", metavar="DIR", help="folder for the figure and JSON")
+    gen.add_argument("--json", action="store_true")
+    gen.set_defaults(func=cmd_generalize)
+
     export = sub.add_parser("export", help="write DAWNBench v1.0 submission files from run directories")
     export.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
                         help="runs of one configuration (or a folder of them); with --inference, measured runs")

@@ -22,8 +22,11 @@ from dawnbench.errors import DataError
 _IDX_UBYTE = 0x08
 
 
-def read_idx(path: Path) -> np.ndarray:
-    """Read an IDX file (``.gz`` or not) into a uint8 array of the header's shape."""
+_IDX_TYPES = {0x08: np.dtype(np.uint8), 0x0C: np.dtype(">i4")}  # unsigned byte; QMNIST's int labels
+
+
+def read_idx(path: Path, element: int = _IDX_UBYTE) -> np.ndarray:
+    """Read an IDX file (``.gz`` or not) of element type ``element`` into an array of the header's shape."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -40,17 +43,19 @@ def read_idx(path: Path) -> np.ndarray:
             f"{path}: not an IDX file (the first two bytes must be zero). Pass the "
             "train/t10k images and labels files of an MNIST-style dataset."
         )
-    if raw[2] != _IDX_UBYTE:
+    if raw[2] != element:
+        kind = "unsigned byte (0x08)" if element == _IDX_UBYTE else f"0x{element:02x}"
         raise DataError(
-            f"{path}: IDX element type 0x{raw[2]:02x} is not unsigned byte (0x08); "
-            "only uint8 IDX files (MNIST, Fashion-MNIST) are supported."
+            f"{path}: IDX element type 0x{raw[2]:02x} is not {kind}; pass the file this "
+            "dataset's loader asks for (images are unsigned bytes; QMNIST's labels are int32, 0x0c)."
         )
     ndim = raw[3]
     header = 4 + 4 * ndim
     if len(raw) < header:
         raise DataError(f"{path}: truncated IDX header; download the file again.")
     shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
-    expected = int(np.prod(shape)) if shape else 0
+    dtype = _IDX_TYPES[element]
+    expected = (int(np.prod(shape)) if shape else 0) * dtype.itemsize
     found = len(raw) - header
     if found != expected:
         state = "truncated" if found < expected else "longer than its header says"
@@ -58,7 +63,7 @@ def read_idx(path: Path) -> np.ndarray:
             f"{path}: file is {state}: the header promises shape {shape} "
             f"({expected} bytes of data) but {found} bytes follow. Download it again."
         )
-    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(shape)
+    return np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
 
 
 def write_idx(path: Path, array: np.ndarray, compress: bool = False) -> None:

@@ -22,6 +22,8 @@ BUILTIN: dict[str, str] = {
     "cifar10-resnet20": "resnet_seed",
     "cifar10-resnet56": "resnet_seed",
     "cifar10-resnet164": "resnet_seed",
+    "mnist-standard": "standard_cnn",
+    "fashion-mnist-standard": "standard_cnn",
 }
 
 

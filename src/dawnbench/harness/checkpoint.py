@@ -1,4 +1,5 @@
-"""The model a run saved at its first passing evaluation (``model.pt`` in the run directory).
+"""The model a run saved at its first passing evaluation (``model.pt`` in the run directory),
+and with ``--continue`` also the model at the end of its schedule (``model_final.pt``).
 
 Saved untimed (``checkpoint_s``) so that every successful run can be measured for
 inference (SPEC §5) later, by ``dawnbench infer``. The file holds what the entry's
@@ -20,15 +21,16 @@ import torch
 from dawnbench.errors import DawnbenchError
 
 MODEL_FILE = "model.pt"
+FINAL_MODEL_FILE = "model_final.pt"   # after the last evaluation of a run that continued past its target
 FORMAT = 1
 
 
 def save(run_dir: Path, state: dict[str, Any], *, task: str, entry: str, hparams: dict[str, Any],
-         epoch: float, value: float) -> Path:
-    path = Path(run_dir) / MODEL_FILE
+         epoch: float, value: float, name: str = MODEL_FILE) -> Path:
+    path = Path(run_dir) / name
     payload = {"format": FORMAT, "task": task, "entry": entry, "hparams": hparams,
                "epoch": float(epoch), "value": float(value), "state": state}
-    fd, tmp = tempfile.mkstemp(prefix=f".{MODEL_FILE}.", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=path.parent)
     os.close(fd)
     try:
         torch.save(payload, tmp)
@@ -40,10 +42,13 @@ def save(run_dir: Path, state: dict[str, Any], *, task: str, entry: str, hparams
     return path
 
 
-def load(run_dir: Path) -> dict[str, Any]:
+def load(run_dir: Path, name: str = MODEL_FILE) -> dict[str, Any]:
     """The saved payload; a clear error when the file is missing or unreadable."""
-    path = Path(run_dir) / MODEL_FILE
+    path = Path(run_dir) / name
     if not path.is_file():
+        if name == FINAL_MODEL_FILE:
+            raise DawnbenchError(f"{path}: no final model. A run saves one only when it trained on past "
+                                 "its target (`dawnbench run --continue`).")
         raise DawnbenchError(f"{path}: no saved model. A run saves its model when it first reaches "
                              "its target; measure inference on a run whose status is success.")
     try:

@@ -84,6 +84,8 @@ class RunResult:
     cost_per_hour: float | None = None
     training_cost_usd: float | None = None
     checkpoint: str | None = None       # model file saved at the first pass, relative to run_dir
+    checkpoint_final: str | None = None  # with --continue: the model after the last evaluation
+    generalization: dict[str, Any] | None = None  # `dawnbench generalize` (SPEC §15)
     inference: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
     resources: dict[str, Any] | None = None  # the resource monitor's summary (SPEC §14)

@@ -303,6 +303,9 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
                 gen = entry.train(context())
                 ended = _drive(gen, entry, task, prep.threshold, options, clock, record, result,
                                observer, probe, test_inputs, test_labels)
+            if options.continue_after_target and result.evals:
+                with clock.segment("checkpoint"):
+                    _save_final(entry, task, record, result)
         except _Stop as stop:
             ended, result.error = stop.status, str(stop)
         except Exception as err:  # the entry failed: keep what was measured
@@ -392,6 +395,19 @@ def _save_checkpoint(entry: Entry, task: Task, record: RunRecord, result: RunRes
                            epoch=epoch, value=value)
     result.checkpoint = path.name
     record.events.event(mllog.CHECKPOINT, path.name, {"epoch_num": epoch})
+
+
+def _save_final(entry: Entry, task: Task, record: RunRecord, result: RunResult) -> None:
+    """With ``--continue``, the model at the end of training too (untimed): what ``dawnbench
+    generalize`` scores beside the one that first reached the target."""
+    state = entry.inference_state()
+    if state is None:
+        return
+    last = result.evals[-1]
+    path = checkpoint.save(record.dir, state, task=task.name, entry=entry.name, hparams=dict(entry.hp),
+                           epoch=last.epoch, value=last.value, name=checkpoint.FINAL_MODEL_FILE)
+    result.checkpoint_final = path.name
+    record.events.event(mllog.CHECKPOINT, path.name, {"epoch_num": last.epoch})
 
 
 def _measure_throughput(entry: Entry, result: RunResult, device: torch.device,

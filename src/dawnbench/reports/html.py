@@ -7,7 +7,8 @@ autoescaping. When every group is named ``key=value,…`` with the same keys (th
 folders ``dawnbench sweep`` makes), the page adds the sweep table and figure. Runs
 with the resource monitor's summary get a resources table, and every folder written
 by ``dawnbench profile`` under PATH (a run's ``profile/`` included) its roofline,
-throughput CDF and headline figures (SPEC §14).
+throughput CDF and headline figures (SPEC §14); runs scored by ``dawnbench
+generalize`` a generalisation table (SPEC §15).
 """
 
 from __future__ import annotations
@@ -76,6 +77,20 @@ def _resources(groups: list) -> list[dict[str, Any]]:
     return rows
 
 
+def _generalization(groups: list) -> list[dict[str, Any]]:
+    """One row per saved model that `dawnbench generalize` scored (SPEC §15)."""
+    rows = []
+    for g in groups:
+        for r in g.results:
+            for variant, v in (r.generalization or {}).items():
+                rows.append({"group": g.name, "run": Path(r.run_dir).name, "entry": r.entry, "variant": variant,
+                             "scored": v.get("scored"), "recheck": v.get("recheck"),
+                             "suite_mean": v.get("suite_mean"), "suite_drop": v.get("suite_drop"),
+                             "unseen": ", ".join(f"{k} {u['value']:.2f} (−{u['drop']:.2f})"
+                                                 for k, u in (v.get("unseen") or {}).items()) or "—"})
+    return rows
+
+
 def _profiles(path: Path) -> list[dict[str, Any]]:
     """Every `dawnbench profile` folder under ``path``: its figures and headline figures."""
     found = []
@@ -111,7 +126,7 @@ def build_report(path: str | Path, out_dir: str | Path) -> Path:
         source=str(path), generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), version=__version__,
         groups=[{"name": g.name, **s} for g, s in zip(groups, summaries)],
         sweep=_sweep(groups, summaries), figures=figures, problems=problems,
-        resources=_resources(groups), profiles=_profiles(Path(path)))
+        resources=_resources(groups), profiles=_profiles(Path(path)), generalization=_generalization(groups))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     index = out / "index.html"

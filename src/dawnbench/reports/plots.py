@@ -183,3 +183,32 @@ def dendrogram_figure(doc: dict[str, Any], path: Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def generalization_figure(doc: dict[str, Any], task: str, path: Path) -> Path:
+    """Metric against severity per corruption family (severity 0 = the scored split), one line per
+    configuration (mean over its runs)."""
+    rows = [r for r in doc["configurations"] if r["task"] == task and r.get("by_set")]
+    families = doc["suite"]["families"]
+    severities = doc["suite"]["severities"]
+    cols = min(5, len(families))
+    nrows = -(-len(families) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.2 * cols, 2.8 * nrows), squeeze=False, sharey=True)
+    for ax, family in zip(axes.flat, families):
+        for r in rows:
+            ys = [r["scored"]["mean"]] + [r["by_set"][f"{family}/{s}"] for s in severities]
+            ax.plot([0, *severities], ys, marker="o", ms=3, label=f"{r['entry']} ({r['variant']})")
+        ax.set_title(family.replace("_", " "), fontsize=9)
+        ax.set_xticks([0, *severities])
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[len(families):]:
+        ax.axis("off")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("metric")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
+    fig.suptitle(f"{task}: metric against corruption severity (0 = the scored split; mean over runs)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06 + 0.02 * ((len(labels) - 1) // 3), 1, 0.96))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
