@@ -43,6 +43,16 @@ def _busy_seconds(times: Any) -> float:
     return sum(times) - idle - guest
 
 
+# One reader per GPU_FIELDS entry, in order: (pynvml module, device handle) -> value.
+_NVML_READERS: tuple[Callable[[Any, Any], float], ...] = (
+    lambda nv, h: nv.nvmlDeviceGetUtilizationRates(h).gpu,
+    lambda nv, h: nv.nvmlDeviceGetMemoryInfo(h).used,
+    lambda nv, h: nv.nvmlDeviceGetPowerUsage(h) / 1000,                       # mW -> W
+    lambda nv, h: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES),  # KB/s
+    lambda nv, h: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES),
+)
+
+
 class _Gpus:
     """NVML handles for every GPU, or none when NVML is absent (no driver, no GPU)."""
 
@@ -63,13 +73,9 @@ class _Gpus:
         values: list[float | None] = []
         nv = getattr(self, "nvml", None)
         for h in self.handles:
-            for read in (lambda: nv.nvmlDeviceGetUtilizationRates(h).gpu,
-                         lambda: nv.nvmlDeviceGetMemoryInfo(h).used,
-                         lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000,
-                         lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES),
-                         lambda: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES)):
+            for read in _NVML_READERS:
                 try:
-                    values.append(float(read()))
+                    values.append(float(read(nv, h)))
                 except Exception:  # a field this GPU or driver does not give
                     values.append(None)
         return values
