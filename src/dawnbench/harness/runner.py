@@ -228,6 +228,15 @@ def prepare(options: RunOptions) -> PreparedRun:
                        options.precision, options.compile)
 
 
+def train_context(entry: Entry, task: Task, seed: int, precision: str, compile_mode: str | None = None) -> TrainContext:
+    """A fresh context for ``entry``'s ``train`` — one for warm-up, one for the run, so no
+    loss-scaler state leaks from one to the other."""
+    return TrainContext(task=task, seed=seed, device=entry.device, hparams=entry.hp,
+                        load_train=lambda: data.load_split(task.dataset, task.train_split),
+                        precision=precision, scaler=make_scaler(precision, entry.device, entry.own_precisions),
+                        compile=compiler(compile_mode))
+
+
 def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
             observer: RunObserver | None = None, index: int = 0,
             clock: Clock | None = None) -> RunResult:
@@ -274,11 +283,8 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
     test_inputs, test_labels = torch.from_numpy(test_inputs), torch.from_numpy(test_labels)
     own = prep.entry_cls.own_precisions
 
-    def context() -> TrainContext:  # a fresh one for warm-up and for the run: no scaler state leaks
-        return TrainContext(task=task, seed=seed, device=device, hparams=entry.hp,
-                            load_train=lambda: data.load_split(task.dataset, task.train_split),
-                            precision=prep.precision, scaler=make_scaler(prep.precision, device, own),
-                            compile=compiler(prep.compile))
+    def context() -> TrainContext:
+        return train_context(entry, task, seed, prep.precision, prep.compile)
     gen = None
     ended = RUNNING
     with _stop_on_signals(options.max_wall_seconds) as disarm:

@@ -33,11 +33,11 @@ from typing import Any
 from torch import nn
 
 from dawnbench import data
-from dawnbench.entries import Entry, TrainContext
+from dawnbench.entries import Entry
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.precision import make_scaler, precision_scope
+from dawnbench.harness.precision import precision_scope
 from dawnbench.harness.record import json_safe, read_result
-from dawnbench.harness.runner import RunOptions, prepare, seed_everything
+from dawnbench.harness.runner import RunOptions, prepare, seed_everything, train_context
 from dawnbench.harness.warmup import synthetic_context
 from dawnbench.profiling.figures import cdf_figure, roofline_figure
 from dawnbench.profiling.flops import training_flops_per_sample
@@ -93,17 +93,14 @@ def strip_modules(model: nn.Module, classes: tuple[str, ...]) -> int:
 def _window(entry: Entry, prep: Any, opts: ProfileOptions, out: Path) -> tuple[Window, dict[str, Any]]:
     task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
     test_inputs, test_labels = data.load_split(task.dataset, task.scored_split)
-
-    def context() -> TrainContext:
-        return TrainContext(task=task, seed=opts.seed, device=device, hparams=entry.hp,
-                            load_train=lambda: data.load_split(task.dataset, task.train_split),
-                            precision=opts.precision, scaler=make_scaler(opts.precision, device, own))
     seed_everything(opts.seed)
     with precision_scope(opts.precision, device, own):
-        entry.warmup(synthetic_context(context(), tuple(test_inputs.shape[1:]), int(test_labels.max()) + 1))
+        entry.warmup(synthetic_context(train_context(entry, task, opts.seed, opts.precision),
+                                       tuple(test_inputs.shape[1:]), int(test_labels.max()) + 1))
     seed_everything(opts.seed)
     with precision_scope(opts.precision, device, own):
-        window = profile_window(entry.train(context()), device, opts.steps, opts.warm_steps, out / "trace.json")
+        window = profile_window(entry.train(train_context(entry, task, opts.seed, opts.precision)), device,
+                                opts.steps, opts.warm_steps, out / "trace.json")
     flop_check = None
     probe = entry.flop_model()
     batch = entry.hp.get("batch_size")
