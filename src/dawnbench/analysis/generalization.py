@@ -86,12 +86,11 @@ def _models(run_dir: Path) -> list[str]:
     return [name for name in VARIANTS if (run_dir / name).is_file()]
 
 
-def score_model(run_dir: Path, name: str, sets: dict[str, tuple[torch.Tensor, torch.Tensor]],
-                device: torch.device) -> dict[str, Any]:
-    """The metric of one saved model on each named set (the scored split first)."""
+def score_model(run_dir: Path, result: dict[str, Any], name: str,
+                sets: dict[str, tuple[torch.Tensor, torch.Tensor]], device: torch.device) -> dict[str, Any]:
+    """The metric of one saved model of the run (``result``: its result.json) on each named set."""
     from dawnbench.inference.measure import entry_class_of
 
-    result = read_result(run_dir)
     task = get_task(result["task"])
     payload = checkpoint.load(run_dir, name)
     entry = entry_class_of(result, run_dir)(task, device, payload["hparams"])
@@ -142,10 +141,9 @@ def _group(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def _record(run_dir: Path, models: list[dict[str, Any]]) -> None:
+def _record(run_dir: Path, result: dict[str, Any], models: list[dict[str, Any]]) -> None:
     """``RUN/generalization.json`` and the summary in ``result.json`` (nothing else in it changes)."""
     atomic_write_text(run_dir / RESULT_FILE, json.dumps(json_safe(models), indent=1) + "\n")
-    result = read_result(run_dir)
     result["generalization"] = {m["variant"]: {k: m.get(k) for k in ("epoch", "scored", "recheck", "suite_mean",
                                                                      "suite_drop", "unseen")} for m in models}
     atomic_write_text(run_dir / "result.json", json.dumps(json_safe(result), indent=2) + "\n")
@@ -161,9 +159,10 @@ def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = 
         raise DawnbenchError(f"{', '.join(map(str, paths))}: no run there saved a model (model.pt is saved "
                              "when a run first reaches its target; model_final.pt with --continue).")
     device = resolve_device(options.device)
+    results = {r: read_result(r) for r in runs}
     by_task: dict[str, list[Path]] = defaultdict(list)
     for r in runs:
-        by_task[read_result(r)["task"]].append(r)
+        by_task[results[r]["task"]].append(r)
     unseen_found: dict[str, list[UnseenSet]] = {}
     for task_name in by_task:
         unseen_found[task_name] = find_unseen(get_task(task_name).dataset, options.unseen, strict=False)
@@ -194,9 +193,9 @@ def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = 
             run_models = []
             for name in _models(run_dir):
                 status(f"scoring {run_dir.name} ({VARIANTS[name]}) on {len(sets)} sets")
-                doc = score_model(run_dir, name, sets, device)
+                doc = score_model(run_dir, results[run_dir], name, sets, device)
                 run_models.append(_summarise_model(doc, scored, suite, unseen))
-            _record(run_dir, run_models)
+            _record(run_dir, results[run_dir], run_models)
             models += run_models
     doc = {"models": models, "configurations": _group(models),
            "suite": {"families": list(options.families), "severities": list(options.severities)} if options.suite

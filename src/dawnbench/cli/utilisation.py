@@ -18,6 +18,7 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
         ProfileOptions,
         options_from_run,
         run_profile,
+        with_changes,
     )
 
     without = tuple(m for m in (args.without or "").split(",") if m)
@@ -26,11 +27,8 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
     if Path(args.target).is_dir():
         opts = options_from_run(Path(args.target), precision=args.precision, **changes)
     else:
-        opts = ProfileOptions(task=args.target, entry=args.entry, precision=args.precision or "fp32",
-                              overrides=parse_set(args.set), seed=args.seed)
-        for key, value in changes.items():
-            if value is not None:
-                setattr(opts, key, value)
+        opts = with_changes(ProfileOptions(task=args.target, entry=args.entry, precision=args.precision or "fp32",
+                                           overrides=parse_set(args.set), seed=args.seed), **changes)
     with err.status("profiling") as status:
         summary = run_profile(opts, status=lambda msg: status.update(msg))
     if args.json:

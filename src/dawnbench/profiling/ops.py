@@ -100,7 +100,6 @@ class Window:
     census: list[OpCall]
     events: list[Any]                  # the profiler's outermost census-named events, in order
     device_type: str
-    trace: Path | None = None
     matched_share: float = 0.0        # share of op time matched to a census call
     rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -243,4 +242,4 @@ def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_
         prof.export_chrome_trace(str(trace))
     names = {c.name for c in census.calls}
     return Window(steps, marks["end"] - marks["start"], census.calls, _outermost(prof.events(), names),
-                  device.type, trace)
+                  device.type)

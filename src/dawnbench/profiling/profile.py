@@ -25,6 +25,7 @@ experiment; nothing is claimed about accuracy. Its files go to ``out/without/``.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,10 +74,12 @@ def options_from_run(run_dir: Path, **changes: Any) -> ProfileOptions:
     opts = ProfileOptions(task=result["task"], entry=entry, precision=result.get("precision", "fp32"),
                           seed=result.get("seed", 0), overrides=dict(result.get("hparams") or {}),
                           out=Path(run_dir) / "profile")
-    for key, value in changes.items():
-        if value is not None:
-            setattr(opts, key, value)
-    return opts
+    return with_changes(opts, **changes)
+
+
+def with_changes(opts: ProfileOptions, **changes: Any) -> ProfileOptions:
+    """``opts`` with the options a user gave (``None``: not given, keep the default)."""
+    return dataclasses.replace(opts, **{k: v for k, v in changes.items() if v is not None})
 
 
 def strip_modules(model: nn.Module, classes: tuple[str, ...]) -> int:
