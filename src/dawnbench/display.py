@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
@@ -158,6 +159,22 @@ def format_resources(res: dict | None) -> str:
     return text + f" · others {others:.1f} CPU-s while timed"
 
 
+def format_workers(d: dict | None) -> str:
+    """World, batch sizes and the communication accounting of a distributed run (SPEC §13)."""
+    if not d:
+        return "1 process"
+    text = (f"{d['world_size']} × {d['backend']} ({d['nnodes']} node{'s' if d['nnodes'] > 1 else ''}"
+            + (f", {d['threads_per_worker']} thread(s) each" if d.get("threads_per_worker") else "")
+            + f") · batch {d['per_worker_batch_size']} per worker, {d['global_batch_size']} global "
+            f"({d['scaling']} scaling)")
+    if d.get("comm_overhead_pct") is not None:
+        text += (f"\ncommunication {d['comm_overhead_pct']:.1f} % of time per epoch "
+                 f"({format_seconds(d['comm_exposed_per_epoch_s'])} of {format_seconds(d['time_per_epoch_s'])} "
+                 f"exposed; slowest worker's compute {format_seconds(d['compute_per_epoch_s'])}; "
+                 f"accounted {d['accounted_pct']:.0f} %)")
+    return text
+
+
 def format_init(r: RunResult) -> str:
     """Precision, compilation and what init cost: the knobs of SPEC §12 on one line."""
     text = f"{r.precision}"
@@ -176,7 +193,7 @@ def result_card(r: RunResult) -> Panel:
     official = "official" if r.official else "[yellow]unofficial[/] (target differs from the task's)"
     last = r.evals[-1].value if r.evals else None
     rows = [
-        ("status", f"[{style}]{r.status}[/]" + (f" — {r.error}" if r.error else "")),
+        ("status", f"[{style}]{r.status}[/]" + (f" — {escape(r.error)}" if r.error else "")),
         ("task", f"{r.task} · {r.metric} ≥ {r.threshold:g} · {official}"),
         ("entry", f"{r.entry} · seed {r.seed}"),
         ("time to accuracy", f"{format_seconds(r.time_to_accuracy_s)} ({format_duration(r.time_to_accuracy_s)})"
@@ -191,6 +208,7 @@ def result_card(r: RunResult) -> Panel:
         ("throughput", format_throughput(r.throughput)),
         ("compute floor", format_floor(r.throughput)),
         ("resources", format_resources(r.resources)),
+        ("workers", format_workers(r.distributed)),
         ("hardware", describe_hardware(r.hardware)),
         ("record", r.run_dir),
     ]
@@ -264,6 +282,42 @@ def sweep_table(rows: list[dict], baseline: str) -> Table:
                       _num(r["samples_per_s_mean"], "{:,.0f}"), format_seconds(r["time_per_epoch_mean_s"]),
                       format_seconds(r["tta_median_s"]), _num(r["throughput_speedup"], "{:.2f}×"),
                       _num(r["tta_speedup"], "{:.2f}×"))
+    return table
+
+
+def scale_table(doc: dict) -> Table:
+    """`dawnbench scale`: per worker count, medians over runs and speedups against the fewest workers."""
+    base = doc["baseline_workers"]
+    table = Table(title=f"scaling of {doc['job']} ({doc['scaling']} scaling, median of {doc['runs']} run(s); "
+                        f"speedups against {base} worker{'s' if base > 1 else ''})")
+    for col in ("workers", "global batch", "reached", "time/epoch", "epochs to target", "TTA",
+                "speedup epoch", "speedup TTA", "efficiency epoch", "efficiency TTA", "comm overhead",
+                "accounted", "CPU util"):
+        table.add_column(col, justify="right")
+    for r in doc["rows"]:
+        table.add_row(str(r["workers"]), _num(r["global_batch_size"], "{:.0f}"), f"{r['successes']}/{r['runs']}",
+                      format_seconds(r["time_per_epoch_s"]), _num(r["epochs_to_target"], "{:.3g}"),
+                      format_seconds(r["tta_s"]), _num(r["speedup_epoch"], "{:.2f}×"),
+                      _num(r["speedup_tta"], "{:.2f}×"), _num(r["efficiency_epoch"], "{:.0%}"),
+                      _num(r["efficiency_tta"], "{:.0%}"), _num(r["comm_overhead_pct"], "{:.1f} %"),
+                      _num(r["accounted_pct"], "{:.0f} %"), _num(r["cpu_util_pct"], "{:.0f} %"))
+    return table
+
+
+def schedule_table(doc: dict) -> Table:
+    """`dawnbench schedule`: where each job runs in the best schedule, and both makespans."""
+    best, naive = doc["best"], doc["naive"]
+    table = Table(title=f"best schedule on {doc['accelerators']} accelerators",
+                  caption=f"makespan {format_duration(best['makespan_s'])} against "
+                          f"{format_duration(naive['makespan_s'])} for each job on all accelerators in turn "
+                          f"(saves {format_duration(doc['saved_s'])}); lower bound "
+                          f"{format_duration(doc['lower_bound_s'])}; {doc['candidates']:,} candidates"
+                          + ("" if doc["orders_searched"] else ", jobs longest first"))
+    for col in ("job", "workers", "accelerators", "start", "end"):
+        table.add_column(col, justify="left" if col == "job" else "right")
+    for p in sorted(best["placements"], key=lambda p: (p["start_s"], p["accelerators"])):
+        table.add_row(Text(p["job"]), str(p["workers"]), ",".join(map(str, p["accelerators"])),
+                      format_duration(p["start_s"]), format_duration(p["end_s"]))
     return table
 
 

@@ -1,6 +1,7 @@
 """The `dawnbench` command: a thin layer over the Python API, one module per command family.
 
-* ``training``     run, sweep
+* ``training``     run (also on many workers under torchrun), sweep
+* ``scaling``      scale, schedule
 * ``inference``    infer
 * ``results``      export, analyze, compare, report, check-log, validate, leaderboard
 * ``utilisation``  profile, machine, similarity
@@ -18,7 +19,7 @@ import sys
 from rich.console import Console
 
 from dawnbench import __version__
-from dawnbench.cli import catalog, inference, results, training, utilisation
+from dawnbench.cli import catalog, inference, results, scaling, training, utilisation
 from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from dawnbench.errors import DawnbenchError
 
@@ -27,13 +28,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dawnbench", description="Time-to-accuracy benchmarking.")
     parser.add_argument("--version", action="version", version=f"dawnbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for family in (training, inference, results, utilisation, catalog):
+    for family in (training, scaling, inference, results, utilisation, catalog):
         family.register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else list(argv)  # what `run --nproc` re-runs under torchrun
     # stdout stays pure JSON under --json; piped output gets room for the wide tables.
     out = Console(stderr=getattr(args, "json", False), width=None if sys.stdout.isatty() else 160)
     err = Console(stderr=True)

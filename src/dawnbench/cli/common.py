@@ -48,3 +48,22 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resource-interval", type=float, default=0.5, metavar="S",
                         help="seconds between samples of the resource monitor (resources.tsv; default 0.5)")
 
+
+
+def add_worker_options(parser: argparse.ArgumentParser) -> None:
+    """Many workers (SPEC §13): torchrun's flags, and how the batch scales."""
+    from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
+
+    group = parser.add_argument_group("many workers (re-runs the command under torchrun)")
+    group.add_argument("--nproc", type=int, metavar="N",
+                       help="workers on this machine: DDP with gloo on CPUs (cores shared out as threads), "
+                            "NCCL on GPUs (one GPU each)")
+    group.add_argument("--nnodes", type=int, default=1, metavar="M", help="machines taking part (default 1)")
+    group.add_argument("--node-rank", type=int, default=0, metavar="R", help="this machine's index, 0..M-1")
+    group.add_argument("--rdzv-endpoint", metavar="HOST:PORT",
+                       help="node 0's address, the same on every machine (needed with --nnodes > 1)")
+    group.add_argument("--scaling", choices=SCALINGS, default="weak",
+                       help="weak: the entry's batch size per worker (default); strong: divide it among them")
+    group.add_argument("--collective-timeout", type=float, default=DEFAULT_COLLECTIVE_TIMEOUT_S, metavar="S",
+                       help="a worker silent this long ends the run as aborted "
+                            f"(default {DEFAULT_COLLECTIVE_TIMEOUT_S:g} s)")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from dawnbench import data
 from dawnbench.cli.common import (
@@ -14,6 +16,7 @@ from dawnbench.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     add_run_options,
+    add_worker_options,
     parse_set,
     print_json,
 )
@@ -21,28 +24,83 @@ from dawnbench.tasks import DEFAULT_TASK, TASKS
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.display import LiveProgress, result_card, runs_table
-    from dawnbench.harness.runner import RunOptions, run_many
-    from dawnbench.statistics import summarize
+    from torch.distributed.elastic.multiprocessing.errors import record
 
-    options = RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
-                         target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
-                         max_wall_seconds=args.max_wall_seconds, continue_after_target=args.continue_,
-                         device=args.device, out_dir=Path(args.out), instance=args.instance,
-                         cost_per_hour=args.cost_per_hour, overrides=parse_set(args.set),
-                         precision=args.precision, compile=args.compile, org=args.org, platform=args.platform,
-                         resource_interval=args.resource_interval)
-    live = LiveProgress(err)
+    from dawnbench.display import LiveProgress
+    from dawnbench.distributed.launch import under_launcher
+    from dawnbench.distributed.world import World
+    from dawnbench.harness.runner import run_many
+
+    options = run_options(args)
+    if args.nproc is not None and not World.launched():
+        return _launch(args, options, out, err)
+    leader = int(os.environ.get("RANK", 0)) == 0
+    live = LiveProgress(err) if leader else None
 
     def ensure(name: str) -> None:
         if not data.is_ready(name):
             with err.status(f"preparing {name}") as spinner:
                 data.fetch(name, status=lambda msg: spinner.update(f"preparing {name}: {msg}"))
 
+    # Under torchrun, an exception that ends this worker goes to torchrun's error file,
+    # so the launcher can name it in the record.
+    runner = record(run_many) if World.launched() else run_many
     try:
-        results = run_many(options, observer=live, ensure_data=ensure)
+        results = runner(options, observer=live, ensure_data=ensure)
     finally:
-        live.close()
+        if live is not None:
+            live.close()
+    if not leader or under_launcher():
+        # The launcher reports rank 0's record and judges the run. The exit code only tells
+        # torchrun whether to stop the other workers: they may be hung (the reason this one
+        # aborted), and torchrun waits for every worker unless one fails.
+        return EXIT_FAILED_RUN if any(r.status in ("aborted", "timeout") for r in results) else EXIT_OK
+    return _report(results, args, out, err)
+
+
+def run_options(args: argparse.Namespace) -> Any:
+    from dawnbench.harness.runner import RunOptions
+
+    return RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
+                      target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
+                      max_wall_seconds=args.max_wall_seconds, continue_after_target=args.continue_,
+                      device=args.device, out_dir=Path(args.out), instance=args.instance,
+                      cost_per_hour=args.cost_per_hour, overrides=parse_set(args.set),
+                      precision=args.precision, compile=args.compile, org=args.org, platform=args.platform,
+                      resource_interval=args.resource_interval, scaling=args.scaling,
+                      collective_timeout=args.collective_timeout)
+
+
+def _launch(args: argparse.Namespace, options: Any, out: Console, err: Console) -> int:
+    """``run --nproc N``: check everything here, prepare the data, then re-run under torchrun."""
+    from dawnbench.distributed.launch import LaunchOptions, launch
+    from dawnbench.harness.runner import prepare
+
+    launch_options = LaunchOptions(args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint)
+    launch_options.check()
+    prep = prepare(options)
+    if not data.is_ready(prep.task.dataset):
+        with err.status(f"preparing {prep.task.dataset}"):
+            data.fetch(prep.task.dataset)
+    launched = launch(args.argv, launch_options)
+    for failure in launched.failures:
+        err.print(f"[red]{escape(failure)}[/]", highlight=False, soft_wrap=True)
+    if not launched.results:
+        if launched.signal:
+            return EXIT_INTERRUPTED
+        if launched.failures:
+            return EXIT_FAILED_RUN
+        err.print(f"this machine's {args.nproc} worker(s) finished; rank 0 (on node 0) wrote the record.",
+                  highlight=False)
+        return EXIT_OK
+    code = _report(launched.results, args, out, err)
+    return EXIT_INTERRUPTED if launched.signal else code
+
+
+def _report(results: list[Any], args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.display import result_card, runs_table
+    from dawnbench.statistics import summarize
+
     summary = summarize(results)
     _warn_first_run(summary, err)
     if args.json:
@@ -120,6 +178,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override an entry hyperparameter (JSON value), repeatable")
     add_run_options(run)
+    add_worker_options(run)
     run.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     run.set_defaults(func=cmd_run)
 

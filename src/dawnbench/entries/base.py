@@ -45,6 +45,17 @@ Precision and compilation (SPEC §12)
     asked for ``--compile``), and keep the uncompiled module in ``self.model`` so its
     ``state_dict`` keys stay plain.
 
+Many workers (SPEC §13)
+    Under ``dawnbench run --nproc N`` every worker runs the same entry. The context says
+    which worker this is (``ctx.rank``, ``ctx.world_size``, ``ctx.backend``) and offers the
+    two things every entry would otherwise write again: ``ctx.distribute(model)`` wraps
+    the network for DDP (the identity in a one-process run; it also times the gradient
+    communication) and ``ctx.epoch_order(n, epoch)`` gives this worker's share of a
+    shuffled epoch. ``hp["batch_size"]`` is the per-worker batch (the harness divides it
+    under ``--scaling strong``); ``Progress.samples`` counts every worker's samples. Only
+    rank 0's ``predict`` is called, on the unwrapped ``self.model``, whose weights DDP
+    keeps equal on every worker.
+
 Rules
     * ``warmup`` may compile or warm up kernels on synthetic data only; it must not
       read the dataset. ``__init__`` must be cheap: build nothing there.
@@ -86,6 +97,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from dawnbench.distributed.world import shard_order
 from dawnbench.errors import EntryError
 from dawnbench.harness.progress import StepCounter, StepLimitReached
 from dawnbench.tasks import Task
@@ -114,6 +126,18 @@ class TrainContext:
     compile: Callable[[torch.nn.Module], torch.nn.Module] = lambda module: module
     synthetic: bool = False                  # True in warm-up: load_train() returns random data
     synthetic_inputs: Callable[[int], torch.Tensor] | None = None  # n random scored-split items (warm-up)
+    rank: int = 0                            # this worker (SPEC §13); 0 in a one-process run
+    world_size: int = 1                      # workers training together
+    backend: str | None = None               # gloo or nccl; None in a one-process run
+    distribute: Callable[[torch.nn.Module], torch.nn.Module] = lambda module: module  # wrap for DDP
+
+    def epoch_order(self, n: int, epoch: int) -> torch.Tensor:
+        """The indices of the ``n`` in-memory training items this worker trains on in
+        ``epoch``, in order: ``torch.randperm(n)`` in a one-process run; across workers, a
+        shared permutation dealt out so that no item is seen twice in an epoch."""
+        if self.world_size == 1:
+            return torch.randperm(n, device=self.device)
+        return shard_order(n, self.seed, epoch, self.rank, self.world_size, self.device)
 
 
 def run_for_steps(gen: Iterator[Progress], steps: int) -> int:

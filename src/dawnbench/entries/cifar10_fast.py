@@ -176,10 +176,10 @@ class Cifar10Fast(Entry):
 
         # Network, whitening, optimiser.
         self.model = self.make_model().to(device)
-        forward = ctx.compile(self.model)
+        forward = ctx.compile(ctx.distribute(self.model))
         whiten = self.model[0]
         init_whitening(whiten, x_train[:5000])
-        steps_per_epoch = max(1, n // bs)
+        steps_per_epoch = max(1, n // ctx.world_size // bs)  # per worker
         total_steps = math.ceil(hp["epochs"] * steps_per_epoch)
         kilostep_scale = 1024 * (1 + 1 / (1 - hp["momentum"]))
         lr = hp["lr"] / kilostep_scale           # for the summed (not mean) loss
@@ -208,16 +208,17 @@ class Cifar10Fast(Entry):
         while step < total_steps:
             epoch_x = random_translate(x_padded, pad) if pad else x_train
             epoch_x = alternating_flip(epoch_x, first_flip, epoch)
-            order = torch.randperm(n, device=device)
+            order = ctx.epoch_order(n, epoch)
             self.model.train()
             for i in range(steps_per_epoch):
                 batch = order[i * bs:(i + 1) * bs]
-                whiten.bias.requires_grad = step < whiten_bias_steps
                 outputs = forward(epoch_x[batch])
                 loss = F.cross_entropy(outputs, y_train[batch], label_smoothing=hp["label_smoothing"],
                                        reduction="sum")
                 optimizer.zero_grad(set_to_none=True)
                 ctx.scaler.scale(loss).backward()
+                if step >= whiten_bias_steps:  # the whitening bias trains early only; dropping its
+                    whiten.bias.grad = None    # gradient (not requires_grad) keeps DDP's buckets fixed
                 ctx.scaler.step(optimizer)
                 ctx.scaler.update()
                 schedule.step()
@@ -233,7 +234,7 @@ class Cifar10Fast(Entry):
             epoch += 1
             at = step / steps_per_epoch
             if at >= hp["first_eval_epoch"] or step == total_steps:
-                yield Progress(epoch=at, samples=step * bs, loss=loss.detach() / bs)
+                yield Progress(epoch=at, samples=step * bs * ctx.world_size, loss=loss.detach() / bs)
 
     @torch.no_grad()
     def _lookahead(self, average: list[torch.Tensor], decay: float) -> None:

@@ -139,7 +139,7 @@ class SeedResNet(Entry):
         n, bs = len(x_train), hp["batch_size"]
 
         self.model = self.make_model().to(device)
-        forward = ctx.compile(self.model)
+        forward = ctx.compile(ctx.distribute(self.model))
         optimizer = torch.optim.SGD(self.model.parameters(), lr=hp["lr_schedule"][0][1],
                                     momentum=hp["momentum"], weight_decay=hp["weight_decay"])
         epoch, samples = 0, 0
@@ -148,8 +148,8 @@ class SeedResNet(Entry):
                 group["lr"] = lr
             for _ in range(phase_epochs):
                 self.model.train()
-                order = torch.randperm(n, device=device)
-                for start in range(0, n, bs):  # the last, smaller batch is kept, as in the seed code
+                order = ctx.epoch_order(n, epoch)
+                for start in range(0, len(order), bs):  # the last, smaller batch is kept, as in the seed code
                     batch = order[start:start + bs]
                     inputs = random_crop_flip(x_padded[batch], pad)
                     loss = F.cross_entropy(forward(inputs), y_train[batch])
@@ -157,7 +157,7 @@ class SeedResNet(Entry):
                     ctx.scaler.scale(loss).backward()
                     ctx.scaler.step(optimizer)
                     ctx.scaler.update()
-                    samples += len(batch)
+                    samples += len(batch) * ctx.world_size
                 epoch += 1
                 yield Progress(epoch=float(epoch), samples=samples, loss=loss.detach())
 

@@ -90,10 +90,11 @@ class SmallCNN(Entry):
 
         # Model and optimiser (timed).
         self.model = self.make_model().to(ctx.device)
-        forward = ctx.compile(self.model)
+        forward = ctx.compile(ctx.distribute(self.model))
         optimizer = torch.optim.SGD(self.model.parameters(), lr=hp["lr"], momentum=hp["momentum"],
                                     nesterov=True, weight_decay=hp["weight_decay"])
-        steps_per_epoch = n // hp["batch_size"]
+        shard = n // ctx.world_size               # this worker's items per epoch
+        steps_per_epoch = shard // hp["batch_size"]
         total_steps = max(1, round(hp["epochs"] * steps_per_epoch))
         schedule = torch.optim.lr_scheduler.OneCycleLR(
             optimizer, max_lr=hp["lr"], total_steps=total_steps, pct_start=hp["warmup_fraction"])
@@ -101,9 +102,10 @@ class SmallCNN(Entry):
         first_eval_step = math.ceil(hp["first_eval_epoch"] * steps_per_epoch)
 
         # Training loop: yield wherever the harness may evaluate.
-        step = 0
+        step, epoch = 0, 0
         while step < total_steps:
-            order = torch.randperm(n, device=ctx.device)
+            order = ctx.epoch_order(n, epoch)
+            epoch += 1
             for i in range(steps_per_epoch):
                 batch = order[i * hp["batch_size"]:(i + 1) * hp["batch_size"]]
                 loss = F.cross_entropy(forward(x_train[batch]), y_train[batch],
@@ -116,7 +118,7 @@ class SmallCNN(Entry):
                 step += 1
                 epoch_end = i == steps_per_epoch - 1
                 if step == total_steps or epoch_end or (step >= first_eval_step and step % eval_every == 0):
-                    yield Progress(epoch=step / steps_per_epoch, samples=step * hp["batch_size"],
+                    yield Progress(epoch=step / steps_per_epoch, samples=step * hp["batch_size"] * ctx.world_size,
                                    loss=loss.detach())
                     self.model.train()  # predict() switched it to eval mode
                 if step == total_steps:

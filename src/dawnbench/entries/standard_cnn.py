@@ -63,14 +63,14 @@ class _StandardCNN(Entry):
         y_train = torch.from_numpy(labels).to(ctx.device)
         n, bs = len(x_train), hp["batch_size"]
         self.model = self.make_model().to(ctx.device)
-        forward = ctx.compile(self.model)
+        forward = ctx.compile(ctx.distribute(self.model))
         optimizer = torch.optim.SGD(self.model.parameters(), lr=hp["lr"], momentum=hp["momentum"],
                                     weight_decay=hp["weight_decay"])
         schedule = torch.optim.lr_scheduler.MultiStepLR(optimizer, hp["lr_decay_epochs"], gamma=0.1)
-        steps_per_epoch = n // bs
+        steps_per_epoch = n // ctx.world_size // bs  # per worker
         for epoch in range(1, int(hp["epochs"]) + 1):
             self.model.train()
-            order = torch.randperm(n, device=ctx.device)
+            order = ctx.epoch_order(n, epoch - 1)
             for i in range(steps_per_epoch):
                 batch = order[i * bs:(i + 1) * bs]
                 loss = F.cross_entropy(forward(x_train[batch]), y_train[batch])
@@ -79,7 +79,7 @@ class _StandardCNN(Entry):
                 ctx.scaler.step(optimizer)
                 ctx.scaler.update()
             schedule.step()
-            yield Progress(epoch=float(epoch), samples=epoch * steps_per_epoch * bs, loss=loss.detach())
+            yield Progress(epoch=float(epoch), samples=epoch * steps_per_epoch * bs * ctx.world_size, loss=loss.detach())
 
     def predict(self, inputs: torch.Tensor) -> torch.Tensor:
         self.model.eval()

@@ -61,6 +61,9 @@ ENTRY = "entry"
 HPARAMS = "hparams"
 CHECKPOINT = "checkpoint"
 COMPILE = "compile"
+WORLD_SIZE = "dawnbench_world_size"          # workers under torchrun (SPEC §13)
+COMMUNICATION = "dawnbench_comm_overhead_pct"  # exposed gradient communication / time per epoch
+STATUS_CORRECTED = "dawnbench_status_corrected"  # the launcher knew better than rank 0 (a worker died)
 
 POINT_IN_TIME = C.POINT_IN_TIME
 INTERVAL_START = C.INTERVAL_START

@@ -89,6 +89,7 @@ class RunResult:
     inference: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
     resources: dict[str, Any] | None = None  # the resource monitor's summary (SPEC §14)
+    distributed: dict[str, Any] | None = None  # world, batch sizes, communication (SPEC §13)
     error: str | None = None
     started_at: str = ""
     run_dir: str = ""

@@ -34,7 +34,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -42,6 +42,14 @@ import numpy as np
 import torch
 
 from dawnbench import data, environment, pricing, profiling
+from dawnbench.distributed import comm
+from dawnbench.distributed.launch import announce_run_dir
+from dawnbench.distributed.world import (
+    DEFAULT_COLLECTIVE_TIMEOUT_S,
+    World,
+    per_worker_overrides,
+    worker_seed,
+)
 from dawnbench.entries import Entry, Progress, TrainContext, load_entry_class
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness import checkpoint, mllog
@@ -86,9 +94,11 @@ class RunOptions:
     org: str | None = None              # submission_org in events.log (default: the login name)
     platform: str | None = None         # submission_platform (default: the hardware description)
     resource_interval: float = 0.5      # seconds between resource samples (SPEC §14)
+    scaling: str = "weak"               # under torchrun: weak (per-worker batch fixed) or strong (SPEC §13)
+    collective_timeout: float = DEFAULT_COLLECTIVE_TIMEOUT_S  # a peer silent this long ends the run
 
 
-class _Stop(BaseException):
+class StopRun(BaseException):
     """Raised by a signal handler to end the run (not an Exception: entries can't swallow it)."""
 
     def __init__(self, status: str, why: str):
@@ -97,7 +107,7 @@ class _Stop(BaseException):
 
 
 @contextmanager
-def _stop_on_signals(max_wall_seconds: float | None) -> Iterator[Callable[[], None]]:
+def stop_on_signals(max_wall_seconds: float | None) -> Iterator[Callable[[], None]]:
     """Turn SIGINT/SIGTERM into ``interrupted`` and the wall-time alarm into ``timeout``.
 
     Yields ``disarm``: after it is called, signals are ignored until the block ends,
@@ -116,12 +126,12 @@ def _stop_on_signals(max_wall_seconds: float | None) -> Iterator[Callable[[], No
     def on_signal(signum, _frame):
         if not fired:  # a second Ctrl-C while the record is written is ignored
             fired.append(signum)
-            raise _Stop("interrupted", f"received {signal.Signals(signum).name}")
+            raise StopRun("interrupted", f"received {signal.Signals(signum).name}")
 
     def on_alarm(_signum, _frame):
         if not fired:
             fired.append(signal.SIGALRM)
-            raise _Stop("timeout", f"wall time passed max_wall_seconds={max_wall_seconds:g}")
+            raise StopRun("timeout", f"wall time passed max_wall_seconds={max_wall_seconds:g}")
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, on_alarm)
@@ -228,19 +238,22 @@ def prepare(options: RunOptions) -> PreparedRun:
                        options.precision, options.compile)
 
 
-def train_context(entry: Entry, task: Task, seed: int, precision: str, compile_mode: str | None = None) -> TrainContext:
+def train_context(entry: Entry, task: Task, seed: int, precision: str, compile_mode: str | None = None,
+                  world: World = World(), timer: comm.CommTimer | None = None) -> TrainContext:
     """A fresh context for ``entry``'s ``train`` — one for warm-up, one for the run, so no
-    loss-scaler state leaks from one to the other."""
+    loss-scaler state leaks from one to the other. ``timer`` times the run's DDP steps."""
     return TrainContext(task=task, seed=seed, device=entry.device, hparams=entry.hp,
                         load_train=lambda: data.load_split(task.dataset, task.train_split),
                         precision=precision, scaler=make_scaler(precision, entry.device, entry.own_precisions),
-                        compile=compiler(compile_mode))
+                        compile=compiler(compile_mode), rank=world.rank, world_size=world.world_size,
+                        backend=world.backend, distribute=comm.ddp_wrapper(world, timer))
 
 
 def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
             observer: RunObserver | None = None, index: int = 0,
-            clock: Clock | None = None) -> RunResult:
-    """One run of one seed, recorded in ``run_dir``."""
+            clock: Clock | None = None, world: World = World()) -> RunResult:
+    """One run of one seed, recorded in ``run_dir`` (on rank 0 of a distributed run:
+    the clock, the evaluations and the record are this worker's; SPEC §13)."""
     task, device = prep.task, prep.device
     observer = observer or RunObserver()
     clock = clock or Clock(sync=torch.cuda.synchronize if device.type == "cuda" else None)
@@ -253,7 +266,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
                        budget={"max_epochs": options.max_epochs, "max_seconds": options.max_seconds,
                                "max_wall_seconds": options.max_wall_seconds},
                        started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                       run_dir=str(run_dir))
+                       run_dir=str(run_dir), distributed=_distributed_facts(world, entry, options))
     record = RunRecord(run_dir, task.metric.dawnbench_column)
     log = record.events
     log.event(mllog.SUBMISSION_BENCHMARK, task.name)
@@ -271,11 +284,15 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
     log.event(mllog.COMPILE, prep.compile)
     log.event(mllog.HPARAMS, entry.hp)
     if "batch_size" in entry.hp:
-        log.event(mllog.GLOBAL_BATCH_SIZE, entry.hp["batch_size"])
+        log.event(mllog.GLOBAL_BATCH_SIZE, entry.hp["batch_size"] * world.world_size)
+    if world.distributed:
+        log.event(mllog.WORLD_SIZE, world.world_size, {"backend": world.backend, "scaling": options.scaling,
+                                                       "per_worker_batch_size": entry.hp.get("batch_size")})
     log.event(mllog.EVAL_TARGET, prep.threshold)
     record.write(result)
+    peers = world.local_peers()  # the other workers on this machine are the run's, not interference
     monitor = ResourceMonitor(record.dir / "resources.tsv", options.resource_interval,
-                              timed_s=lambda: clock.timed_s).start()
+                              timed_s=lambda: clock.timed_s, peers=peers).start()
     observer.run_started(index, options.runs, result)
 
     # The scored split belongs to the harness: loaded before run_start, never timed.
@@ -283,13 +300,15 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
     test_inputs, test_labels = torch.from_numpy(test_inputs), torch.from_numpy(test_labels)
     own = prep.entry_cls.own_precisions
 
-    def context() -> TrainContext:
-        return train_context(entry, task, seed, prep.precision, prep.compile)
+    timer = comm.CommTimer() if world.distributed else None
+
+    def context(timed: comm.CommTimer | None = None) -> TrainContext:
+        return train_context(entry, task, seed, prep.precision, prep.compile, world, timed)
     gen = None
     ended = RUNNING
-    with _stop_on_signals(options.max_wall_seconds) as disarm:
+    with stop_on_signals(options.max_wall_seconds) as disarm:
         try:
-            seed_everything(seed)
+            seed_everything(worker_seed(seed, world.rank))
             log.start(mllog.INIT_START)
             before = compile_stats()
             with clock.segment("init"), precision_scope(prep.precision, device, own):
@@ -298,21 +317,22 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
             compiled = compile_stats() - before
             result.compile_s = compiled["seconds"] if prep.compile else None
             log.end(mllog.INIT_STOP, metadata={"compile_s": result.compile_s})
-            seed_everything(seed)
+            seed_everything(worker_seed(seed, world.rank))
             before = compile_stats()
+            world.barrier()  # every worker is ready: the clock starts on rank 0 after a barrier
             clock.start()
             log.start(mllog.RUN_START)
             with StepCounter() as counter:
                 probe = ProgressProbe(counter, lambda: clock.timed_s, entry.hp.get("batch_size"),
                                       splits[task.train_split]["count"], options.max_epochs or entry.hp.get("epochs"))
                 observer.training_started(probe)
-                gen = entry.train(context())
+                gen = entry.train(context(timer.start() if timer else None))
                 ended = _drive(gen, entry, task, prep.threshold, options, clock, record, result,
-                               observer, probe, test_inputs, test_labels)
+                               observer, probe, test_inputs, test_labels, world, timer)
             if options.continue_after_target and result.evals:
                 with clock.segment("checkpoint"):
                     _save_final(entry, task, record, result)
-        except _Stop as stop:
+        except StopRun as stop:
             ended, result.error = stop.status, str(stop)
         except Exception as err:  # the entry failed: keep what was measured
             ended, result.error = "aborted", f"{type(err).__name__}: {err}"
@@ -321,6 +341,8 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
             disarm()
             if gen is not None:
                 gen.close()
+            if timer is not None:
+                timer.stop()
             monitor.stop()
             result.resources = monitor.summary()
         if prep.compile:  # graphs compiled after run_start: their compile time was timed
@@ -341,8 +363,14 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
 
 def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions, clock: Clock,
            record: RunRecord, result: RunResult, observer: RunObserver, probe: ProgressProbe,
-           test_inputs: torch.Tensor, test_labels: torch.Tensor) -> str:
-    """Alternate timed training and untimed evaluation; return the status if not success."""
+           test_inputs: torch.Tensor, test_labels: torch.Tensor, world: World,
+           timer: comm.CommTimer | None) -> str:
+    """Alternate timed training and untimed evaluation; return the status if not success.
+
+    With several workers, every yield is a meeting point: a barrier ends the timed
+    segment (the clock covers the slowest worker), the workers' communication timers
+    are gathered, and rank 0's decision to stop or go on is broadcast.
+    """
     log = record.events
     last_timed, last_samples, last_epoch = 0.0, 0, 0.0
     precision, own = options.precision, entry.own_precisions
@@ -351,12 +379,17 @@ def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions,
         log.start(mllog.BLOCK_START, metadata=block)
         with clock.segment("train"), precision_scope(precision, entry.device, own):
             progress = next(gen, None)
+            world.barrier()
         log.end(mllog.BLOCK_STOP, metadata={**block, "samples_count": progress.samples if progress else last_samples})
         if progress is None:
-            return "not_reached"  # the entry's schedule ended
+            return "not_reached"  # the entry's schedule ended (on every worker at once)
+        if timer is not None:
+            with clock.segment("log"):
+                _account(result, log, world.gather(timer.totals()), clock.timed_s, progress.epoch)
         loss = _loss_value(progress)
         if loss is not None and not np.isfinite(loss):
             result.error = f"training loss was {loss} at epoch {progress.epoch:g}"
+            world.decide(stop=True)
             return "diverged"
         log.start(mllog.EVAL_START, metadata={"epoch_num": progress.epoch})
         with clock.segment("eval"):
@@ -384,11 +417,37 @@ def _drive(gen, entry: Entry, task: Task, threshold: float, options: RunOptions,
             last_timed, last_samples, last_epoch = timed, progress.samples, progress.epoch
             probe.observe(progress.samples, progress.epoch)
             observer.evaluated(result, progress, rate)
-        if passed and not options.continue_after_target:
+        budget_spent = ((options.max_epochs is not None and progress.epoch >= options.max_epochs)
+                        or (options.max_seconds is not None and timed >= options.max_seconds))
+        finished = passed and not options.continue_after_target
+        world.decide(stop=finished or budget_spent)
+        if finished:
             return "success"
-        if ((options.max_epochs is not None and progress.epoch >= options.max_epochs)
-                or (options.max_seconds is not None and timed >= options.max_seconds)):
+        if budget_spent:
             return "not_reached"
+
+
+def _distributed_facts(world: World, entry: Entry, options: RunOptions) -> dict[str, Any] | None:
+    """What SPEC §13 asks a distributed run's record to say before anything is measured."""
+    if not world.distributed:
+        return None
+    per_worker = entry.hp.get("batch_size")
+    return {"world_size": world.world_size, "nnodes": world.nnodes, "backend": world.backend,
+            "scaling": options.scaling, "per_worker_batch_size": per_worker,
+            "global_batch_size": per_worker * world.world_size if per_worker else None,
+            "threads_per_worker": world.threads() if entry.device.type == "cpu" else None,
+            "collective_timeout_s": options.collective_timeout}
+
+
+def _account(result: RunResult, log: mllog.EventLog, workers: list[list[float]], timed_s: float,
+             epoch: float) -> None:
+    """Fold the workers' communication timers into the record and the events log."""
+    figures = comm.accounting(workers, timed_s, epoch)
+    assert result.distributed is not None
+    result.distributed.update(figures)
+    log.event(mllog.COMMUNICATION, figures["comm_overhead_pct"],
+              {"epoch_num": epoch, "comm_exposed_per_epoch_s": figures["comm_exposed_per_epoch_s"],
+               "time_per_epoch_s": figures["time_per_epoch_s"], "accounted_pct": figures["accounted_pct"]})
 
 
 def _save_checkpoint(entry: Entry, task: Task, record: RunRecord, result: RunResult,
@@ -443,16 +502,38 @@ def _update_times(result: RunResult, clock: Clock) -> None:
 
 def run_many(options: RunOptions, observer: RunObserver | None = None,
              ensure_data: Callable[[str], Any] = data.ensure) -> list[RunResult]:
-    """Run ``options.runs`` seeds one after another; stop early if one is interrupted."""
+    """Run ``options.runs`` seeds one after another; stop early if one is interrupted.
+
+    Under torchrun every worker calls this: rank 0 runs and records each seed
+    (:func:`execute`), the others follow it (:func:`dawnbench.distributed.follower.follow`)
+    and return no results.
+    """
     prep = prepare(options)
+    world = World.from_env(prep.device)
     ensure_data(prep.task.dataset)
+    if world.distributed:
+        prep = replace(prep, device=world.device(prep.device))
+        options = replace(options, overrides=per_worker_overrides(options, prep.entry_cls, prep.task, world))
+        world.init(prep.device, options.collective_timeout)
     results = []
-    for i in range(options.runs):
-        seed = options.seed + i
-        run_dir = _new_run_dir(options.out_dir, prep.task.name, prep.entry_cls.name, seed)
-        results.append(execute(options, prep, seed, run_dir, observer, index=i))
-        if results[-1].status == "interrupted":
-            break
+    try:
+        for i in range(options.runs):
+            seed = options.seed + i
+            if not world.leader:
+                from dawnbench.distributed.follower import follow
+                if follow(options, prep, seed, world) in ("interrupted", "timeout"):
+                    break
+                continue
+            run_dir = _new_run_dir(options.out_dir, prep.task.name, prep.entry_cls.name, seed)
+            announce_run_dir(run_dir)
+            results.append(execute(options, prep, seed, run_dir, observer, index=i, world=world))
+            status = results[-1].status
+            # Rank 0 stopping out of step (it raised, or timed out) would leave the others
+            # waiting at the next seed's first collective: end the launch instead.
+            if status == "interrupted" or (world.distributed and status in ("aborted", "timeout")):
+                break
+    finally:
+        world.close()
     return results
 
 

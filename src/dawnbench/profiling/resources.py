@@ -6,7 +6,8 @@
 
 Every ``interval`` seconds (0.5 by default) one row: the time since start; this
 process's CPU % and the whole machine's, in units of one core (200 = two cores
-busy); the CPU % of *other* processes (machine − this process and its children);
+busy; "this process" counts its children and, under torchrun, the run's other workers
+on this machine); the CPU % of *other* processes (machine − this process);
 this process's RSS and the machine's memory in use; the share of the interval the
 run's clock was timing (from ``timed_s``); and per GPU, where NVML answers, the
 utilisation %, memory used, power and PCIe traffic. Each row is flushed as it is
@@ -84,11 +85,14 @@ class _Gpus:
 class ResourceMonitor:
     """Samples this process and the machine every ``interval`` s into a TSV file."""
 
-    def __init__(self, path: Path, interval: float = 0.5, timed_s: Callable[[], float] | None = None):
+    def __init__(self, path: Path, interval: float = 0.5, timed_s: Callable[[], float] | None = None,
+                 peers: list[int] | None = None):
         self.path = Path(path)
         self.interval = interval
         self._timed_s = timed_s or (lambda: 0.0)
         self._proc = psutil.Process()
+        self._peers = [psutil.Process(pid) for pid in peers or []]  # the run's other workers
+        self._peer_cpu_s: dict[int, float] = {}
         self._gpus = _Gpus()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="dawnbench-resources", daemon=True)
@@ -129,7 +133,11 @@ class ResourceMonitor:
             with contextlib.suppress(psutil.Error):
                 c = child.cpu_times()
                 total += c.user + c.system
-        return total
+        for peer in self._peers:  # the run's other workers; a peer that died keeps its last reading
+            with contextlib.suppress(psutil.Error):
+                c = peer.cpu_times()
+                self._peer_cpu_s[peer.pid] = c.user + c.system
+        return total + sum(self._peer_cpu_s.values())
 
     def _read(self) -> tuple[float, float, float, float]:
         return time.monotonic(), self._proc_cpu_s(), _busy_seconds(psutil.cpu_times()), self._timed_s()

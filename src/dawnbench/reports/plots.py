@@ -212,3 +212,56 @@ def generalization_figure(doc: dict[str, Any], task: str, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def scale_figure(doc: dict[str, Any], path: Path) -> Path:
+    """Speedup against workers for time per epoch and for TTA beside the ideal line; and the
+    communication overhead against workers (the DAWNBench analysis paper's scaling plots)."""
+    rows = doc["rows"]
+    workers = [r["workers"] for r in rows]
+    base = doc["baseline_workers"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), dpi=110)
+    left.plot(workers, [w / base for w in workers], color="grey", linestyle="--", label="ideal (linear)")
+    for key, label, marker in (("speedup_epoch", "time per epoch", "o"), ("speedup_tta", "time to accuracy", "s")):
+        pts = [(r["workers"], r[key]) for r in rows if r[key] is not None]
+        if pts:
+            left.plot(*zip(*pts), marker=marker, label=label)
+    left.set_xlabel("workers")
+    left.set_ylabel(f"speedup against {base} worker{'s' if base > 1 else ''}")
+    left.set_xticks(workers)
+    left.legend(fontsize=8)
+    left.set_title(f"{doc['job']} · {doc['scaling']} scaling · median of {doc['runs']} run(s)", fontsize=10)
+    pts = [(r["workers"], r["comm_overhead_pct"]) for r in rows if r["comm_overhead_pct"] is not None]
+    if pts:
+        right.bar([str(w) for w, _ in pts], [v for _, v in pts], color="#c44e52")
+    right.set_xlabel("workers")
+    right.set_ylabel("exposed communication, % of time per epoch")
+    right.set_title("communication overhead", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
+def gantt_figure(doc: dict[str, Any], path: Path) -> Path:
+    """The naive and the best schedule of a job mix, one row per accelerator."""
+    names = list(doc["jobs"])
+    colours = {n: plt.get_cmap("tab10")(i % 10) for i, n in enumerate(names)}
+    g = doc["accelerators"]
+    fig, axes = plt.subplots(2, 1, figsize=(10, 1.2 + 0.9 * g), dpi=110, sharex=True)
+    for ax, key in zip(axes, ("naive", "best")):
+        plan = doc[key]
+        for p in plan["placements"]:
+            for a in p["accelerators"]:
+                ax.broken_barh([(p["start_s"], p["end_s"] - p["start_s"])], (a - 0.4, 0.8),
+                               facecolors=colours[p["job"]], edgecolor="white")
+            middle = p["accelerators"][len(p["accelerators"]) // 2]
+            ax.text((p["start_s"] + p["end_s"]) / 2, middle, f"{p['job']}\n×{p['workers']}",
+                    ha="center", va="center", fontsize=7)
+        ax.set_yticks(range(g), [f"acc {a}" for a in range(g)])
+        ax.set_title(f"{key}: makespan {plan['makespan_s']:.1f} s", fontsize=10)
+    axes[-1].set_xlabel("seconds")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)

@@ -1,0 +1,154 @@
+"""Scheduling a mix of jobs on G accelerators from their measured scale tables.
+
+    dawnbench schedule scale/mnist/scale.json scale/cifar10/scale.json --accelerators 4
+
+Each job's duration on k accelerators is its measured TTA with k workers (``scale.json``
+rows; a hand-written file needs only ``job`` and ``rows`` of ``workers`` and ``tta_s``).
+A schedule gives every job a worker count and a start time; jobs do not share an
+accelerator and are not preempted. Two schedules are compared:
+
+* **naive**: each job on all G accelerators, one after another (its table must have G);
+* **best**: the shortest makespan found by exhaustive search over every job's worker
+  count and, when the search stays under ``SEARCH_LIMIT`` candidates, every job order
+  (beyond it, jobs go longest first). Each candidate is placed by list scheduling: in
+  order, a job starts as soon as as many accelerators as it asks for are free, on those
+  that freed up first.
+
+A lower bound is reported beside them: no schedule ends before the longest job on its
+best count, nor before the total accelerator-seconds (min over k of k × TTA) / G.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dawnbench.errors import DawnbenchError
+
+SEARCH_LIMIT = 200_000  # candidates (allocations × orders) searched exhaustively
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    tta_s: dict[int, float]             # workers -> measured seconds to the target
+
+
+@dataclass(frozen=True)
+class Placement:
+    job: str
+    workers: int
+    accelerators: tuple[int, ...]
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Schedule:
+    placements: tuple[Placement, ...]
+
+    @property
+    def makespan(self) -> float:
+        return max((p.end for p in self.placements), default=0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"makespan_s": self.makespan,
+                "placements": [{"job": p.job, "workers": p.workers, "accelerators": list(p.accelerators),
+                                "start_s": p.start, "end_s": p.end} for p in self.placements]}
+
+
+def load_job(path: Path) -> Job:
+    """A job from a ``scale.json`` (or a hand-written one); errors name the file and field."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise DawnbenchError(f"{path}: no such file. Pass the scale.json written by `dawnbench scale`.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DawnbenchError(f"{path}: not valid JSON ({err}).") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list) or not doc["rows"]:
+        raise DawnbenchError(f"{path}: field 'rows' missing or empty; a scale table lists rows of "
+                             "{\"workers\": K, \"tta_s\": seconds}, as `dawnbench scale` writes them.")
+    tta: dict[int, float] = {}
+    for i, row in enumerate(doc["rows"]):
+        workers, seconds = (row.get("workers"), row.get("tta_s")) if isinstance(row, dict) else (None, None)
+        if not isinstance(workers, int) or workers < 1:
+            raise DawnbenchError(f"{path}: rows[{i}].workers must be a positive integer, not {workers!r}.")
+        if seconds is None:
+            continue  # that count never reached the target: the scheduler cannot use it
+        if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
+            raise DawnbenchError(f"{path}: rows[{i}].tta_s must be a positive number of seconds, not {seconds!r}.")
+        tta[workers] = float(seconds)
+    if not tta:
+        raise DawnbenchError(f"{path}: no row has a tta_s: the job never reached its target, so it cannot be "
+                             "scheduled. Re-run `dawnbench scale` until it does.")
+    return Job(str(doc.get("job") or path.parent.name or path.stem), tta)
+
+
+def place(jobs: list[Job], workers: list[int], accelerators: int) -> Schedule:
+    """List scheduling: in order, each job on the ``workers`` accelerators that free up first."""
+    free_at = [0.0] * accelerators
+    placements = []
+    for job, k in zip(jobs, workers):
+        chosen = sorted(range(accelerators), key=lambda a: (free_at[a], a))[:k]
+        start = max(free_at[a] for a in chosen)
+        end = start + job.tta_s[k]
+        for a in chosen:
+            free_at[a] = end
+        placements.append(Placement(job.name, k, tuple(sorted(chosen)), start, end))
+    return Schedule(tuple(placements))
+
+
+def naive(jobs: list[Job], accelerators: int) -> Schedule:
+    missing = [j.name for j in jobs if accelerators not in j.tta_s]
+    if missing:
+        raise DawnbenchError(f"the naive schedule runs every job on all {accelerators} accelerators, but "
+                             f"{', '.join(missing)} has no measured TTA with {accelerators} workers; add "
+                             f"{accelerators} to its `dawnbench scale --workers`.")
+    return place(jobs, [accelerators] * len(jobs), accelerators)
+
+
+def best(jobs: list[Job], accelerators: int) -> tuple[Schedule, int, bool]:
+    """The shortest schedule found; also the candidates tried and whether orders were searched too."""
+    choices = [[k for k in sorted(j.tta_s) if k <= accelerators] for j in jobs]
+    empty = [j.name for j, c in zip(jobs, choices) if not c]
+    if empty:
+        raise DawnbenchError(f"{', '.join(empty)}: no measured worker count fits on {accelerators} accelerators.")
+    allocations = math.prod(len(c) for c in choices)
+    search_orders = allocations * math.factorial(len(jobs)) <= SEARCH_LIMIT
+    orders = (itertools.permutations(range(len(jobs))) if search_orders
+              else [tuple(sorted(range(len(jobs)), key=lambda i: -min(jobs[i].tta_s.values())))])
+    found, tried = None, 0
+    for order in orders:
+        ordered = [jobs[i] for i in order]
+        for workers in itertools.product(*(choices[i] for i in order)):
+            tried += 1
+            candidate = place(ordered, list(workers), accelerators)
+            if found is None or candidate.makespan < found.makespan - 1e-9:
+                found = candidate
+    assert found is not None
+    return found, tried, search_orders
+
+
+def lower_bound(jobs: list[Job], accelerators: int) -> float:
+    fits = [{k: t for k, t in j.tta_s.items() if k <= accelerators} for j in jobs]
+    return max(max(min(f.values()) for f in fits),
+               sum(min(k * t for k, t in f.items()) for f in fits) / accelerators)
+
+
+def schedule(paths: list[Path], accelerators: int) -> dict[str, Any]:
+    if accelerators < 1:
+        raise DawnbenchError(f"--accelerators must be at least 1, not {accelerators}.")
+    jobs = [load_job(p) for p in paths]
+    names = [j.name for j in jobs]
+    if len(set(names)) < len(names):  # the same scale table twice is two jobs: name them apart
+        jobs = [Job(f"{j.name} #{i + 1}", j.tta_s) for i, j in enumerate(jobs)]
+    plain = naive(jobs, accelerators)
+    found, tried, searched_orders = best(jobs, accelerators)
+    return {"accelerators": accelerators, "jobs": {j.name: j.tta_s for j in jobs},
+            "naive": plain.to_dict(), "best": found.to_dict(), "lower_bound_s": lower_bound(jobs, accelerators),
+            "saved_s": plain.makespan - found.makespan, "candidates": tried, "orders_searched": searched_orders}

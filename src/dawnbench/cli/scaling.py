@@ -1,0 +1,85 @@
+"""Many workers (SPEC §13): `scale` (launch 1..N workers, tabulate) and `schedule` (a job mix on G accelerators)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from dawnbench.cli.common import EXIT_OK, int_list, print_json
+from dawnbench.tasks import DEFAULT_TASK, TASKS
+
+
+def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis.scale import SCALE_FILE, ScaleOptions, run_scale
+    from dawnbench.display import scale_table
+    from dawnbench.reports.plots import scale_figure
+
+    run_args = [*(["--entry", args.entry] if args.entry else []), "--seed", str(args.seed),
+                *(["--target", str(args.target)] if args.target is not None else []),
+                *(["--max-epochs", str(args.max_epochs)] if args.max_epochs is not None else []),
+                "--device", args.device, "--precision", args.precision,
+                *[a for item in args.set for a in ("--set", item)]]
+    options = ScaleOptions(task=args.task, workers=args.workers, runs=args.runs, scaling=args.scaling,
+                           out=Path(args.out), run_args=run_args)
+
+    def launched(workers: int, outcome) -> None:
+        reached = sum(r.succeeded for r in outcome.results)
+        err.print(f"{workers} worker(s): {reached}/{len(outcome.results)} run(s) reached the target"
+                  + "".join(f"\n  [red]{escape(f)}[/]" for f in outcome.failures), highlight=False)
+
+    doc = run_scale(options, launched)
+    figure = scale_figure(doc, Path(args.out) / "scale.png")
+    if args.json:
+        print_json({**doc, "figure": str(figure)})
+    else:
+        out.print(scale_table(doc))
+        out.print(f"table: {Path(args.out) / SCALE_FILE} · figure: {figure}", highlight=False)
+    return EXIT_OK
+
+
+def cmd_schedule(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis.schedule import schedule
+    from dawnbench.display import schedule_table
+    from dawnbench.reports.plots import gantt_figure
+
+    doc = schedule([Path(p) for p in args.tables], args.accelerators)
+    figure = gantt_figure(doc, Path(args.figure))
+    if args.json:
+        print_json({**doc, "figure": str(figure)})
+    else:
+        out.print(schedule_table(doc))
+        out.print(f"Gantt chart: {figure}", highlight=False)
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from dawnbench.distributed.world import SCALINGS
+    from dawnbench.harness.precision import PRECISIONS
+
+    scale = sub.add_parser("scale", help="time per epoch, TTA and communication against the number of workers")
+    scale.add_argument("task", nargs="?", default=DEFAULT_TASK, help=f"one of {', '.join(TASKS)}")
+    scale.add_argument("--workers", type=int_list, default=[1, 2], metavar="1,2,4",
+                       help="worker counts to launch, each under torchrun (default 1,2)")
+    scale.add_argument("--runs", type=int, default=3, help="seeds per worker count (default 3)")
+    scale.add_argument("--scaling", choices=SCALINGS, default="weak",
+                       help="weak: the entry's batch per worker (default); strong: the global batch fixed")
+    scale.add_argument("--entry")
+    scale.add_argument("--seed", type=int, default=0)
+    scale.add_argument("--target", type=float, help="another threshold (unofficial runs)")
+    scale.add_argument("--max-epochs", type=float)
+    scale.add_argument("--device", default="auto")
+    scale.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    scale.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    scale.add_argument("--out", default="scale", help="folder for the runs, scale.json and scale.png")
+    scale.add_argument("--json", action="store_true")
+    scale.set_defaults(func=cmd_scale)
+
+    plan = sub.add_parser("schedule", help="schedule a mix of jobs on G accelerators from their scale tables")
+    plan.add_argument("tables", nargs="+", metavar="SCALE.json", help="one scale table per job")
+    plan.add_argument("--accelerators", type=int, required=True, metavar="G")
+    plan.add_argument("--figure", default="schedule.png", help="where to write the Gantt chart")
+    plan.add_argument("--json", action="store_true")
+    plan.set_defaults(func=cmd_schedule)
