@@ -129,7 +129,9 @@ def format_throughput(t: dict | None) -> str:
         return "—"
     text = f"{t['samples_per_s']:,.0f} samples/s"
     if t.get("achieved_gflops"):
-        roof = f"the measured {t.get('precision', 'fp32')} roof ({t['peak_gflops']:.0f} GFLOP/s)"
+        workers = t.get("roof_workers", 1)
+        roof = (f"the measured {t.get('precision', 'fp32')} roof ({t['peak_gflops']:.0f} GFLOP/s"
+                + (f", one worker's × {workers})" if workers > 1 else ")"))
         text += f" × {t['flops_per_sample'] / 1e6:,.1f} MFLOP/sample = {t['achieved_gflops']:.1f} GFLOP/s, "
         text += (f"{100 * t['fraction_of_peak']:.0f} % of {roof}" if t.get("fraction_of_peak") is not None
                  else f"[red]above {roof}: accounting error[/]")
@@ -288,8 +290,9 @@ def sweep_table(rows: list[dict], baseline: str) -> Table:
 def scale_table(doc: dict) -> Table:
     """`dawnbench scale`: per worker count, medians over runs and speedups against the fewest workers."""
     base = doc["baseline_workers"]
-    table = Table(title=f"scaling of {doc['job']} ({doc['scaling']} scaling, median of {doc['runs']} run(s); "
-                        f"speedups against {base} worker{'s' if base > 1 else ''})")
+    threads = f", {doc['threads_per_worker']} thread(s) per worker" if doc.get("threads_per_worker") else ""
+    table = Table(title=f"scaling of {doc['job']} ({doc['scaling']} scaling{threads}, median of {doc['runs']} "
+                        f"run(s); speedups against {base} worker{'s' if base > 1 else ''})")
     for col in ("workers", "global batch", "reached", "time/epoch", "epochs to target", "TTA",
                 "speedup epoch", "speedup TTA", "efficiency epoch", "efficiency TTA", "comm overhead",
                 "accounted", "CPU util"):
@@ -308,16 +311,16 @@ def schedule_table(doc: dict) -> Table:
     """`dawnbench schedule`: where each job runs in the best schedule, and both makespans."""
     best, naive = doc["best"], doc["naive"]
     table = Table(title=f"best schedule on {doc['accelerators']} accelerators",
-                  caption=f"makespan {format_duration(best['makespan_s'])} against "
-                          f"{format_duration(naive['makespan_s'])} for each job on all accelerators in turn "
-                          f"(saves {format_duration(doc['saved_s'])}); lower bound "
-                          f"{format_duration(doc['lower_bound_s'])}; {doc['candidates']:,} candidates"
+                  caption=f"makespan {format_seconds(best['makespan_s'])} against "
+                          f"{format_seconds(naive['makespan_s'])} for each job on all accelerators in turn "
+                          f"(saves {format_seconds(doc['saved_s'])}); lower bound "
+                          f"{format_seconds(doc['lower_bound_s'])}; {doc['candidates']:,} candidates"
                           + ("" if doc["orders_searched"] else ", jobs longest first"))
     for col in ("job", "workers", "accelerators", "start", "end"):
         table.add_column(col, justify="left" if col == "job" else "right")
     for p in sorted(best["placements"], key=lambda p: (p["start_s"], p["accelerators"])):
         table.add_row(Text(p["job"]), str(p["workers"]), ",".join(map(str, p["accelerators"])),
-                      format_duration(p["start_s"]), format_duration(p["end_s"]))
+                      format_seconds(p["start_s"]), format_seconds(p["end_s"]))
     return table
 
 

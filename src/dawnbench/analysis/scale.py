@@ -14,9 +14,12 @@ in a row, and the table reports per count the medians over runs of
 * CPU utilisation: the machine's busy share while the run's monitor sampled.
 
 ``scale.json`` is also what ``dawnbench schedule`` reads: a job's TTA per worker count.
-Every count runs with the same ``run`` options; under weak scaling (the default) the
-global batch grows with the workers, so epochs to target may change too — which is
-exactly why TTA can scale worse than time per epoch.
+Every count runs with the same ``run`` options, and every worker with the same number of
+CPU threads at every count — the cores / the largest count, unless told — so that on a
+CPU a worker is what an accelerator is on a GPU machine, and a speedup measures what
+adding workers (hardware) buys, not how threads compare with processes. Under weak
+scaling (the default) the global batch grows with the workers, so epochs to target
+may change too — which is exactly why TTA can scale worse than time per epoch.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from dawnbench.distributed.launch import Launched, LaunchOptions, launch
 from dawnbench.errors import DawnbenchError
@@ -44,6 +49,7 @@ class ScaleOptions:
     scaling: str = "weak"
     out: Path = Path("scale")
     run_args: list[str] = field(default_factory=list)  # passed to every `dawnbench run` (--entry, --set, ...)
+    threads_per_worker: int | None = None  # None: the cores / the largest worker count, at every count
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -91,11 +97,12 @@ def run_scale(options: ScaleOptions,
     if options.runs < 1:
         raise DawnbenchError(f"--runs must be at least 1, not {options.runs}.")
     out = Path(options.out)
+    threads = options.threads_per_worker or max(1, (psutil.cpu_count() or 1) // counts[-1])
     rows, results_by_count = [], {}
     for workers in counts:
         argv = ["run", options.task, "--runs", str(options.runs), "--scaling", options.scaling,
                 "--out", str(out / f"workers-{workers}"), *options.run_args]
-        outcome = launch(argv, LaunchOptions(nproc=workers))
+        outcome = launch(argv, LaunchOptions(nproc=workers, threads=threads))
         launched(workers, outcome)
         if outcome.signal:
             raise KeyboardInterrupt  # the user stopped the sweep: what was recorded stays on disk
@@ -108,6 +115,7 @@ def run_scale(options: ScaleOptions,
     first = results_by_count[counts[0]][0]
     doc = {"job": f"{first.task}/{first.entry}", "task": first.task, "entry": first.entry,
            "scaling": options.scaling, "runs": options.runs, "baseline_workers": counts[0],
+           "threads_per_worker": threads,
            "hardware": first.hardware, "rows": rows}
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / SCALE_FILE, json.dumps(json_safe(doc), indent=2) + "\n")

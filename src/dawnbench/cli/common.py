@@ -62,6 +62,8 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--node-rank", type=int, default=0, metavar="R", help="this machine's index, 0..M-1")
     group.add_argument("--rdzv-endpoint", metavar="HOST:PORT",
                        help="node 0's address, the same on every machine (needed with --nnodes > 1)")
+    group.add_argument("--threads-per-worker", type=int, metavar="T",
+                       help="CPU threads of each worker (default: the cores shared out equally)")
     group.add_argument("--scaling", choices=SCALINGS, default="weak",
                        help="weak: the entry's batch size per worker (default); strong: divide it among them")
     group.add_argument("--collective-timeout", type=float, default=DEFAULT_COLLECTIVE_TIMEOUT_S, metavar="S",

@@ -23,7 +23,7 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
                 "--device", args.device, "--precision", args.precision,
                 *[a for item in args.set for a in ("--set", item)]]
     options = ScaleOptions(task=args.task, workers=args.workers, runs=args.runs, scaling=args.scaling,
-                           out=Path(args.out), run_args=run_args)
+                           out=Path(args.out), run_args=run_args, threads_per_worker=args.threads_per_worker)
 
     def launched(workers: int, outcome) -> None:
         reached = sum(r.succeeded for r in outcome.results)
@@ -66,6 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     scale.add_argument("--runs", type=int, default=3, help="seeds per worker count (default 3)")
     scale.add_argument("--scaling", choices=SCALINGS, default="weak",
                        help="weak: the entry's batch per worker (default); strong: the global batch fixed")
+    scale.add_argument("--threads-per-worker", type=int, metavar="T",
+                       help="CPU threads of every worker at every count (default: cores / the largest count)")
     scale.add_argument("--entry")
     scale.add_argument("--seed", type=int, default=0)
     scale.add_argument("--target", type=float, help="another threshold (unofficial runs)")

@@ -76,7 +76,8 @@ def _launch(args: argparse.Namespace, options: Any, out: Console, err: Console) 
     from dawnbench.distributed.launch import LaunchOptions, launch
     from dawnbench.harness.runner import prepare
 
-    launch_options = LaunchOptions(args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint)
+    launch_options = LaunchOptions(args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint,
+                                   args.threads_per_worker)
     launch_options.check()
     prep = prepare(options)
     if not data.is_ready(prep.task.dataset):

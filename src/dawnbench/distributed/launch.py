@@ -70,10 +70,13 @@ class LaunchOptions:
     nnodes: int = 1                     # machines
     node_rank: int = 0                  # this machine's index, 0 .. nnodes-1
     rdzv_endpoint: str | None = None    # HOST:PORT of node 0, needed for nnodes > 1
+    threads: int | None = None          # per worker on a CPU; None: the cores shared out equally
 
     def check(self) -> None:
         if self.nproc < 1:
             raise DawnbenchError(f"--nproc must be at least 1, not {self.nproc}.")
+        if self.threads is not None and self.threads < 1:
+            raise DawnbenchError(f"--threads-per-worker must be at least 1, not {self.threads}.")
         if self.nnodes < 1:
             raise DawnbenchError(f"--nnodes must be at least 1, not {self.nnodes}.")
         if not 0 <= self.node_rank < self.nnodes:
@@ -118,8 +121,10 @@ def launch(argv: list[str], options: LaunchOptions) -> Launched:
     os.close(fd)
     saved = {k: os.environ.get(k) for k in (RUN_DIRS_ENV, "OMP_NUM_THREADS")}
     os.environ[RUN_DIRS_ENV] = run_dirs
-    # Each worker's share of the cores, set here so torchrun does not impose 1 thread.
-    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (psutil.cpu_count() or 1) // options.nproc)))
+    # Each worker's threads, set here so torchrun does not impose 1: as asked, else what the
+    # environment says, else an equal share of the cores.
+    if options.threads or "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OMP_NUM_THREADS"] = str(options.threads or max(1, (psutil.cpu_count() or 1) // options.nproc))
     try:
         args = get_args_parser().parse_args([*options.torchrun_args(), "-m", "dawnbench"])
         args.training_script_args = list(argv)  # set, not parsed: torchrun's parser would read our flags
@@ -160,6 +165,8 @@ def _describe(rank: int, failure: object) -> str:
 def _settle(run_dir: Path, outcome: Launched) -> RunResult:
     """Rank 0's record, with the status only the launcher can know."""
     result = RunResult.from_dict(read_result(run_dir))
+    # Rank 0's own abort (a collective timed out) is the cause; torchrun's killing then follows.
+    cause_first = result.status == "aborted" and bool(result.error)
     if outcome.signal and result.status in (RUNNING, "aborted"):
         result.status, why = "interrupted", f"the launcher received {outcome.signal}"
     elif outcome.faults and result.status in (RUNNING, "interrupted", "aborted"):
@@ -168,7 +175,10 @@ def _settle(run_dir: Path, outcome: Launched) -> RunResult:
         result.status, why = "aborted", "; ".join(outcome.failures)
     else:
         return result
-    result.error = f"{why}; rank 0 had recorded: {result.error}" if result.error else why
+    if cause_first and result.status == "aborted":
+        result.error = f"{result.error}; then, says the launcher: {why}"
+    else:
+        result.error = f"{why}; rank 0 had recorded: {result.error}" if result.error else why
     atomic_write_text(run_dir / "result.json", json.dumps(json_safe(result.to_dict()), indent=2) + "\n")
     events = run_dir / "events.log"
     stopped = f'"key": "{mllog.RUN_STOP}"' in events.read_text(encoding="utf-8")

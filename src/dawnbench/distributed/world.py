@@ -77,8 +77,9 @@ class World:
         return device
 
     def threads(self) -> int:
-        """This worker's share of the machine's cores (all of them for one worker)."""
-        return max(1, (psutil.cpu_count() or 1) // self.local_world_size)
+        """This worker's threads: what the launcher set (``--threads-per-worker``), else an
+        equal share of the machine's cores."""
+        return int(os.environ.get("OMP_NUM_THREADS") or 0) or max(1, (psutil.cpu_count() or 1) // self.local_world_size)
 
     def init(self, device: torch.device, timeout_s: float = DEFAULT_COLLECTIVE_TIMEOUT_S) -> None:
         """Join the process group; set this worker's device and thread count."""

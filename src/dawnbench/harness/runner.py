@@ -351,7 +351,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
         result.status = "success" if result.time_to_accuracy_s is not None else ended
         _update_times(result, clock)
         if result.evals:
-            result.throughput = _measure_throughput(entry, result, device, prep.precision)
+            result.throughput = _measure_throughput(entry, result, device, prep.precision, world.world_size)
         if result.time_to_accuracy_s is not None and prep.cost_per_hour is not None:
             result.training_cost_usd = pricing.training_cost(result.time_to_accuracy_s, prep.cost_per_hour)
         log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": clock.timed_s})
@@ -476,7 +476,7 @@ def _save_final(entry: Entry, task: Task, record: RunRecord, result: RunResult) 
 
 
 def _measure_throughput(entry: Entry, result: RunResult, device: torch.device,
-                        precision: str) -> dict[str, Any]:
+                        precision: str, workers: int = 1) -> dict[str, Any]:
     """Samples/s to the last evaluation, and FLOP figures when the entry exposes its model."""
     flops, problem = None, None
     try:
@@ -487,7 +487,7 @@ def _measure_throughput(entry: Entry, result: RunResult, device: torch.device,
         problem = f"FLOP counting failed: {type(err).__name__}: {err}"
     last = result.evals[-1]
     figures = profiling.throughput(last.samples, last.timed_s, flops, device, precision,
-                                   result.samples_to_target, result.time_to_accuracy_s)
+                                   result.samples_to_target, result.time_to_accuracy_s, workers)
     return {**figures, "flops_error": problem} if problem else figures
 
 

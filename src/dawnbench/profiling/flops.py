@@ -31,7 +31,7 @@ def training_flops_per_sample(model: nn.Module, batch: torch.Tensor) -> float:
 
 def throughput(samples: int, timed_s: float, flops_per_sample: float | None,
                device: torch.device, precision: str = "fp32", samples_to_target: int | None = None,
-               tta_s: float | None = None) -> dict[str, Any]:
+               tta_s: float | None = None, workers: int = 1) -> dict[str, Any]:
     """Samples/s over the timed region and, when FLOPs are known, FLOP/s against the roof
     of the precision the run's matrix work used (SPEC §12).
 
@@ -42,12 +42,16 @@ def throughput(samples: int, timed_s: float, flops_per_sample: float | None,
     trained on would take at the roof: samples to target × FLOPs per sample / roof. It
     holds on any machine (the roof is this machine's), so TTA / floor says how far a run
     is from its arithmetic limit, whatever the CPU or GPU.
+
+    With ``workers`` > 1 (SPEC §13) the roof is this worker's roof (its GPU, or its share
+    of the cores as threads) × the workers, against the samples/s of all of them.
     """
     rate = samples / timed_s if timed_s > 0 else None
     out: dict[str, Any] = {"samples_per_s": rate, "flops_per_sample": flops_per_sample, "precision": precision,
-                           "achieved_gflops": None, "peak_gflops": None, "fraction_of_peak": None}
+                           "achieved_gflops": None, "peak_gflops": None, "fraction_of_peak": None,
+                           "roof_workers": workers}
     if flops_per_sample and rate:
-        roof = measure_roofs(device).flops[precision]
+        roof = measure_roofs(device).flops[precision] * workers
         achieved = flops_per_sample * rate
         out.update(achieved_gflops=achieved / 1e9, peak_gflops=roof / 1e9)
         if samples_to_target and tta_s:
