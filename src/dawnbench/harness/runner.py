@@ -510,11 +510,13 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
     """
     prep = prepare(options)
     world = World.from_env(prep.device)
-    ensure_data(prep.task.dataset)
     if world.distributed:
         prep = replace(prep, device=world.device(prep.device))
         options = replace(options, overrides=per_worker_overrides(options, prep.entry_cls, prep.task, world))
         world.init(prep.device, options.collective_timeout)
+    if world.local_rank == 0:  # one fetch per machine; the others wait for it
+        ensure_data(prep.task.dataset)
+    world.barrier()
     results = []
     try:
         for i in range(options.runs):
