@@ -6,6 +6,7 @@ import glob
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -127,6 +128,18 @@ def test_one_worker_under_torchrun_trains_exactly_as_one_process(mnist_run_97, t
     assert [e["value"] for e in under["evals"]] == [e["value"] for e in plain["evals"]]
 
 
+def test_report_shows_the_workers(scaled, tmp_path):
+    from test_report import cells, render
+
+    from dawnbench.reports.html import build_report
+
+    out, _ = scaled
+    dom, _ = render(build_report(out, tmp_path / "report"), tmp_path)
+    rows = cells(dom, "workers")
+    assert [r[2] for r in rows] == ["1", "2"] and rows[1][6] == "64 / 128"
+    assert 0 < float(rows[1][9]) < 100
+
+
 def _test_split():
     from dawnbench import data
     x, y = data.load_split("mnist", "test")
@@ -203,6 +216,26 @@ def test_sigterm_interrupts_every_worker(mnist_ready, tmp_path):
     code, result, took = _settled(parent, tmp_path, workers)
     assert code == 130 and result["status"] == "interrupted"
     assert result["evals"] == [] or result["evals"][-1]["timed_s"] > 0
+
+
+def test_two_machines_join_through_the_rendezvous(mnist_ready, tmp_path):
+    # Two launchers on this machine stand in for two machines: static rendezvous at node
+    # 0's address, one worker each; rank 0 (node 0) writes the only record.
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    nodes = [subprocess.Popen([sys.executable, "-m", "dawnbench", "run", "mnist", "--target", "97",
+                               "--nproc", "1", "--nnodes", "2", "--node-rank", str(rank),
+                               "--rdzv-endpoint", f"localhost:{port}", "--out", str(tmp_path / f"node{rank}")],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for rank in (1, 0)]
+    outputs = [node.communicate(timeout=180)[0] for node in nodes]
+    assert [node.returncode for node in nodes] == [0, 0], outputs
+    assert not (tmp_path / "node1").exists()
+    [record] = glob.glob(str(tmp_path / "node0" / "*" / "result.json"))
+    d = json.loads(Path(record).read_text())["distributed"]
+    assert (d["world_size"], d["nnodes"]) == (2, 2)
+    assert "rank 0 (on node 0) wrote the record" in outputs[0]
 
 
 def test_bad_launch_options_are_clear_errors(capsys):

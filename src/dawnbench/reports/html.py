@@ -5,7 +5,8 @@ style is inline, and nothing is fetched from the network. Every text that comes
 from the runs (group names, file names, messages) is escaped by Jinja2's
 autoescaping. When every group is named ``key=value,…`` with the same keys (the
 folders ``dawnbench sweep`` makes), the page adds the sweep table and figure. Runs
-with the resource monitor's summary get a resources table, and every folder written
+with the resource monitor's summary get a resources table, runs on several workers a
+workers table (world, batch sizes, communication; SPEC §13), and every folder written
 by ``dawnbench profile`` under PATH (a run's ``profile/`` included) its roofline,
 throughput CDF and headline figures (SPEC §14); runs scored by ``dawnbench
 generalize`` a generalisation table (SPEC §15).
@@ -77,6 +78,22 @@ def _resources(groups: list) -> list[dict[str, Any]]:
     return rows
 
 
+def _workers(groups: list) -> list[dict[str, Any]]:
+    """One row per run on several workers (SPEC §13): the world and the communication accounting."""
+    rows = []
+    for g in groups:
+        for r in g.results:
+            d = r.distributed or {}
+            if not d:
+                continue
+            rows.append({"group": g.name, "run": Path(r.run_dir).name, "world_size": d.get("world_size"),
+                         "nodes": d.get("nnodes"), "backend": d.get("backend"), "scaling": d.get("scaling"),
+                         "batch": f"{d.get('per_worker_batch_size')} / {d.get('global_batch_size')}",
+                         "epoch_s": d.get("time_per_epoch_s"), "compute_s": d.get("compute_per_epoch_s"),
+                         "comm_pct": d.get("comm_overhead_pct"), "accounted_pct": d.get("accounted_pct")})
+    return rows
+
+
 def _generalization(groups: list) -> list[dict[str, Any]]:
     """One row per saved model that `dawnbench generalize` scored (SPEC §15)."""
     rows = []
@@ -126,7 +143,8 @@ def build_report(path: str | Path, out_dir: str | Path) -> Path:
         source=str(path), generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), version=__version__,
         groups=[{"name": g.name, **s} for g, s in zip(groups, summaries)],
         sweep=_sweep(groups, summaries), figures=figures, problems=problems,
-        resources=_resources(groups), profiles=_profiles(Path(path)), generalization=_generalization(groups))
+        resources=_resources(groups), workers=_workers(groups), profiles=_profiles(Path(path)),
+        generalization=_generalization(groups))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     index = out / "index.html"
