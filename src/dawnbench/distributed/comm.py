@@ -20,7 +20,7 @@ launches, not of kernels: there ``exposed`` is what the host waited.
 A faster worker's ``exposed`` also contains the time it waited for a slower peer
 to reach the all-reduce; the slowest worker's does not. The run's communication
 overhead therefore takes the smallest ``exposed`` over the workers (see
-:func:`dawnbench.distributed.accounting`).
+:func:`accounting`).
 """
 
 # No `from __future__ import annotations` here: DDP checks the hook's annotations as

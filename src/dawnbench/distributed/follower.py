@@ -44,9 +44,8 @@ def follow(options: RunOptions, prep: PreparedRun, seed: int, world: World) -> s
         try:
             seed_everything(worker_seed(seed, world.rank))
             with precision_scope(prep.precision, device, own):
-                entry.warmup(synthetic_context(
-                    train_context(entry, task, seed, prep.precision, prep.compile, world),
-                    tuple(test_inputs.shape[1:]), int(test_labels.max()) + 1))
+                entry.warmup(synthetic_context(train_context(entry, task, seed, prep.precision, prep.compile, world),
+                                               test_inputs, test_labels))
             seed_everything(worker_seed(seed, world.rank))
             world.barrier()
             gen = entry.train(train_context(entry, task, seed, prep.precision, prep.compile, world, timer.start()))

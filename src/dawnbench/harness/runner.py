@@ -312,8 +312,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path,
             log.start(mllog.INIT_START)
             before = compile_stats()
             with clock.segment("init"), precision_scope(prep.precision, device, own):
-                entry.warmup(synthetic_context(context(), tuple(test_inputs.shape[1:]),
-                                               int(test_labels.max()) + 1))
+                entry.warmup(synthetic_context(context(), test_inputs, test_labels))
             compiled = compile_stats() - before
             result.compile_s = compiled["seconds"] if prep.compile else None
             log.end(mllog.INIT_STOP, metadata={"compile_s": result.compile_s})
@@ -522,6 +521,7 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
         for i in range(options.runs):
             seed = options.seed + i
             if not world.leader:
+                # Imported here, not at the top: the follower imports this module.
                 from dawnbench.distributed.follower import follow
                 if follow(options, prep, seed, world) in ("interrupted", "timeout"):
                     break

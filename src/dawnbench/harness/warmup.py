@@ -23,8 +23,11 @@ from dawnbench.entries.base import TrainContext
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
-def synthetic_context(ctx: TrainContext, item_shape: tuple[int, ...], num_classes: int) -> TrainContext:
-    """``ctx`` with random data of the task's shapes in place of the dataset."""
+def synthetic_context(ctx: TrainContext, scored_inputs: torch.Tensor | np.ndarray,
+                      scored_labels: torch.Tensor | np.ndarray) -> TrainContext:
+    """``ctx`` with random data of the task's shapes in place of the dataset: the item shape
+    and the number of classes are the scored split's (held by the harness)."""
+    item_shape, num_classes = tuple(scored_inputs.shape[1:]), int(scored_labels.max()) + 1
     rng = np.random.default_rng([0x5EED, ctx.seed])  # a stream of its own, unlike any seed-only generator
     split = read_meta(ctx.task.dataset)["splits"][ctx.task.train_split]
     count, train_shape = split["count"], tuple(split["input_shape"])

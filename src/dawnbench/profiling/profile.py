@@ -99,7 +99,7 @@ def _window(entry: Entry, prep: Any, opts: ProfileOptions, out: Path) -> tuple[W
     seed_everything(opts.seed)
     with precision_scope(opts.precision, device, own):
         entry.warmup(synthetic_context(train_context(entry, task, opts.seed, opts.precision),
-                                       tuple(test_inputs.shape[1:]), int(test_labels.max()) + 1))
+                                       test_inputs, test_labels))
     seed_everything(opts.seed)
     with precision_scope(opts.precision, device, own):
         window = profile_window(entry.train(train_context(entry, task, opts.seed, opts.precision)), device,
