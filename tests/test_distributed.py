@@ -242,6 +242,8 @@ def test_bad_launch_options_are_clear_errors(capsys):
     assert main(["run", "mnist", "--nproc", "2", "--nnodes", "2"]) == 2
     assert "--rdzv-endpoint" in capsys.readouterr().err
     assert main(["run", "mnist", "--nproc", "0"]) == 2
+    assert main(["run", "mnist", "--nproc", "2", "--scaling", "strong", "--set", "batch_size=63"]) == 2
+    assert "does not divide among 2 workers" in capsys.readouterr().err
 
 
 # --- scheduling ---------------------------------------------------------------------------

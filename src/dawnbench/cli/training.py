@@ -74,12 +74,16 @@ def run_options(args: argparse.Namespace) -> Any:
 def _launch(args: argparse.Namespace, options: Any, out: Console, err: Console) -> int:
     """``run --nproc N``: check everything here, prepare the data, then re-run under torchrun."""
     from dawnbench.distributed.launch import LaunchOptions, launch
+    from dawnbench.distributed.world import World, per_worker_overrides
     from dawnbench.harness.runner import prepare
 
     launch_options = LaunchOptions(args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint,
                                    args.threads_per_worker)
     launch_options.check()
     prep = prepare(options)
+    # What the workers would refuse (--scaling strong with an indivisible batch), refused here.
+    per_worker_overrides(options, prep.entry_cls, prep.task,
+                         World(world_size=args.nproc * args.nnodes, backend="gloo"))
     if not data.is_ready(prep.task.dataset):
         with err.status(f"preparing {prep.task.dataset}"):
             data.fetch(prep.task.dataset)

@@ -176,9 +176,9 @@ class Cifar10Fast(Entry):
 
         # Network, whitening, optimiser.
         self.model = self.make_model().to(device)
-        forward = ctx.compile(ctx.distribute(self.model))
         whiten = self.model[0]
-        init_whitening(whiten, x_train[:5000])
+        init_whitening(whiten, x_train[:5000])  # before DDP: it freezes a weight DDP would wait for
+        forward = ctx.compile(ctx.distribute(self.model))
         steps_per_epoch = max(1, n // ctx.world_size // bs)  # per worker
         total_steps = math.ceil(hp["epochs"] * steps_per_epoch)
         kilostep_scale = 1024 * (1 + 1 / (1 - hp["momentum"]))
