@@ -73,6 +73,32 @@ def test_accounting_takes_the_slowest_compute_and_the_least_exposed_communicatio
     assert figures["comm_hidden_pct"] == pytest.approx(50.0)
 
 
+@pytest.mark.parametrize("name, task", [("small-cnn", "mnist"), ("mnist-standard", "mnist"),
+                                        ("cifar10-resnet20", "cifar10"), ("cifar10-fast", "cifar10")])
+def test_every_built_in_entry_trains_under_ddp(name, task, mnist_ready, cifar10_ready, tmp_path):
+    """Three steps of each entry's own train on synthetic data, its network wrapped by DDP
+    in a one-worker gloo group: DDP refuses a second step when a parameter it was given
+    gets no gradient (cifar10-fast once froze a layer after wrapping)."""
+    import torch.distributed as dist
+
+    from dawnbench import data
+    from dawnbench.entries import load_entry_class
+    from dawnbench.entries.base import run_for_steps
+    from dawnbench.harness.runner import train_context
+    from dawnbench.harness.warmup import synthetic_context
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        world = World(rank=0, world_size=1, backend="gloo")
+        entry = load_entry_class(name)(get_task(task), torch.device("cpu"))
+        x, y = data.load_split(get_task(task).dataset, get_task(task).scored_split)
+        ctx = synthetic_context(train_context(entry, get_task(task), 0, "fp32", world=world), x[:10], y)
+        assert run_for_steps(entry.train(ctx), 3) == 3
+        assert isinstance(ctx.distribute(entry.make_model()), torch.nn.parallel.DistributedDataParallel)
+    finally:
+        dist.destroy_process_group()
+
+
 # --- real launches ------------------------------------------------------------------------
 
 
