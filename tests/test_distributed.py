@@ -119,6 +119,7 @@ def test_two_workers_write_one_record_with_the_world(scaled):
     d = result["distributed"]
     assert (d["world_size"], d["backend"], d["per_worker_batch_size"], d["global_batch_size"]) == (2, "gloo", 64, 128)
     assert [w["rank"] for w in d["workers"]] == [0, 1]
+    assert 0 < d["launch_s"] < 60                            # untimed, but recorded
     assert d["workers"][0]["steps"] == d["workers"][1]["steps"] > 0
     # The accounting adds up: compute + exposed communication explain the timed time.
     assert 0 < d["comm_overhead_pct"] < 100 and 70 < d["accounted_pct"] <= 105

@@ -168,7 +168,8 @@ def format_workers(d: dict | None) -> str:
     text = (f"{d['world_size']} × {d['backend']} ({d['nnodes']} node{'s' if d['nnodes'] > 1 else ''}"
             + (f", {d['threads_per_worker']} thread(s) each" if d.get("threads_per_worker") else "")
             + f") · batch {d['per_worker_batch_size']} per worker, {d['global_batch_size']} global "
-            f"({d['scaling']} scaling)")
+            f"({d['scaling']} scaling)"
+            + (f" · launch {format_seconds(d['launch_s'])} (untimed)" if d.get("launch_s") is not None else ""))
     if d.get("comm_overhead_pct") is not None:
         text += (f"\ncommunication {d['comm_overhead_pct']:.1f} % of time per epoch "
                  f"({format_seconds(d['comm_exposed_per_epoch_s'])} of {format_seconds(d['time_per_epoch_s'])} "

@@ -10,7 +10,10 @@ worker is an ordinary ``dawnbench run`` that finds itself under torchrun
 (:meth:`World.launched`) and trains instead of launching again. One machine uses
 torchrun's ``--standalone`` rendezvous; several use the ``static`` rendezvous at
 ``--rdzv-endpoint`` with ``--node-rank`` (rank 0 lives on node 0 and writes the
-record there). Launching and the rendezvous happen before ``run_start``: untimed.
+record there). Launching and the rendezvous happen before ``run_start``: untimed, and
+recorded as ``distributed.launch_s`` (from this launcher's start until the workers have
+joined the process group; time.time on one machine, so on several only as good as
+their clocks agree).
 
 Faults. torchrun runs with no restarts: when a worker dies, it stops the others
 (SIGTERM, then SIGKILL after ``SHUTDOWN_TIMEOUT_S``) and reports the failure here; a worker that hangs
@@ -29,11 +32,13 @@ import json
 import os
 import signal
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
+from dawnbench.distributed.world import LAUNCHED_AT_ENV
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness import mllog
 from dawnbench.harness.record import (
@@ -119,8 +124,9 @@ def launch(argv: list[str], options: LaunchOptions) -> Launched:
     outcome = Launched()
     fd, run_dirs = tempfile.mkstemp(prefix="dawnbench-launch-", suffix=".txt")
     os.close(fd)
-    saved = {k: os.environ.get(k) for k in (RUN_DIRS_ENV, "OMP_NUM_THREADS")}
+    saved = {k: os.environ.get(k) for k in (RUN_DIRS_ENV, "OMP_NUM_THREADS", LAUNCHED_AT_ENV)}
     os.environ[RUN_DIRS_ENV] = run_dirs
+    os.environ[LAUNCHED_AT_ENV] = repr(time.time())  # workers record how long starting them took
     # Each worker's threads, set here so torchrun does not impose 1: as asked, else what the
     # environment says, else an equal share of the cores.
     if options.threads or "OMP_NUM_THREADS" not in os.environ:

@@ -12,8 +12,10 @@ CPUs, where each worker gets an equal share of the machine's cores as threads.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +29,7 @@ from dawnbench.errors import DawnbenchError
 # A collective that waits longer than this ends the run as `aborted` (a hung or dead peer).
 DEFAULT_COLLECTIVE_TIMEOUT_S = 300.0
 SCALINGS = ("weak", "strong")
+LAUNCHED_AT_ENV = "DAWNBENCH_LAUNCHED_AT"  # the launcher's start (Unix time), for launch_s
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class World:
     local_rank: int = 0
     local_world_size: int = 1
     backend: str | None = None          # None: one process, no process group
+    launch_s: float | None = None       # launcher start → process group joined (untimed; set by init)
 
     @property
     def distributed(self) -> bool:
@@ -81,10 +85,11 @@ class World:
         equal share of the machine's cores."""
         return int(os.environ.get("OMP_NUM_THREADS") or 0) or max(1, (psutil.cpu_count() or 1) // self.local_world_size)
 
-    def init(self, device: torch.device, timeout_s: float = DEFAULT_COLLECTIVE_TIMEOUT_S) -> None:
-        """Join the process group; set this worker's device and thread count."""
+    def init(self, device: torch.device, timeout_s: float = DEFAULT_COLLECTIVE_TIMEOUT_S) -> World:
+        """Join the process group; set this worker's device and thread count. Returns the world
+        with ``launch_s`` when the launcher said when it started (``LAUNCHED_AT_ENV``)."""
         if not self.distributed:
-            return
+            return self
         if device.type == "cuda":
             torch.cuda.set_device(device)
         else:
@@ -92,6 +97,8 @@ class World:
         if not dist.is_initialized():
             dist.init_process_group(self.backend, timeout=dt.timedelta(seconds=timeout_s),
                                     device_id=device if device.type == "cuda" else None)
+        launched_at = os.environ.get(LAUNCHED_AT_ENV)
+        return dataclasses.replace(self, launch_s=time.time() - float(launched_at)) if launched_at else self
 
     def close(self) -> None:
         if self.distributed and dist.is_initialized():

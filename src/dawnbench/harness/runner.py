@@ -435,7 +435,7 @@ def _distributed_facts(world: World, entry: Entry, options: RunOptions) -> dict[
             "scaling": options.scaling, "per_worker_batch_size": per_worker,
             "global_batch_size": per_worker * world.world_size if per_worker else None,
             "threads_per_worker": world.threads() if entry.device.type == "cpu" else None,
-            "collective_timeout_s": options.collective_timeout}
+            "collective_timeout_s": options.collective_timeout, "launch_s": world.launch_s}
 
 
 def _account(result: RunResult, log: mllog.EventLog, workers: list[list[float]], timed_s: float,
@@ -512,7 +512,7 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
     if world.distributed:
         prep = replace(prep, device=world.device(prep.device))
         options = replace(options, overrides=per_worker_overrides(options, prep.entry_cls, prep.task, world))
-        world.init(prep.device, options.collective_timeout)
+        world = world.init(prep.device, options.collective_timeout)
     if world.local_rank == 0:  # one fetch per machine; the others wait for it
         ensure_data(prep.task.dataset)
     world.barrier()
