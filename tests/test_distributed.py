@@ -175,6 +175,8 @@ def _test_split():
 
 def test_scale_table_and_speedups(scaled):
     out, doc = scaled
+    # torchrun's own signal handlers do not outlive the launches.
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert [r["workers"] for r in doc["rows"]] == [1, 2]
     one, two = doc["rows"]
     assert one["speedup_epoch"] == 1.0 and one["successes"] == 1

@@ -52,6 +52,8 @@ from dawnbench.harness.record import (
 # Seconds a worker has to write its record after SIGTERM before torchrun sends SIGKILL
 # (a stopped or hung worker only yields to SIGKILL).
 SHUTDOWN_TIMEOUT_S = 15
+# The signals torchrun forwards to the workers (its --signals-to-handle default).
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 # Set by the launcher for its workers: rank 0 appends each run directory it creates.
 RUN_DIRS_ENV = "DAWNBENCH_LAUNCH_RUN_DIRS"
 
@@ -131,6 +133,9 @@ def launch(argv: list[str], options: LaunchOptions) -> Launched:
     # environment says, else an equal share of the cores.
     if options.threads or "OMP_NUM_THREADS" not in os.environ:
         os.environ["OMP_NUM_THREADS"] = str(options.threads or max(1, (psutil.cpu_count() or 1) // options.nproc))
+    # torchrun installs handlers that forward these signals to its workers and leaves them
+    # installed: put ours back afterwards, so Ctrl-C between launches is a KeyboardInterrupt.
+    handlers = {s: signal.getsignal(s) for s in FORWARDED_SIGNALS}
     try:
         args = get_args_parser().parse_args([*options.torchrun_args(), "-m", "dawnbench"])
         args.training_script_args = list(argv)  # set, not parsed: torchrun's parser would read our flags
@@ -145,6 +150,8 @@ def launch(argv: list[str], options: LaunchOptions) -> Launched:
     except SignalException as err:
         outcome.signal = signal.Signals(err.sigval).name
     finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
