@@ -27,9 +27,10 @@ import torch
 from rich.console import Console
 
 from dawnbench import RunOptions, data, run_many
-from dawnbench.analysis.sweep import parse_grid, run_sweep
-from dawnbench.display import runs_table, sweep_table
+from dawnbench.analysis.sweep import parse_grid
+from dawnbench.cli.display import runs_table, sweep_table
 from dawnbench.environment import describe_hardware
+from dawnbench.experiments.sweep import run_sweep
 from dawnbench.inference import InferenceOptions, measure_run
 from dawnbench.profiling import measure_roofs
 from dawnbench.reports.plots import sweep_figure

@@ -28,9 +28,9 @@ import torch
 from rich.console import Console
 
 from dawnbench import RunOptions, data, run_many
-from dawnbench.display import LiveProgress
+from dawnbench.cli.display import LiveProgress
 from dawnbench.entries import TrainContext, load_entry_class
-from dawnbench.harness.runner import seed_everything
+from dawnbench.harness.options import seed_everything
 from dawnbench.harness.warmup import synthetic_context
 from dawnbench.tasks import get_task
 

@@ -17,23 +17,21 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
 from dawnbench import data
 from dawnbench.entries import load_entry_class
-from dawnbench.harness import checkpoint
-from dawnbench.harness.record import read_result
+from dawnbench.entries.saved import load_saved_entry
 from dawnbench.inference.loops import single_item_latencies
 from dawnbench.tasks import get_task
 
 
 def load_entry(run: str | None, task_name: str):
     if run:
-        saved, result = checkpoint.load(run), read_result(run)
-        task = get_task(result["task"])
-        entry = load_entry_class(result["entry"])(task, torch.device("cpu"), saved["hparams"])
-        entry.load_inference_state(saved["state"])
+        entry, _ = load_saved_entry(Path(run), torch.device("cpu"))
+        task = entry.task
     else:
         task = get_task(task_name)
         entry = load_entry_class(task.default_entry)(task, torch.device("cpu"))

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from dawnbench.analysis.scale import ScaleOptions, run_scale
-from dawnbench.display import scale_table
+from dawnbench.cli.display import scale_table
+from dawnbench.experiments.scale import ScaleOptions, run_scale
 from dawnbench.reports.plots import scale_figure
 
 TOLERANCE = 0.10

@@ -10,7 +10,7 @@ from tempfile import mkdtemp
 from rich.console import Console
 
 from dawnbench import RunOptions, data, run_many
-from dawnbench.display import runs_table
+from dawnbench.cli.display import runs_table
 from dawnbench.environment import describe_hardware
 from dawnbench.statistics import summarize
 from dawnbench.tasks import get_task

@@ -108,6 +108,7 @@ def test_price_catalog_has_the_required_families():
 
 def test_price_catalog_rows_are_dated_and_sourced():
     import re
+
     from dawnbench import pricing
     cat = pricing.catalog()
     for row in cat["instances"]:

@@ -16,8 +16,6 @@ import psutil
 import pytest
 import torch
 
-from dawnbench.analysis.generalization import score_model
-from dawnbench.analysis.scale import ScaleOptions, run_scale
 from dawnbench.analysis.schedule import Job, best, load_job, naive, schedule
 from dawnbench.cli import main
 from dawnbench.distributed.comm import accounting
@@ -29,8 +27,10 @@ from dawnbench.distributed.world import (
 )
 from dawnbench.entries.small_cnn import SmallCNN
 from dawnbench.errors import DawnbenchError
+from dawnbench.experiments.generalization import score_model
+from dawnbench.experiments.scale import ScaleOptions, run_scale
 from dawnbench.harness.compliance import check_log
-from dawnbench.harness.runner import RunOptions
+from dawnbench.harness.options import RunOptions
 from dawnbench.tasks import get_task
 
 # --- sharding, seeds, batch sizes (no processes) -----------------------------------------
@@ -84,7 +84,7 @@ def test_every_built_in_entry_trains_under_ddp(name, task, mnist_ready, cifar10_
     from dawnbench import data
     from dawnbench.entries import load_entry_class
     from dawnbench.entries.base import run_for_steps
-    from dawnbench.harness.runner import train_context
+    from dawnbench.harness.driver import train_context
     from dawnbench.harness.warmup import synthetic_context
 
     dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)

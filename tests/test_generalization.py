@@ -9,12 +9,18 @@ import numpy as np
 import pytest
 from tiny_model_entry import TinyLinear
 
-from dawnbench.analysis.generalization import GeneralizeOptions, generalize, parse_severities
+from dawnbench.cli.figures import generalization_figures
 from dawnbench.data.corruptions import FAMILIES, corrupt
 from dawnbench.data.formats import write_idx
 from dawnbench.data.unseen import find_unseen, load_cifar10_1, load_qmnist_extra
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.runner import RunOptions, execute, prepare
+from dawnbench.experiments.generalization import (
+    GeneralizeOptions,
+    generalize,
+    parse_severities,
+)
+from dawnbench.harness.options import RunOptions, prepare
+from dawnbench.harness.runner import run_seed
 
 RNG = np.random.default_rng(7)
 GREY = RNG.integers(0, 256, (6, 28, 28), dtype=np.uint8)
@@ -95,12 +101,12 @@ def test_qmnist_loader_keeps_only_the_50000_extra_digits(tmp_path):
 
 def test_continue_saves_the_final_model_too(tiny_task, tmp_path):
     options = RunOptions(task=tiny_task, entry=TinyLinear, continue_after_target=True)
-    result = execute(options, prepare(options), seed=0, run_dir=tmp_path / "a")
+    result = run_seed(options, prepare(options), seed=0, run_dir=tmp_path / "a")
     assert result.status == "success"
     assert result.checkpoint == "model.pt" and result.checkpoint_final == "model_final.pt"
     assert (tmp_path / "a" / "model_final.pt").is_file()
     options = RunOptions(task=tiny_task, entry=TinyLinear)
-    stopped = execute(options, prepare(options), seed=0, run_dir=tmp_path / "b")
+    stopped = run_seed(options, prepare(options), seed=0, run_dir=tmp_path / "b")
     assert stopped.checkpoint_final is None and not (tmp_path / "b" / "model_final.pt").exists()
 
 
@@ -114,4 +120,5 @@ def test_recheck_equals_the_runs_own_evaluation(mnist_run_97, tmp_path):
     assert model["suite_drop"] == pytest.approx(model["scored"] - model["values"]["contrast/5"])
     saved = json.loads((run / "result.json").read_text())["generalization"]["at target"]
     assert saved["scored"] == model["scored"] and (run / "generalization.json").is_file()
-    assert (tmp_path / "generalization-mnist.png").stat().st_size > 10_000
+    [figure] = generalization_figures(doc, tmp_path)  # what `dawnbench generalize` draws
+    assert figure == tmp_path / "generalization-mnist.png" and figure.stat().st_size > 10_000

@@ -6,11 +6,20 @@ import json
 import math
 
 import pytest
+from scripted_entry import (
+    BUILD_S,
+    LOAD_S,
+    PREDICT_S,
+    STEP_S,
+    WARMUP_S,
+    FakeTime,
+    Scripted,
+)
 
 from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
-from dawnbench.harness.runner import RunOptions, execute, prepare
-from scripted_entry import BUILD_S, LOAD_S, PREDICT_S, STEP_S, WARMUP_S, FakeTime, Scripted
+from dawnbench.harness.options import RunOptions, prepare
+from dawnbench.harness.runner import run_seed
 
 
 def run_scripted(task, tmp_path, **hp):
@@ -19,7 +28,7 @@ def run_scripted(task, tmp_path, **hp):
     fake = FakeTime()
     Scripted.clock = fake
     options = RunOptions(task=task, entry=Scripted, overrides=hp, **budget)
-    result = execute(options, prepare(options), seed=0, run_dir=tmp_path / "run", clock=Clock(now=fake.now))
+    result = run_seed(options, prepare(options), seed=0, run_dir=tmp_path / "run", clock=Clock(now=fake.now))
     return result, tmp_path / "run"
 
 

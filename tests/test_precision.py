@@ -10,13 +10,15 @@ import pytest
 import torch
 from precision_entry import OwnScheme, Recording
 
-from dawnbench import data
-from dawnbench.analysis.sweep import options_for, parse_grid
+from dawnbench import data, precision
+from dawnbench.analysis.sweep import parse_grid
 from dawnbench.entries.base import run_for_steps
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness import mllog, precision
-from dawnbench.harness.precision import check_precision, precision_scope
-from dawnbench.harness.runner import RunOptions, execute, prepare
+from dawnbench.experiments.sweep import options_for
+from dawnbench.harness import mllog
+from dawnbench.harness.options import RunOptions, prepare
+from dawnbench.harness.runner import run_seed
+from dawnbench.precision import check_precision, precision_scope
 from dawnbench.profiling import measure_roofs, throughput, training_flops_per_sample
 from dawnbench.profiling.roofs import Roofs
 from dawnbench.statistics import RunSample, first_run_ratio
@@ -27,7 +29,7 @@ CPU = torch.device("cpu")
 def run_entry(task, tmp_path, entry=Recording, **options):
     Recording.seen.clear()
     opts = RunOptions(task=task, entry=entry, target=0.0, **options)
-    return execute(opts, prepare(opts), seed=0, run_dir=tmp_path / "run")
+    return run_seed(opts, prepare(opts), seed=0, run_dir=tmp_path / "run")
 
 
 @pytest.fixture

@@ -16,10 +16,11 @@ from torch import nn
 
 from dawnbench.analysis.similarity import analyse
 from dawnbench.cli import main
-from dawnbench.profiling.figures import throughput_cdf
+from dawnbench.cli.figures import profile_figures
+from dawnbench.experiments.profile import ProfileOptions, run_profile, strip_modules
 from dawnbench.profiling.ops import profile_window
-from dawnbench.profiling.profile import ProfileOptions, run_profile, strip_modules
 from dawnbench.profiling.resources import ResourceMonitor
+from dawnbench.reports.profile_figures import throughput_cdf
 
 N = 256
 
@@ -84,6 +85,8 @@ def test_strip_modules_replaces_every_instance():
 
 def test_profile_of_small_cnn_writes_everything_and_without_removes_batchnorm(mnist_ready, tmp_path):
     summary = run_profile(ProfileOptions(task="mnist", steps=3, without=("BatchNorm2d",), out=tmp_path / "p"))
+    drawn = profile_figures(summary)  # what `dawnbench profile` draws from the files the engine wrote
+    assert sorted(p.name for p in drawn) == ["cdf.png", "cdf.png", "roofline.png", "roofline.png"]
     for name in ("ops.tsv", "summary.json", "cdf.png", "roofline.png", "trace.json", "resources.tsv"):
         assert (tmp_path / "p" / name).stat().st_size > 0, name
     assert 0.95 <= summary["flop_check"]["ratio"] <= 1.05  # profiler FLOPs vs torch.utils.flop_counter

@@ -9,10 +9,12 @@ import time
 import torch
 from rich.console import Console
 
-from dawnbench.display import LiveProgress
+from dawnbench.cli.display import LiveProgress
 from dawnbench.entries import Entry, Progress
-from dawnbench.harness.progress import ProgressProbe, StepCounter
-from dawnbench.harness.runner import RunOptions, execute, prepare
+from dawnbench.harness.options import RunOptions, prepare
+from dawnbench.harness.progress import ProgressProbe
+from dawnbench.harness.runner import run_seed
+from dawnbench.profiling.steps import StepCounter
 
 
 class Slow(Entry):
@@ -40,7 +42,7 @@ def test_progress_lines_appear_between_evaluations(tiny_task, tmp_path):
     buffer = io.StringIO()
     live = LiveProgress(Console(file=buffer, force_terminal=False, width=200), log_interval=0.1)
     options = RunOptions(task=tiny_task, entry=Slow, target=101.0)
-    execute(options, prepare(options), seed=0, run_dir=tmp_path / "run", observer=live)
+    run_seed(options, prepare(options), seed=0, run_dir=tmp_path / "run", observer=live)
     live.close()
     lines = buffer.getvalue().splitlines()
     evals = [i for i, line in enumerate(lines) if "top1_accuracy" in line]

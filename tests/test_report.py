@@ -11,8 +11,9 @@ import pytest
 from test_analysis import MLPERF_V05, write_run
 from tiny_model_entry import TinyLinear
 
-from dawnbench.analysis.sweep import parse_grid, run_sweep
-from dawnbench.harness.runner import RunOptions
+from dawnbench.analysis.sweep import parse_grid
+from dawnbench.experiments.sweep import run_sweep
+from dawnbench.harness.options import RunOptions
 from dawnbench.reports.html import build_report
 
 
@@ -59,12 +60,13 @@ def test_report_of_runs_in_chromium(tmp_path):
 
 def test_report_shows_resources_profiles_and_generalization(mnist_run_97, tmp_path):
     """A real run (its resource monitor) and a real profile of it: both on the page."""
-    from dawnbench.analysis.generalization import GeneralizeOptions, generalize
-    from dawnbench.profiling.profile import options_from_run, run_profile
+    from dawnbench.cli.figures import profile_figures
+    from dawnbench.experiments.generalization import GeneralizeOptions, generalize
+    from dawnbench.experiments.profile import options_from_run, run_profile
 
     runs = tmp_path / "runs"
     shutil.copytree(mnist_run_97, runs / "A" / "run0")
-    run_profile(options_from_run(runs / "A" / "run0", steps=2))  # into the run's profile/
+    profile_figures(run_profile(options_from_run(runs / "A" / "run0", steps=2)))  # into the run's profile/
     generalize([runs / "A" / "run0"], GeneralizeOptions(suite=False, out=None))
     dom, _ = render(build_report(runs, tmp_path / "out"), tmp_path)
     rows = cells(dom, "resources")

@@ -6,8 +6,8 @@ import torch
 
 from dawnbench import RunOptions, run_many
 from dawnbench.entries import load_entry_class
-from dawnbench.harness.record import RunResult, read_result
 from dawnbench.entries.small_cnn import make_net
+from dawnbench.harness.record import RunResult, read_result
 
 
 def test_network_shapes():

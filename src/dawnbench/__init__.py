@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "DawnbenchError": "dawnbench.errors",
-    "RunOptions": "dawnbench.harness.runner",
+    "RunOptions": "dawnbench.harness.options",
     "RunResult": "dawnbench.harness.record",
     "run": "dawnbench.harness.runner",
     "run_many": "dawnbench.harness.runner",

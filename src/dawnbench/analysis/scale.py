@@ -1,6 +1,6 @@
-"""How time per epoch and time-to-accuracy scale with workers (SPEC §13).
+"""The scale table: how time per epoch and time-to-accuracy scale with workers (SPEC §13).
 
-    dawnbench scale mnist --workers 1,2 --runs 3
+    dawnbench scale mnist --workers 1,2 --runs 3     (launched by dawnbench.experiments.scale)
 
 For each worker count, ``dawnbench run --nproc W`` is launched (torchrun, DDP), R seeds
 in a row, and the table reports per count the medians over runs of
@@ -24,32 +24,11 @@ may change too — which is exactly why TTA can scale worse than time per epoch.
 
 from __future__ import annotations
 
-import json
 import statistics as st
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import psutil
-
-from dawnbench.distributed.launch import Launched, LaunchOptions, launch
-from dawnbench.errors import DawnbenchError
-from dawnbench.harness.record import RunResult, atomic_write_text, json_safe
+from dawnbench.harness.record import RunResult
 from dawnbench.statistics import RunSample
-
-SCALE_FILE = "scale.json"
-
-
-@dataclass
-class ScaleOptions:
-    task: str
-    workers: list[int]
-    runs: int = 3
-    scaling: str = "weak"
-    out: Path = Path("scale")
-    run_args: list[str] = field(default_factory=list)  # passed to every `dawnbench run` (--entry, --set, ...)
-    threads_per_worker: int | None = None  # None: the cores / the largest worker count, at every count
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -57,7 +36,7 @@ def _median(values: list[float | None]) -> float | None:
     return st.median(kept) if kept else None
 
 
-def _row(workers: int, results: list[RunResult]) -> dict[str, Any]:
+def scale_row(workers: int, results: list[RunResult]) -> dict[str, Any]:
     samples = [RunSample.from_result(r) for r in results]
     reached = [s for s in samples if s.succeeded]
     dist = [r.distributed or {} for r in results]
@@ -86,37 +65,3 @@ def add_speedups(rows: list[dict[str, Any]]) -> None:
             speedup = (base[key] / row[key]) if base[key] and row[key] else None
             row[f"speedup_{name}"] = speedup
             row[f"efficiency_{name}"] = speedup / ratio if speedup is not None else None
-
-
-def run_scale(options: ScaleOptions,
-              launched: Callable[[int, Launched], None] = lambda w, outcome: None) -> dict[str, Any]:
-    """Launch every worker count in turn and tabulate them; writes ``scale.json`` in ``options.out``."""
-    counts = sorted(set(options.workers))
-    if not counts or counts[0] < 1:
-        raise DawnbenchError(f"--workers {options.workers}: give positive worker counts, e.g. --workers 1,2.")
-    if options.runs < 1:
-        raise DawnbenchError(f"--runs must be at least 1, not {options.runs}.")
-    out = Path(options.out)
-    threads = options.threads_per_worker or max(1, (psutil.cpu_count() or 1) // counts[-1])
-    rows, results_by_count = [], {}
-    for workers in counts:
-        argv = ["run", options.task, "--runs", str(options.runs), "--scaling", options.scaling,
-                "--out", str(out / f"workers-{workers}"), *options.run_args]
-        outcome = launch(argv, LaunchOptions(nproc=workers, threads=threads))
-        launched(workers, outcome)
-        if outcome.signal:
-            raise KeyboardInterrupt  # the user stopped the sweep: what was recorded stays on disk
-        if not outcome.results:
-            raise DawnbenchError(f"{workers} worker(s): the launch wrote no run record "
-                                 f"({'; '.join(outcome.failures) or 'no reason given'}).")
-        results_by_count[workers] = outcome.results
-        rows.append(_row(workers, outcome.results))
-    add_speedups(rows)
-    first = results_by_count[counts[0]][0]
-    doc = {"job": f"{first.task}/{first.entry}", "task": first.task, "entry": first.entry,
-           "scaling": options.scaling, "runs": options.runs, "baseline_workers": counts[0],
-           "threads_per_worker": threads,
-           "hardware": first.hardware, "rows": rows}
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / SCALE_FILE, json.dumps(json_safe(doc), indent=2) + "\n")
-    return doc

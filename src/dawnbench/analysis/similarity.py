@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from dawnbench.errors import DawnbenchError
+from dawnbench.io import atomic_write_json
 
 
 def _res(key: str, stat: str, scale: float = 1.0) -> Callable[[dict], float | None]:
@@ -184,9 +185,6 @@ def similarity(paths: Sequence[str | Path], pick: int | None = None, out: Path |
     doc = analyse(configs, columns, matrix, pick)
     doc["notes"] = notes
     if out is not None:
-        from dawnbench.reports.plots import dendrogram_figure, pca_figure
-
         out.mkdir(parents=True, exist_ok=True)
-        doc["figures"] = [str(pca_figure(doc, out / "pca.png")), str(dendrogram_figure(doc, out / "dendrogram.png"))]
-        (out / "similarity.json").write_text(json.dumps(doc, indent=1) + "\n")
+        atomic_write_json(out / "similarity.json", doc, indent=1)
     return doc

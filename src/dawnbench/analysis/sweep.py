@@ -1,6 +1,6 @@
 """Hyperparameter sweeps: does a faster epoch give a faster result? (DAWNBench analysis §4)
 
-    from dawnbench.analysis.sweep import parse_grid, run_sweep
+    from dawnbench.experiments.sweep import run_sweep   # launches the runs
     sweep = run_sweep(RunOptions(task="mnist", runs=3, out_dir=Path("sweeps/bs")),
                       parse_grid(["batch_size=32,64,128,256"]))
 
@@ -23,16 +23,9 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from dawnbench import data
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.record import RunResult
-from dawnbench.harness.runner import RunObserver, RunOptions, run_many
-from dawnbench.statistics import summarize
 
 
 def parse_grid(items: list[str]) -> list[dict[str, Any]]:
@@ -56,27 +49,8 @@ def parse_grid(items: list[str]) -> list[dict[str, Any]]:
     return [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
 
 
-RUN_OPTION_KEYS = ("precision", "compile")
-
-
-def options_for(options: RunOptions, config: dict[str, Any]) -> RunOptions:
-    """The run options of one configuration: run-option keys set fields, the rest are hparams."""
-    fields = {k: v for k, v in config.items() if k in RUN_OPTION_KEYS}
-    if fields.get("compile") in ("off", "none", False):
-        fields["compile"] = None
-    hparams = {k: v for k, v in config.items() if k not in RUN_OPTION_KEYS}
-    return replace(options, overrides={**options.overrides, **hparams}, **fields)
-
-
 def config_name(config: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in config.items())
-
-
-@dataclass
-class Sweep:
-    configs: list[dict[str, Any]]
-    results: list[list[RunResult]]          # per configuration, per seed
-    rows: list[dict[str, Any]]              # per configuration: §7 summary + speedups
 
 
 def sweep_rows(names: list[str], summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -89,19 +63,3 @@ def sweep_rows(names: list[str], summaries: list[dict[str, Any]]) -> list[dict[s
         tta = (base["tta_median_s"] / s["tta_median_s"] if s["tta_median_s"] and base["tta_median_s"] else None)
         rows.append({"name": name, **s, "throughput_speedup": thr, "tta_speedup": tta})
     return rows
-
-
-def run_sweep(options: RunOptions, configs: list[dict[str, Any]], observer: RunObserver | None = None,
-              ensure_data: Callable[[str], Any] = data.ensure,
-              config_started: Callable[[int, dict[str, Any]], None] = lambda i, c: None) -> Sweep:
-    out_root = Path(options.out_dir)
-    all_results = []
-    for i, config in enumerate(configs):
-        config_started(i, config)
-        opts = replace(options_for(options, config), out_dir=out_root / config_name(config))
-        all_results.append(run_many(opts, observer, ensure_data))
-        if any(r.status == "interrupted" for r in all_results[-1]):
-            break
-    names = [config_name(c) for c in configs[:len(all_results)]]
-    rows = sweep_rows(names, [summarize(rs) for rs in all_results])
-    return Sweep(configs[:len(all_results)], all_results, rows)

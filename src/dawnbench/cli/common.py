@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.precision import PRECISIONS
+from dawnbench.precision import PRECISIONS
 
 EXIT_OK, EXIT_FAILED_RUN, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 

@@ -13,11 +13,12 @@ from dawnbench.cli.common import (
     parse_set,
     print_json,
 )
-from dawnbench.harness.precision import PRECISIONS
+from dawnbench.precision import PRECISIONS
 
 
 def cmd_infer(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.display import inference_table
+    from dawnbench.cli.display import inference_table
+    from dawnbench.cli.figures import latency_figure
     from dawnbench.inference import InferenceOptions, measure_run
 
     options = InferenceOptions(batch_sizes=tuple(args.batch_sizes), threads=args.threads, device=args.device,
@@ -28,6 +29,7 @@ def cmd_infer(args: argparse.Namespace, out: Console, err: Console) -> int:
                                precision=args.precision, overrides=parse_set(args.set))
     with err.status("measuring inference") as spinner:
         inference = measure_run(Path(args.run_dir), options, status=spinner.update)
+    latency_figure(Path(args.run_dir), inference)
     if args.json:
         print_json({"run_dir": args.run_dir, "inference": inference})
     else:

@@ -32,7 +32,7 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis import analyze
-    from dawnbench.display import groups_table
+    from dawnbench.cli.display import groups_table
 
     doc = analyze(args.path)
     if args.json:
@@ -127,7 +127,7 @@ def cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_leaderboard(args: argparse.Namespace, out: Console, err: Console) -> int:
     import datetime as dt
 
-    from dawnbench.display import board_table
+    from dawnbench.cli.display import board_table
     from dawnbench.leaderboard import BOARDS, build_boards
 
     until = None
@@ -155,13 +155,14 @@ def cmd_leaderboard(args: argparse.Namespace, out: Console, err: Console) -> int
 
 
 def cmd_generalize(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.analysis.generalization import (
+    from dawnbench.cli.display import generalization_table
+    from dawnbench.cli.figures import generalization_figures
+    from dawnbench.data.corruptions import FAMILIES
+    from dawnbench.experiments.generalization import (
         GeneralizeOptions,
         generalize,
         parse_severities,
     )
-    from dawnbench.data.corruptions import FAMILIES
-    from dawnbench.display import generalization_table
 
     families = tuple(f for f in (args.families or ",".join(FAMILIES)).split(",") if f)
     options = GeneralizeOptions(suite=args.suite == "shifted", families=families,
@@ -169,6 +170,7 @@ def cmd_generalize(args: argparse.Namespace, out: Console, err: Console) -> int:
                                 unseen=tuple(Path(p) for p in args.source), device=args.device, out=Path(args.out))
     with err.status("generalize") as status:
         doc = generalize(args.run_dirs, options, status=lambda msg: status.update(msg))
+    doc["figures"] = [str(p) for p in generalization_figures(doc, Path(args.out))]
     if args.json:
         print_json(doc)
         return EXIT_OK

@@ -13,8 +13,8 @@ from dawnbench.tasks import DEFAULT_TASK, TASKS
 
 
 def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.analysis.scale import SCALE_FILE, ScaleOptions, run_scale
-    from dawnbench.display import scale_table
+    from dawnbench.cli.display import scale_table
+    from dawnbench.experiments.scale import SCALE_FILE, ScaleOptions, run_scale
     from dawnbench.reports.plots import scale_figure
 
     run_args = [*(["--entry", args.entry] if args.entry else []), "--seed", str(args.seed),
@@ -42,7 +42,7 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_schedule(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis.schedule import schedule
-    from dawnbench.display import schedule_table
+    from dawnbench.cli.display import schedule_table
     from dawnbench.reports.plots import gantt_figure
 
     doc = schedule([Path(p) for p in args.tables], args.accelerators)
@@ -57,7 +57,7 @@ def cmd_schedule(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     from dawnbench.distributed.world import SCALINGS
-    from dawnbench.harness.precision import PRECISIONS
+    from dawnbench.precision import PRECISIONS
 
     scale = sub.add_parser("scale", help="time per epoch, TTA and communication against the number of workers")
     scale.add_argument("task", nargs="?", default=DEFAULT_TASK, help=f"one of {', '.join(TASKS)}")

@@ -26,9 +26,8 @@ from dawnbench.tasks import DEFAULT_TASK, TASKS
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from torch.distributed.elastic.multiprocessing.errors import record
 
-    from dawnbench.display import LiveProgress
-    from dawnbench.distributed.launch import under_launcher
-    from dawnbench.distributed.world import World
+    from dawnbench.cli.display import LiveProgress
+    from dawnbench.distributed.world import World, under_launcher
     from dawnbench.harness.runner import run_many
 
     options = run_options(args)
@@ -59,7 +58,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def run_options(args: argparse.Namespace) -> Any:
-    from dawnbench.harness.runner import RunOptions
+    from dawnbench.harness.options import RunOptions
 
     return RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
                       target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
@@ -73,9 +72,9 @@ def run_options(args: argparse.Namespace) -> Any:
 
 def _launch(args: argparse.Namespace, options: Any, out: Console, err: Console) -> int:
     """``run --nproc N``: check everything here, prepare the data, then re-run under torchrun."""
-    from dawnbench.distributed.launch import LaunchOptions, launch
     from dawnbench.distributed.world import World, per_worker_overrides
-    from dawnbench.harness.runner import prepare
+    from dawnbench.experiments.launch import LaunchOptions, launch
+    from dawnbench.harness.options import prepare
 
     launch_options = LaunchOptions(args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint,
                                    args.threads_per_worker)
@@ -103,7 +102,7 @@ def _launch(args: argparse.Namespace, options: Any, out: Console, err: Console) 
 
 
 def _report(results: list[Any], args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.display import result_card, runs_table
+    from dawnbench.cli.display import result_card, runs_table
     from dawnbench.statistics import summarize
 
     summary = summarize(results)
@@ -131,9 +130,10 @@ def _warn_first_run(summary: dict[str, Any], err: Console) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.analysis.sweep import config_name, options_for, parse_grid, run_sweep
-    from dawnbench.display import LiveProgress, sweep_table
-    from dawnbench.harness.runner import RunOptions, prepare
+    from dawnbench.analysis.sweep import config_name, parse_grid
+    from dawnbench.cli.display import LiveProgress, sweep_table
+    from dawnbench.experiments.sweep import options_for, run_sweep
+    from dawnbench.harness.options import RunOptions, prepare
     from dawnbench.reports.plots import sweep_figure
 
     configs = parse_grid(args.grid)

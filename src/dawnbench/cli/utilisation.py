@@ -8,13 +8,14 @@ from pathlib import Path
 from rich.console import Console
 
 from dawnbench.cli.common import EXIT_OK, parse_set, print_json
-from dawnbench.harness.precision import PRECISIONS
+from dawnbench.precision import PRECISIONS
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
 
 def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.display import profile_table
-    from dawnbench.profiling.profile import (
+    from dawnbench.cli.display import profile_table
+    from dawnbench.cli.figures import profile_figures
+    from dawnbench.experiments.profile import (
         ProfileOptions,
         options_from_run,
         run_profile,
@@ -31,6 +32,7 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
                                            overrides=parse_set(args.set), seed=args.seed), **changes)
     with err.status("profiling") as status:
         summary = run_profile(opts, status=lambda msg: status.update(msg))
+    profile_figures(summary)
     if args.json:
         print_json(summary)
         return EXIT_OK
@@ -39,8 +41,8 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_machine(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.display import machine_table
-    from dawnbench.harness.runner import resolve_device
+    from dawnbench.cli.display import machine_table
+    from dawnbench.harness.options import resolve_device
     from dawnbench.profiling.machine import describe_machine
 
     with err.status("measuring the roofs"):
@@ -54,9 +56,11 @@ def cmd_machine(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_similarity(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis.similarity import similarity
-    from dawnbench.display import similarity_table
+    from dawnbench.cli.display import similarity_table
+    from dawnbench.cli.figures import similarity_figures
 
     doc = similarity(args.paths, pick=args.pick, out=Path(args.out))
+    doc["figures"] = [str(p) for p in similarity_figures(doc, Path(args.out))]
     if args.json:
         print_json(doc)
         return EXIT_OK

@@ -18,7 +18,14 @@ from pathlib import Path
 import numpy as np
 
 from dawnbench.data import formats, sources
-from dawnbench.data.cache import data_root, dataset_dir, is_ready, load_split, read_meta, write_dataset
+from dawnbench.data.cache import (
+    data_root,
+    dataset_dir,
+    is_ready,
+    load_split,
+    read_meta,
+    write_dataset,
+)
 from dawnbench.errors import DataError
 
 Splits = dict[str, tuple[np.ndarray, np.ndarray]]

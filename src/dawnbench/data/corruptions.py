@@ -16,10 +16,7 @@ dataset (``<cache>/<dataset>/shifted/``) as ``.npy`` files written once.
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 from PIL import Image
@@ -27,6 +24,7 @@ from scipy import ndimage
 
 from dawnbench.data.cache import dataset_dir, load_split
 from dawnbench.errors import DawnbenchError
+from dawnbench.io import atomic_write_with
 
 SEED = 15_2019   # the suite's seed: part of the cache key, so a change regenerates
 VERSION = 1      # bump when a family's definition changes
@@ -167,12 +165,5 @@ def shifted_split(dataset: str, split: str, family: str, severity: int) -> np.nd
     images, _ = load_split(dataset, split)
     out = corrupt(images, family, severity)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".shifted.", suffix=".npy", dir=path.parent)
-    os.close(fd)
-    try:
-        np.save(tmp, out)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_with(path, lambda f: np.save(f, out))
     return out

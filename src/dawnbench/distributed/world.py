@@ -17,6 +17,7 @@ import datetime as dt
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,8 @@ from dawnbench.errors import DawnbenchError
 DEFAULT_COLLECTIVE_TIMEOUT_S = 300.0
 SCALINGS = ("weak", "strong")
 LAUNCHED_AT_ENV = "DAWNBENCH_LAUNCHED_AT"  # the launcher's start (Unix time), for launch_s
+# Set by the launcher for its workers: rank 0 appends each run directory it creates.
+RUN_DIRS_ENV = "DAWNBENCH_LAUNCH_RUN_DIRS"
 
 
 @dataclass(frozen=True)
@@ -184,3 +187,16 @@ def shard_order(n: int, seed: int, epoch: int, rank: int, world_size: int,
     order = torch.randperm(n, generator=generator)
     usable = n - n % world_size
     return order[rank:usable:world_size].to(device)
+
+
+def announce_run_dir(run_dir: Path) -> None:
+    """Tell the launcher (if there is one) where rank 0 is recording a run."""
+    path = os.environ.get(RUN_DIRS_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"{Path(run_dir).resolve()}\n")
+
+
+def under_launcher() -> bool:
+    """True in a worker started by :func:`launch` (``dawnbench.experiments.launch``, which reports the results itself)."""
+    return RUN_DIRS_ENV in os.environ

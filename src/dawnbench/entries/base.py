@@ -99,7 +99,7 @@ import torch
 
 from dawnbench.distributed.world import shard_order
 from dawnbench.errors import EntryError
-from dawnbench.harness.progress import StepCounter, StepLimitReached
+from dawnbench.profiling.steps import StepCounter, StepLimitReached
 from dawnbench.tasks import Task
 
 

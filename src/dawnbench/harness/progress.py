@@ -17,33 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from torch.optim.optimizer import register_optimizer_step_post_hook
-
-
-class StepLimitReached(BaseException):
-    """Raised from inside the optimizer step that reaches a :class:`StepCounter`'s limit
-    (a BaseException, so an entry's ``except Exception`` does not swallow it)."""
-
-
-class StepCounter:
-    """Counts optimizer steps inside its ``with`` block; with ``limit``, the step that
-    reaches it raises :class:`StepLimitReached` (how the default warm-up ends ``train``)."""
-
-    def __init__(self, limit: int | None = None) -> None:
-        self.steps = 0
-        self.limit = limit
-
-    def _count(self, _optimizer, _args, _kwargs) -> None:
-        self.steps += 1
-        if self.limit is not None and self.steps >= self.limit:
-            raise StepLimitReached
-
-    def __enter__(self) -> StepCounter:
-        self._handle = register_optimizer_step_post_hook(self._count)
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        self._handle.remove()
+from dawnbench.profiling.steps import StepCounter
 
 
 @dataclass

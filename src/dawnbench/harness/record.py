@@ -4,8 +4,7 @@
 * ``epochs.tsv``  – the DAWNBench training log: one row per evaluation;
 * ``result.json`` – the summary, rewritten after every evaluation.
 
-``epochs.tsv`` and ``result.json`` are replaced atomically (write a temporary file,
-fsync, rename), so a reader sees either the previous or the new version, never a
+``epochs.tsv`` and ``result.json`` are replaced atomically (:mod:`dawnbench.io`), so a reader sees either the previous or the new version, never a
 torn one. While a run is in progress ``result.json`` says ``"status": "running"``;
 a record left with that status belongs to a process that was killed without a
 chance to write its end (SIGKILL, power loss): its evaluations are still valid.
@@ -14,33 +13,16 @@ chance to write its end (SIGKILL, power loss): its evaluations are still valid.
 from __future__ import annotations
 
 import json
-import math
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.mllog import EventLog
+from dawnbench.io import atomic_write_json, atomic_write_text
 
 RUNNING = "running"
 STATUSES = ("success", "not_reached", "diverged", "aborted", "interrupted", "timeout")
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 @dataclass
@@ -109,17 +91,6 @@ class RunResult:
         return cls(**known)
 
 
-def json_safe(value: Any) -> Any:
-    """NaN and infinities are not JSON: write them as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
-
-
 class RunRecord:
     def __init__(self, run_dir: Path, dawnbench_column: str):
         self.dir = Path(run_dir)
@@ -133,8 +104,7 @@ class RunRecord:
         rows = [f"epoch\thours\t{self._column}"]
         rows += [f"{e.epoch:g}\t{e.timed_s / 3600:.9f}\t{e.value:.4f}" for e in result.evals]
         atomic_write_text(self.dir / "epochs.tsv", "\n".join(rows) + "\n")
-        atomic_write_text(self.dir / "result.json",
-                          json.dumps(json_safe(result.to_dict()), indent=2) + "\n")
+        atomic_write_json(self.dir / "result.json", result.to_dict())
 
     def close(self) -> None:
         self.events.close()

@@ -15,7 +15,7 @@ the run's hyperparameters and load the model; then, on the scored split,
 
 The figures go into ``result.json`` under ``inference`` (the file is replaced
 atomically; nothing else in it changes), per-item latencies into
-``inference/latencies.tsv``, and a histogram into ``inference/latency.png``.
+``inference/latencies.tsv``; the CLI draws their histogram into ``inference/latency.png``.
 A model below the threshold, or measured on part of the split, is measured and
 marked ``official: false`` with the reason.
 """
@@ -32,15 +32,15 @@ from typing import Any
 import torch
 
 from dawnbench import data, environment, pricing
-from dawnbench.entries import BUILTIN, Entry, load_entry_class
+from dawnbench.entries import saved as saved_models
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness import checkpoint
-from dawnbench.harness.precision import check_precision, precision_scope
-from dawnbench.harness.record import atomic_write_text, json_safe, read_result
-from dawnbench.harness.runner import resolve_device
+from dawnbench.harness.options import resolve_device
+from dawnbench.harness.record import read_result
 from dawnbench.inference import figures as fig
 from dawnbench.inference.loops import batch_throughput, single_item_latencies
 from dawnbench.inference.scenarios import SCENARIOS, ScenarioSettings, run_scenario
+from dawnbench.io import atomic_write_json, atomic_write_text
+from dawnbench.precision import check_precision, precision_scope
 from dawnbench.tasks import Task, get_task
 
 INFERENCE_DIR = "inference"
@@ -81,7 +81,7 @@ def _resolve_task(result: dict[str, Any], saved: dict[str, Any], run_dir: Path,
                   expected: str | Task | None) -> Task:
     if saved.get("task") != result["task"] or saved.get("entry") != result["entry"]:
         raise DawnbenchError(
-            f"{run_dir / checkpoint.MODEL_FILE}: saved for task '{saved.get('task')}', entry "
+            f"{run_dir / saved_models.MODEL_FILE}: saved for task '{saved.get('task')}', entry "
             f"'{saved.get('entry')}', but {run_dir / 'result.json'} is a run of task '{result['task']}', "
             f"entry '{result['entry']}'. The files come from different runs; re-run training.")
     name = expected.name if isinstance(expected, Task) else expected
@@ -89,18 +89,6 @@ def _resolve_task(result: dict[str, Any], saved: dict[str, Any], run_dir: Path,
         raise DawnbenchError(f"--task {name}: {run_dir} is a run of task '{result['task']}'. "
                              f"Drop --task, or pass a run directory of task '{name}'.")
     return expected if isinstance(expected, Task) else get_task(result["task"])
-
-
-def entry_class_of(result: dict[str, Any], run_dir: Path) -> type[Entry]:
-    name = result["entry"]
-    if name in BUILTIN:
-        return load_entry_class(name)
-    entry_file = (result.get("software") or {}).get("entry_file")
-    if not entry_file or not Path(entry_file).is_file():
-        raise DawnbenchError(f"{run_dir / 'result.json'}: entry '{name}' is not built in and its file "
-                             f"({entry_file or 'not recorded'}) is not there any more. Restore the "
-                             "entry file at that path to rebuild the model.")
-    return load_entry_class(entry_file)
 
 
 def _price(options: InferenceOptions, result: dict[str, Any]) -> tuple[str | None, float | None]:
@@ -116,33 +104,20 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
     run_dir = Path(run_dir)
     _check_options(options)
     result = read_result(run_dir)
-    saved = checkpoint.load(run_dir)
+    saved = saved_models.load(run_dir)
     task = _resolve_task(result, saved, run_dir, options.task)
-    entry_cls = entry_class_of(result, run_dir)
+    entry_cls = saved_models.entry_class_of(run_dir)
     instance, price = _price(options, result)
     device = resolve_device(options.device)
     sync = torch.cuda.synchronize if device.type == "cuda" else None
     precision = options.precision or result.get("precision", "fp32")
     check_precision(precision, device, entry_cls)
-    unknown = sorted(set(options.overrides) - set(saved["hparams"]))
-    if unknown:
-        raise DawnbenchError(f"--set {', '.join(unknown)}: not a hyperparameter of entry '{entry_cls.name}' "
-                             f"as saved in {run_dir / checkpoint.MODEL_FILE}. Its hyperparameters: "
-                             f"{', '.join(sorted(saved['hparams']))}.")
 
     previous_threads = torch.get_num_threads()
     if options.threads:
         torch.set_num_threads(options.threads)
     try:
-        entry = entry_cls(task, device, {**saved["hparams"], **options.overrides})
-        try:
-            entry.load_inference_state(saved["state"])
-        except DawnbenchError:
-            raise
-        except Exception as err:  # state and entry code disagree: name the file
-            raise DawnbenchError(f"{run_dir / checkpoint.MODEL_FILE}: entry '{entry.name}' could not load "
-                                 f"it ({type(err).__name__}: {err}). The entry's code changed since the "
-                                 "run; re-run training.") from None
+        entry, _ = saved_models.load_saved_entry(run_dir, device, task=task, overrides=options.overrides)
         inputs, labels = data.load_split(task.dataset, task.scored_split)
         inputs, labels = torch.from_numpy(inputs), torch.from_numpy(labels)
 
@@ -213,20 +188,21 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
         "histogram": f"{INFERENCE_DIR}/latency.png",
         "latencies": f"{INFERENCE_DIR}/latencies.tsv",
     }
-    _write(run_dir, inference, single.latencies_ms, task, result)
+    _write(run_dir, inference, single.latencies_ms)
     return inference
 
 
-def _write(run_dir: Path, inference: dict[str, Any], latencies_ms: list[float], task: Task,
-           result: dict[str, Any]) -> None:
-    from dawnbench.reports.plots import latency_histogram
-
+def _write(run_dir: Path, inference: dict[str, Any], latencies_ms: list[float]) -> None:
     out = run_dir / INFERENCE_DIR
     out.mkdir(exist_ok=True)
     atomic_write_text(out / "latencies.tsv",
                       "item\tlatency_ms\n" + "".join(f"{i}\t{v:.6f}\n" for i, v in enumerate(latencies_ms)))
-    latency_histogram(latencies_ms, inference, out / "latency.png",
-                      title=f"{result['entry']} on {task.name}: batch-1 latency, {len(latencies_ms):,} items")
     fresh = json.loads((run_dir / "result.json").read_text())  # re-read: change only `inference`
     fresh["inference"] = inference
-    atomic_write_text(run_dir / "result.json", json.dumps(json_safe(fresh), indent=2) + "\n")
+    atomic_write_json(run_dir / "result.json", fresh)
+
+
+def read_latencies(run_dir: Path) -> list[float]:
+    """The batch-1 latencies (ms) that :func:`measure_run` wrote, item by item (for the histogram)."""
+    rows = (Path(run_dir) / INFERENCE_DIR / "latencies.tsv").read_text().splitlines()[1:]
+    return [float(row.split("\t")[1]) for row in rows]

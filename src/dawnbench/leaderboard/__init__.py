@@ -21,8 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.submissions.validate import (BOARD_TASKS, Problem, Submission, find_submissions,
-                                            orphan_tsvs, read_submission)
+from dawnbench.submissions.validate import (
+    BOARD_TASKS,
+    Problem,
+    Submission,
+    find_submissions,
+    orphan_tsvs,
+    read_submission,
+)
 
 BOARDS = ("training_time", "training_cost", "inference_latency", "inference_cost")
 BOARD_TITLES = {"training_time": "Training time", "training_cost": "Training cost",

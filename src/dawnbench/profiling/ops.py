@@ -41,7 +41,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import flop_registry
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.progress import StepLimitReached
+from dawnbench.profiling.steps import StepLimitReached
 
 UNMATCHED = "(not in the census step)"
 LOW_PRECISION = {torch.bfloat16: "bf16", torch.float16: "fp16"}

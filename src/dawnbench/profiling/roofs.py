@@ -23,7 +23,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from dawnbench.harness.precision import supported_precisions, tf32_flags
+from dawnbench.precision import supported_precisions, tf32_flags
 
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 

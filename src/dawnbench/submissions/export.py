@@ -25,7 +25,8 @@ from typing import Any
 from dawnbench import __version__
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.record import RunResult, atomic_write_text, read_result
+from dawnbench.harness.record import RunResult, read_result
+from dawnbench.io import atomic_write_text
 from dawnbench.statistics import summarize
 from dawnbench.submissions.validate import BOARD_TASKS
 from dawnbench.tasks import get_task

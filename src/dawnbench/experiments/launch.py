@@ -28,7 +28,6 @@ worker before it returns, so no process is left behind.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import tempfile
@@ -38,39 +37,17 @@ from pathlib import Path
 
 import psutil
 
-from dawnbench.distributed.world import LAUNCHED_AT_ENV
+from dawnbench.distributed.world import LAUNCHED_AT_ENV, RUN_DIRS_ENV
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness import mllog
-from dawnbench.harness.record import (
-    RUNNING,
-    RunResult,
-    atomic_write_text,
-    json_safe,
-    read_result,
-)
+from dawnbench.harness.record import RUNNING, RunResult, read_result
+from dawnbench.io import atomic_write_json
 
 # Seconds a worker has to write its record after SIGTERM before torchrun sends SIGKILL
 # (a stopped or hung worker only yields to SIGKILL).
 SHUTDOWN_TIMEOUT_S = 15
 # The signals torchrun forwards to the workers (its --signals-to-handle default).
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
-# Set by the launcher for its workers: rank 0 appends each run directory it creates.
-RUN_DIRS_ENV = "DAWNBENCH_LAUNCH_RUN_DIRS"
-
-
-def announce_run_dir(run_dir: Path) -> None:
-    """Tell the launcher (if there is one) where rank 0 is recording a run."""
-    path = os.environ.get(RUN_DIRS_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(f"{Path(run_dir).resolve()}\n")
-
-
-def under_launcher() -> bool:
-    """True in a worker started by :func:`launch` (which reports the results itself)."""
-    return RUN_DIRS_ENV in os.environ
-
-
 @dataclass
 class LaunchOptions:
     nproc: int                          # workers on this machine
@@ -192,7 +169,7 @@ def _settle(run_dir: Path, outcome: Launched) -> RunResult:
         result.error = f"{result.error}; then, says the launcher: {why}"
     else:
         result.error = f"{why}; rank 0 had recorded: {result.error}" if result.error else why
-    atomic_write_text(run_dir / "result.json", json.dumps(json_safe(result.to_dict()), indent=2) + "\n")
+    atomic_write_json(run_dir / "result.json", result.to_dict())
     events = run_dir / "events.log"
     stopped = f'"key": "{mllog.RUN_STOP}"' in events.read_text(encoding="utf-8")
     log = mllog.EventLog(events)

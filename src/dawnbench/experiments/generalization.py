@@ -17,13 +17,12 @@ Per model: the metric on each set, the drop from the scored split, and the mean 
 the suite. Per configuration (task, entry, which model): mean and standard deviation
 over its runs. Written to each run (``RUN/generalization.json``, and a summary under
 ``generalization`` in ``result.json``, replaced atomically) and to ``out``
-(``generalization.json`` and ``generalization-TASK.png``: the metric against severity
-per corruption family, one line per configuration).
+(``generalization.json``); the CLI draws ``generalization-TASK.png`` from the document
+(the metric against severity per corruption family, one line per configuration).
 """
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -36,13 +35,15 @@ import torch
 from dawnbench import data
 from dawnbench.data.corruptions import FAMILIES, check_family, shifted_split
 from dawnbench.data.unseen import UnseenSet, find_unseen
+from dawnbench.entries.saved import FINAL_MODEL_FILE, MODEL_FILE, load_saved_entry
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness import checkpoint
-from dawnbench.harness.record import atomic_write_text, json_safe, read_result
-from dawnbench.harness.runner import evaluate, resolve_device
+from dawnbench.harness.evaluation import evaluate
+from dawnbench.harness.options import resolve_device
+from dawnbench.harness.record import read_result
+from dawnbench.io import atomic_write_json
 from dawnbench.tasks import get_task
 
-VARIANTS = {checkpoint.MODEL_FILE: "at target", checkpoint.FINAL_MODEL_FILE: "end of schedule"}
+VARIANTS = {MODEL_FILE: "at target", FINAL_MODEL_FILE: "end of schedule"}
 RESULT_FILE = "generalization.json"
 
 
@@ -89,16 +90,8 @@ def _models(run_dir: Path) -> list[str]:
 def score_model(run_dir: Path, result: dict[str, Any], name: str,
                 sets: dict[str, tuple[torch.Tensor, torch.Tensor]], device: torch.device) -> dict[str, Any]:
     """The metric of one saved model of the run (``result``: its result.json) on each named set."""
-    from dawnbench.inference.measure import entry_class_of
-
     task = get_task(result["task"])
-    payload = checkpoint.load(run_dir, name)
-    entry = entry_class_of(result, run_dir)(task, device, payload["hparams"])
-    try:
-        entry.load_inference_state(payload["state"])
-    except Exception as err:  # the entry's code changed since the run
-        raise DawnbenchError(f"{run_dir / name}: entry '{entry.name}' could not load it "
-                             f"({type(err).__name__}: {err}). Re-run training.") from None
+    entry, payload = load_saved_entry(run_dir, device, name, task)
     precision = result.get("precision", "fp32")
     values = {label: evaluate(entry, task, inputs, labels, precision) for label, (inputs, labels) in sets.items()}
     return {"run_dir": str(run_dir), "task": task.name, "entry": result["entry"], "seed": result.get("seed"),
@@ -143,10 +136,10 @@ def _group(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _record(run_dir: Path, result: dict[str, Any], models: list[dict[str, Any]]) -> None:
     """``RUN/generalization.json`` and the summary in ``result.json`` (nothing else in it changes)."""
-    atomic_write_text(run_dir / RESULT_FILE, json.dumps(json_safe(models), indent=1) + "\n")
+    atomic_write_json(run_dir / RESULT_FILE, models, indent=1)
     result["generalization"] = {m["variant"]: {k: m.get(k) for k in ("epoch", "scored", "recheck", "suite_mean",
                                                                      "suite_drop", "unseen")} for m in models}
-    atomic_write_text(run_dir / "result.json", json.dumps(json_safe(result), indent=2) + "\n")
+    atomic_write_json(run_dir / "result.json", result)
 
 
 def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = None,
@@ -201,10 +194,6 @@ def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = 
            "suite": {"families": list(options.families), "severities": list(options.severities)} if options.suite
            else None, "unseen": {t: [u.name for u in us] for t, us in unseen_found.items()}}
     if options.out is not None:
-        from dawnbench.reports.plots import generalization_figure
-
         options.out.mkdir(parents=True, exist_ok=True)
-        doc["figures"] = [str(generalization_figure(doc, t, options.out / f"generalization-{t}.png"))
-                          for t in by_task if options.suite]
-        (options.out / "generalization.json").write_text(json.dumps(json_safe(doc), indent=1) + "\n")
+        atomic_write_json(options.out / "generalization.json", doc, indent=1)
     return doc

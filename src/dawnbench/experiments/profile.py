@@ -11,8 +11,8 @@ measure this machine's roofs (``roofs.py``); write to ``out``:
                    bytes/s, memory- or compute-bound against the ridge of its precision);
 * ``summary.json`` the window, the step as a whole, the memory-bound share, the
                    top ops, the FLOP cross-check and, with ``without``, the comparison;
-* ``cdf.png``      step time by per-op throughput (DAWNBench analysis, Fig. 11);
-* ``roofline.png`` the measured roofs, the bandwidth slope, the step and the top ops;
+* ``cdf.png``, ``roofline.png``  drawn from those two by the CLI
+                   (:func:`dawnbench.cli.figures.profile_figures`);
 * ``trace.json``   the Chrome trace of the window (chrome://tracing, Perfetto);
 * ``resources.tsv`` the resource monitor over warm-up and window (its summary in
                    ``summary.json``: what ``dawnbench similarity`` reads).
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,11 +35,12 @@ from torch import nn
 from dawnbench import data
 from dawnbench.entries import Entry
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.precision import precision_scope
-from dawnbench.harness.record import json_safe, read_result
-from dawnbench.harness.runner import RunOptions, prepare, seed_everything, train_context
+from dawnbench.harness.driver import train_context
+from dawnbench.harness.options import RunOptions, prepare, seed_everything
+from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
-from dawnbench.profiling.figures import cdf_figure, roofline_figure
+from dawnbench.io import atomic_write_json
+from dawnbench.precision import precision_scope
 from dawnbench.profiling.flops import training_flops_per_sample
 from dawnbench.profiling.ops import Window, profile_window
 from dawnbench.profiling.resources import ResourceMonitor
@@ -145,7 +145,7 @@ def _summarise(window: Window, extra: dict[str, Any], opts: ProfileOptions, roof
     }
 
 
-def _write(window: Window, summary: dict[str, Any], roofs: Any, out: Path, title: str) -> None:
+def _write(window: Window, summary: dict[str, Any], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with (out / "ops.tsv").open("w", newline="") as f:
         writer = csv.writer(f, delimiter="\t", lineterminator="\n")
@@ -153,9 +153,15 @@ def _write(window: Window, summary: dict[str, Any], roofs: Any, out: Path, title
         for r in window.rows:
             writer.writerow(["" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c])
                              for c in TSV_COLUMNS])
-    cdf_figure(window.rows, roofs.flops, out / "cdf.png", title)
-    roofline_figure(window.rows, roofs.flops, roofs.bandwidth, summary["step"], out / "roofline.png", title)
-    (out / "summary.json").write_text(json.dumps(json_safe(summary), indent=1) + "\n")
+    atomic_write_json(out / "summary.json", summary, indent=1)
+
+
+def read_ops(out: Path) -> list[dict[str, Any]]:
+    """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers (for the figures)."""
+    with (Path(out) / "ops.tsv").open(newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    text = {"op", "shapes", "dtype", "precision", "bound"}
+    return [{k: (v if k in text else (float(v) if v else None)) for k, v in r.items()} for r in rows]
 
 
 def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]:
@@ -179,7 +185,8 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
         window, extra = _window(entry, prep, opts, out)
     summary = _summarise(window, extra, opts, roofs)
     summary["resources"] = monitor.summary()
-    _write(window, summary, roofs, out, title)
+    summary["title"] = title
+    _write(window, summary, out)
     summary["out"] = str(out)
 
     if opts.without:
@@ -197,13 +204,15 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
         summary2 = _summarise(window2, extra2, opts, roofs)
         summary2["resources"] = monitor2.summary()
         summary2["variant"] = f"without {','.join(opts.without)}"  # its own configuration in `similarity`
-        _write(window2, summary2, roofs, out / "without", title + f" · without {','.join(opts.without)}")
+        summary2["title"] = title + f" · without {','.join(opts.without)}"
+        summary2["out"] = str(out / "without")
+        _write(window2, summary2, out / "without")
         summary["without"] = {"modules": list(opts.without), "removed": removed[-1],
                               "samples_per_s": summary2["samples_per_s"], "step_s": summary2["step"]["time_s"],
                               "speedup": summary["step"]["time_s"] / summary2["step"]["time_s"],
                               "memory_bound_share": summary2["memory_bound_share"],
                               "out": str(out / "without")}
-    (out / "summary.json").write_text(json.dumps(json_safe(summary), indent=1) + "\n")
+    atomic_write_json(out / "summary.json", summary, indent=1)
     return summary
 
 

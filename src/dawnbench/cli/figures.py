@@ -1,0 +1,47 @@
+"""The figures the commands draw from the documents the engines return (the engines draw nothing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from dawnbench.reports import plots
+from dawnbench.reports.profile_figures import cdf_figure, roofline_figure
+
+
+def profile_figures(summary: dict[str, Any]) -> list[Path]:
+    """``cdf.png`` and ``roofline.png`` beside a profile's ``ops.tsv`` (and its ``without/`` variant's)."""
+    from dawnbench.experiments.profile import read_ops
+
+    drawn = []
+    for out in [Path(summary["out"])] + ([Path(summary["without"]["out"])] if summary.get("without") else []):
+        doc = json.loads((out / "summary.json").read_text())
+        rows, roofs = read_ops(out), doc["roofs"]
+        drawn.append(cdf_figure(rows, roofs["flops"], out / "cdf.png", doc["title"]))
+        drawn.append(roofline_figure(rows, roofs["flops"], roofs["bandwidth_bytes_per_s"], doc["step"],
+                                     out / "roofline.png", doc["title"]))
+    return drawn
+
+
+def latency_figure(run_dir: Path, inference: dict[str, Any]) -> Path:
+    """The batch-1 latency histogram of ``dawnbench infer`` (``inference/latency.png``)."""
+    from dawnbench.inference.measure import read_latencies
+
+    result = json.loads((Path(run_dir) / "result.json").read_text())
+    latencies = read_latencies(run_dir)
+    return plots.latency_histogram(latencies, inference, Path(run_dir) / inference["histogram"],
+                                   title=f"{result['entry']} on {result['task']}: batch-1 latency, "
+                                         f"{len(latencies):,} items")
+
+
+def generalization_figures(doc: dict[str, Any], out: Path) -> list[Path]:
+    """Metric against severity per corruption family, one figure per task (shifted suite only)."""
+    if not doc.get("suite"):
+        return []
+    tasks = sorted({m["task"] for m in doc["models"]})
+    return [plots.generalization_figure(doc, t, out / f"generalization-{t}.png") for t in tasks]
+
+
+def similarity_figures(doc: dict[str, Any], out: Path) -> list[Path]:
+    return [plots.pca_figure(doc, out / "pca.png"), plots.dendrogram_figure(doc, out / "dendrogram.png")]

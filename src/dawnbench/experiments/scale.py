@@ -1,0 +1,68 @@
+"""``dawnbench scale``: launch every worker count in turn and tabulate them (SPEC §13).
+
+The table's columns and their meaning: :mod:`dawnbench.analysis.scale`. Every count runs
+with the same ``run`` options, and every worker with the same number of CPU threads at
+every count (the cores / the largest count, unless told), so that on a CPU a worker is
+what an accelerator is on a GPU machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from dawnbench.analysis.scale import add_speedups, scale_row
+from dawnbench.errors import DawnbenchError
+from dawnbench.experiments.launch import Launched, LaunchOptions, launch
+from dawnbench.io import atomic_write_json
+
+SCALE_FILE = "scale.json"
+
+
+@dataclass
+class ScaleOptions:
+    task: str
+    workers: list[int]
+    runs: int = 3
+    scaling: str = "weak"
+    out: Path = Path("scale")
+    run_args: list[str] = field(default_factory=list)  # passed to every `dawnbench run` (--entry, --set, ...)
+    threads_per_worker: int | None = None  # None: the cores / the largest worker count, at every count
+
+
+def run_scale(options: ScaleOptions,
+              launched: Callable[[int, Launched], None] = lambda w, outcome: None) -> dict[str, Any]:
+    """Launch every worker count in turn and tabulate them; writes ``scale.json`` in ``options.out``."""
+    counts = sorted(set(options.workers))
+    if not counts or counts[0] < 1:
+        raise DawnbenchError(f"--workers {options.workers}: give positive worker counts, e.g. --workers 1,2.")
+    if options.runs < 1:
+        raise DawnbenchError(f"--runs must be at least 1, not {options.runs}.")
+    out = Path(options.out)
+    threads = options.threads_per_worker or max(1, (psutil.cpu_count() or 1) // counts[-1])
+    rows, results_by_count = [], {}
+    for workers in counts:
+        argv = ["run", options.task, "--runs", str(options.runs), "--scaling", options.scaling,
+                "--out", str(out / f"workers-{workers}"), *options.run_args]
+        outcome = launch(argv, LaunchOptions(nproc=workers, threads=threads))
+        launched(workers, outcome)
+        if outcome.signal:
+            raise KeyboardInterrupt  # the user stopped the sweep: what was recorded stays on disk
+        if not outcome.results:
+            raise DawnbenchError(f"{workers} worker(s): the launch wrote no run record "
+                                 f"({'; '.join(outcome.failures) or 'no reason given'}).")
+        results_by_count[workers] = outcome.results
+        rows.append(scale_row(workers, outcome.results))
+    add_speedups(rows)
+    first = results_by_count[counts[0]][0]
+    doc = {"job": f"{first.task}/{first.entry}", "task": first.task, "entry": first.entry,
+           "scaling": options.scaling, "runs": options.runs, "baseline_workers": counts[0],
+           "threads_per_worker": threads,
+           "hardware": first.hardware, "rows": rows}
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / SCALE_FILE, doc)
+    return doc

@@ -1,0 +1,52 @@
+"""``dawnbench sweep``: run every configuration of a grid, N seeds each (what the rows mean:
+:mod:`dawnbench.analysis.sweep`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dawnbench import data
+from dawnbench.analysis.sweep import config_name, sweep_rows
+from dawnbench.harness.observer import RunObserver
+from dawnbench.harness.options import RunOptions
+from dawnbench.harness.record import RunResult
+from dawnbench.harness.runner import run_many
+from dawnbench.statistics import summarize
+
+RUN_OPTION_KEYS = ("precision", "compile")
+
+
+def options_for(options: RunOptions, config: dict[str, Any]) -> RunOptions:
+    """The run options of one configuration: run-option keys set fields, the rest are hparams."""
+    fields = {k: v for k, v in config.items() if k in RUN_OPTION_KEYS}
+    if fields.get("compile") in ("off", "none", False):
+        fields["compile"] = None
+    hparams = {k: v for k, v in config.items() if k not in RUN_OPTION_KEYS}
+    return replace(options, overrides={**options.overrides, **hparams}, **fields)
+
+
+
+@dataclass
+class Sweep:
+    configs: list[dict[str, Any]]
+    results: list[list[RunResult]]          # per configuration, per seed
+    rows: list[dict[str, Any]]              # per configuration: §7 summary + speedups
+
+
+def run_sweep(options: RunOptions, configs: list[dict[str, Any]], observer: RunObserver | None = None,
+              ensure_data: Callable[[str], Any] = data.ensure,
+              config_started: Callable[[int, dict[str, Any]], None] = lambda i, c: None) -> Sweep:
+    out_root = Path(options.out_dir)
+    all_results = []
+    for i, config in enumerate(configs):
+        config_started(i, config)
+        opts = replace(options_for(options, config), out_dir=out_root / config_name(config))
+        all_results.append(run_many(opts, observer, ensure_data))
+        if any(r.status == "interrupted" for r in all_results[-1]):
+            break
+    names = [config_name(c) for c in configs[:len(all_results)]]
+    rows = sweep_rows(names, [summarize(rs) for rs in all_results])
+    return Sweep(configs[:len(all_results)], all_results, rows)

@@ -1,0 +1,139 @@
+"""The one loop every rank of a run runs (SPEC §2–§4, §13).
+
+One run, in order: build the entry; ``warmup`` on synthetic data of the task's shapes
+(``init_s``, compilation included as ``compile_s``); a barrier, then ``run_start``;
+drive ``train`` with the clock running and, at each yield, stop the clock, meet the
+other workers, and let rank 0 evaluate and decide whether to go on — training and
+evaluation both inside the run's precision (TF32 flags, autocast).
+
+The collectives are made here and nowhere else, in this order, by every worker:
+
+1. ``local_peers``    (rank 0 learns which processes are the run's, for its monitor);
+2. warm-up            (DDP's parameter broadcast and gradient all-reduces);
+3. ``barrier``        (then the clock starts: it covers the slowest worker);
+4. per yield: ``barrier``; unless the schedule ended, ``gather`` of the communication
+   timers (with several workers) and ``decide`` (rank 0's stop-or-go-on).
+
+What rank 0 records and evaluates is its :class:`~dawnbench.harness.recorder.Recorder`;
+the others hold one that records nothing. Budgets and statuses (SPEC §3):
+
+* ``success``      an evaluation reached the target; TTA = timed seconds then.
+* ``not_reached``  the entry's schedule ended, or a budget was spent, first:
+                   ``max_epochs`` (epochs trained) and ``max_seconds`` (timed
+                   seconds) are checked at each evaluation point.
+* ``diverged``     the loss reported at a yield was not finite.
+* ``aborted``      the entry raised (in ``warmup``, ``train`` or ``predict``).
+* ``interrupted`` / ``timeout``  see :mod:`dawnbench.harness.signals`.
+* ``stopped``      (workers other than rank 0 only) rank 0 decided to stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+from dawnbench import data
+from dawnbench.distributed import comm
+from dawnbench.distributed.world import World, worker_seed
+from dawnbench.entries import Entry, Progress, TrainContext
+from dawnbench.harness import mllog
+from dawnbench.harness.clock import Clock
+from dawnbench.harness.options import PreparedRun, RunOptions, seed_everything
+from dawnbench.harness.progress import ProgressProbe
+from dawnbench.harness.record import RUNNING, RunResult
+from dawnbench.harness.recorder import Recorder
+from dawnbench.harness.signals import StopRun, stop_on_signals
+from dawnbench.harness.warmup import compile_stats, compiler, synthetic_context
+from dawnbench.precision import make_scaler, precision_scope
+from dawnbench.profiling.steps import StepCounter
+from dawnbench.tasks import Task
+
+
+def train_context(entry: Entry, task: Task, seed: int, precision: str, compile_mode: str | None = None,
+                  world: World = World(), timer: comm.CommTimer | None = None) -> TrainContext:
+    """A fresh context for ``entry``'s ``train`` — one for warm-up, one for the run, so no
+    loss-scaler state leaks from one to the other. ``timer`` times the run's DDP steps."""
+    return TrainContext(task=task, seed=seed, device=entry.device, hparams=entry.hp,
+                        load_train=lambda: data.load_split(task.dataset, task.train_split),
+                        precision=precision, scaler=make_scaler(precision, entry.device, entry.own_precisions),
+                        compile=compiler(compile_mode), rank=world.rank, world_size=world.world_size,
+                        backend=world.backend, distribute=comm.ddp_wrapper(world, timer))
+
+
+def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, recorder: Recorder,
+            clock: Clock) -> RunResult:
+    """One run of one seed on this worker; rank 0's ``recorder`` writes its record."""
+    task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
+    entry = prep.entry_cls(task, device, options.overrides)
+    recorder.open(entry, world)
+    recorder.monitor(world.local_peers())  # the other workers on this machine are the run's, not interference
+    # The scored split's shapes drive the warm-up's synthetic data (its labels stay with rank 0's recorder).
+    scored_inputs, scored_labels = data.load_split(task.dataset, task.scored_split, mmap=True)
+    timer = comm.CommTimer() if world.distributed else None
+
+    def context(timed: comm.CommTimer | None = None) -> TrainContext:
+        return train_context(entry, task, seed, prep.precision, prep.compile, world, timed)
+
+    gen: Generator[Progress, None, None] | None = None
+    ended, error = RUNNING, None
+    with stop_on_signals(options.max_wall_seconds) as disarm:
+        try:
+            seed_everything(worker_seed(seed, world.rank))
+            recorder.start(mllog.INIT_START)
+            before = compile_stats()
+            with clock.segment("init"), precision_scope(prep.precision, device, own):
+                entry.warmup(synthetic_context(context(), scored_inputs, scored_labels))
+            compile_s = (compile_stats() - before)["seconds"] if prep.compile else None
+            if recorder.result is not None:
+                recorder.result.compile_s = compile_s
+            recorder.end(mllog.INIT_STOP, {"compile_s": compile_s})
+            seed_everything(worker_seed(seed, world.rank))
+            before = compile_stats()
+            world.barrier()  # every worker is ready: the clock starts after a barrier
+            clock.start()
+            recorder.start(mllog.RUN_START)
+            with StepCounter() as counter:
+                probe = ProgressProbe(counter, lambda: clock.timed_s, entry.hp.get("batch_size"),
+                                      data.read_meta(task.dataset)["splits"][task.train_split]["count"],
+                                      options.max_epochs or entry.hp.get("epochs"))
+                recorder.training_started(probe)
+                gen = entry.train(context(timer.start() if timer else None))
+                ended = _drive(gen, entry, prep.precision, clock, recorder, world, timer)
+            if options.continue_after_target:
+                recorder.save_final(entry)
+        except StopRun as stop:
+            ended, error = stop.status, str(stop)
+        except Exception as err:  # the entry failed: keep what was measured
+            if not recorder.failed(err):
+                raise
+            ended = "aborted"
+        finally:
+            disarm()
+            if gen is not None:
+                gen.close()
+            if timer is not None:
+                timer.stop()
+        if prep.compile and recorder.result is not None:  # graphs compiled after run_start were timed
+            recorder.result.graphs_compiled_timed = (compile_stats() - before)["graphs"]
+        return recorder.finish(entry, ended, error)
+
+
+def _drive(gen: Generator[Progress, None, None], entry: Entry, precision: str, clock: Clock,
+           recorder: Recorder, world: World, timer: comm.CommTimer | None) -> str:
+    """Alternate timed training and untimed evaluation; return how the run ended."""
+    last_samples, last_epoch = 0, 0.0
+    while True:
+        block = {"first_epoch_num": last_epoch, "samples_count": last_samples}
+        recorder.start(mllog.BLOCK_START, block)
+        with clock.segment("train"), precision_scope(precision, entry.device, entry.own_precisions):
+            progress = next(gen, None)
+            world.barrier()
+        recorder.end(mllog.BLOCK_STOP, {**block, "samples_count": progress.samples if progress else last_samples})
+        if progress is None:
+            return "not_reached"  # the entry's schedule ended (on every worker at once)
+        if timer is not None:
+            with clock.segment("log"):
+                recorder.account(world.gather(timer.totals()), progress.epoch)
+        verdict = recorder.evaluated(entry, progress)
+        if world.decide(stop=verdict.stop):
+            return verdict.status or "stopped"
+        last_samples, last_epoch = progress.samples, progress.epoch

@@ -1,0 +1,118 @@
+"""A run's options and everything that can fail on them, checked before anything is measured.
+
+:class:`RunOptions` is what a caller asks for (the CLI builds it from ``dawnbench run``'s
+flags, which ``sweep`` and ``scale`` share); :func:`prepare` turns it into a
+:class:`PreparedRun` — task, entry class, device, price, precision and compile mode
+resolved — or raises a :class:`~dawnbench.errors.DawnbenchError` that says what to fix.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from dawnbench import environment, pricing
+from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S
+from dawnbench.entries import Entry, load_entry_class
+from dawnbench.errors import DawnbenchError
+from dawnbench.harness.warmup import COMPILE_MODES
+from dawnbench.precision import check_precision
+from dawnbench.tasks import Task, get_task
+
+
+@dataclass
+class RunOptions:
+    task: str | Task = "mnist"          # a registered name, or a Task object
+    entry: str | type[Entry] | None = None  # built-in name, path to a .py, or a class; None: the task's default
+    seed: int = 0
+    runs: int = 1                       # seeds seed, seed+1, ... one after another
+    target: float | None = None         # another threshold: makes the run unofficial
+    max_epochs: float | None = None
+    max_seconds: float | None = None    # timed seconds
+    max_wall_seconds: float | None = None
+    continue_after_target: bool = False
+    device: str = "auto"
+    out_dir: Path = Path("runs")
+    instance: str | None = None         # priced from the bundled catalog
+    cost_per_hour: float | None = None  # overrides the catalog
+    overrides: dict[str, Any] = field(default_factory=dict)
+    precision: str = "fp32"             # fp32, tf32, bf16, fp16 (SPEC §12)
+    compile: str | None = None          # a torch.compile mode, or None
+    org: str | None = None              # submission_org in events.log (default: the login name)
+    platform: str | None = None         # submission_platform (default: the hardware description)
+    resource_interval: float = 0.5      # seconds between resource samples (SPEC §14)
+    scaling: str = "weak"               # under torchrun: weak (per-worker batch fixed) or strong (SPEC §13)
+    collective_timeout: float = DEFAULT_COLLECTIVE_TIMEOUT_S  # a peer silent this long ends the run
+
+
+@dataclass
+class PreparedRun:
+    """A checked configuration: what every run of it shares."""
+
+    task: Task
+    entry_cls: type[Entry]
+    device: torch.device
+    instance: str | None
+    cost_per_hour: float | None
+    official: bool
+    threshold: float
+    hardware: dict[str, Any]
+    software: dict[str, Any]
+    precision: str = "fp32"
+    compile: str | None = None
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise DawnbenchError(f"--device {name!r} is not a device name; use auto, cpu, cuda or cuda:N.") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise DawnbenchError(f"--device {name}: no CUDA device is available here; use --device cpu.")
+    return device
+
+
+def prepare(options: RunOptions) -> PreparedRun:
+    """Everything that can fail on bad input, checked before any measurement."""
+    task = options.task if isinstance(options.task, Task) else get_task(options.task)
+    entry = options.entry or task.default_entry
+    entry_cls = entry if isinstance(entry, type) else load_entry_class(entry)
+    if entry_cls.tasks and task.name not in entry_cls.tasks:
+        raise DawnbenchError(f"entry '{entry_cls.name}' is made for {', '.join(entry_cls.tasks)}, "
+                             f"not '{task.name}'. Pick another --entry or --task.")
+    unknown = sorted(set(options.overrides) - set(entry_cls.hparams) - set(entry_cls.hparams_by_task.get(task.name, {})))
+    if unknown:
+        raise DawnbenchError(f"--set {', '.join(unknown)}: not a hyperparameter of entry "
+                             f"'{entry_cls.name}'. Its hyperparameters: {', '.join(sorted(entry_cls.hparams))}.")
+    if options.runs < 1:
+        raise DawnbenchError(f"--runs must be at least 1, not {options.runs}.")
+    for name, value in [("--max-epochs", options.max_epochs), ("--max-seconds", options.max_seconds),
+                        ("--max-wall-seconds", options.max_wall_seconds),
+                        ("--resource-interval", options.resource_interval),
+                        ("--collective-timeout", options.collective_timeout)]:
+        if value is not None and not value > 0:
+            raise DawnbenchError(f"{name} must be a positive number, not {value}.")
+    instance, price = pricing.resolve(options.instance, options.cost_per_hour)
+    device = resolve_device(options.device)
+    check_precision(options.precision, device, entry_cls)
+    if options.compile is not None and options.compile not in COMPILE_MODES:
+        raise DawnbenchError(f"--compile {options.compile!r}: not a torch.compile mode; use one of "
+                             f"{', '.join(COMPILE_MODES)}, or leave --compile out.")
+    official = options.target is None or options.target == task.threshold
+    return PreparedRun(task, entry_cls, device, instance, price, official,
+                       task.threshold if options.target is None else options.target,
+                       environment.hardware_info(device), environment.software_info(entry_cls),
+                       options.precision, options.compile)

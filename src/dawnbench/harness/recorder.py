@@ -1,0 +1,311 @@
+"""What rank 0 adds to the loop every rank runs: the record, the evaluations, the monitor.
+
+:func:`dawnbench.harness.driver.execute` is one loop, run by every worker of a run in
+the same order, so the collectives (barriers, gathers, rank 0's stop-or-go) are written
+once. What differs between ranks is only what they keep: rank 0 holds a
+:class:`RankZeroRecorder`, which writes ``events.log``, ``epochs.tsv`` and
+``result.json``, scores every evaluation and decides when to stop; every other rank
+holds a :class:`Recorder`, which records nothing and never asks to stop (it follows
+rank 0's decision, broadcast by the loop).
+
+The contract, for each method: the loop calls it on every rank at the same point; it
+never makes a collective call itself.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from dawnbench import data, environment, pricing, profiling
+from dawnbench.distributed import comm
+from dawnbench.distributed.world import World
+from dawnbench.entries import Entry, Progress, saved
+from dawnbench.harness import mllog
+from dawnbench.harness.clock import Clock
+from dawnbench.harness.evaluation import evaluate
+from dawnbench.harness.observer import RunObserver
+from dawnbench.harness.options import PreparedRun, RunOptions
+from dawnbench.harness.progress import ProgressProbe
+from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult
+from dawnbench.precision import MLPERF_NAMES
+from dawnbench.profiling.resources import ResourceMonitor
+
+
+@dataclass
+class Verdict:
+    """What an evaluation point decided on rank 0: stop (with this status) or go on."""
+
+    stop: bool = False
+    status: str | None = None
+
+
+class Recorder:
+    """Records nothing: the part of a worker other than rank 0 (and the base class)."""
+
+    def __init__(self, options: RunOptions, prep: PreparedRun, seed: int, clock: Clock) -> None:
+        self.options, self.prep, self.seed, self.clock = options, prep, seed, clock
+        self.result: RunResult | None = None
+
+    def open(self, entry: Entry, world: World) -> RunResult:
+        """Before warm-up: the run's facts, known before anything is measured."""
+        self.result = RunResult(task=self.prep.task.name, entry=entry.name, seed=self.seed, status=RUNNING,
+                                official=self.prep.official, metric=self.prep.task.metric.name,
+                                threshold=self.prep.threshold, hparams=dict(entry.hp))
+        return self.result
+
+    def monitor(self, peers: list[int]) -> None:
+        """Start watching the machine; ``peers`` are the run's other workers on it."""
+
+    def event(self, key: str, value: Any = None, metadata: dict[str, Any] | None = None) -> None: ...
+    def start(self, key: str, metadata: dict[str, Any] | None = None) -> None: ...
+    def end(self, key: str, metadata: dict[str, Any] | None = None) -> None: ...
+
+    def training_started(self, probe: ProgressProbe) -> None: ...
+
+    def account(self, workers: list[list[float]], epoch: float) -> None:
+        """Fold every worker's communication timers (gathered by the loop) into the record."""
+
+    def evaluated(self, entry: Entry, progress: Progress) -> Verdict:
+        """At each yield of ``train``, with the clock stopped: score, record, decide."""
+        return Verdict()
+
+    def save_final(self, entry: Entry) -> None:
+        """With ``--continue``: keep the model after the last evaluation too."""
+
+    def failed(self, err: Exception) -> bool:
+        """The entry raised. True: recorded as ``aborted``; False: let the exception end the
+        worker (torchrun stops the others and the launcher records the error)."""
+        return False
+
+    def finish(self, entry: Entry, status: str, error: str | None) -> RunResult:
+        """After training, whatever ended it (signals are ignored meanwhile)."""
+        assert self.result is not None
+        self.result.status = status
+        self.result.error = error
+        return self.result
+
+
+class RankZeroRecorder(Recorder):
+    """Rank 0 (or the only process): the clock's owner writes the record after every step of the run."""
+
+    def __init__(self, options: RunOptions, prep: PreparedRun, seed: int, clock: Clock, run_dir: Path,
+                 observer: RunObserver, index: int) -> None:
+        super().__init__(options, prep, seed, clock)
+        self.run_dir, self.observer, self.index = Path(run_dir), observer, index
+        self.record = RunRecord(run_dir, prep.task.metric.dawnbench_column)
+        self.log = self.record.events
+        task = prep.task
+        # The scored split belongs to the harness: loaded before run_start, never timed.
+        inputs, labels = data.load_split(task.dataset, task.scored_split)
+        self.test_inputs, self.test_labels = torch.from_numpy(inputs), torch.from_numpy(labels)
+        self._monitor: ResourceMonitor | None = None
+        self._probe: ProgressProbe | None = None
+        self._last = (0.0, 0)  # timed seconds and samples at the previous evaluation
+
+    def open(self, entry: Entry, world: World) -> RunResult:
+        options, prep, task = self.options, self.prep, self.prep.task
+        result = RunResult(task=task.name, entry=entry.name, seed=self.seed, status=RUNNING,
+                           official=prep.official, metric=task.metric.name, threshold=prep.threshold,
+                           hparams=dict(entry.hp), hardware=prep.hardware, software=prep.software,
+                           instance=prep.instance, cost_per_hour=prep.cost_per_hour,
+                           precision=prep.precision, compile=prep.compile,
+                           budget={"max_epochs": options.max_epochs, "max_seconds": options.max_seconds,
+                                   "max_wall_seconds": options.max_wall_seconds},
+                           started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                           run_dir=str(self.run_dir), distributed=_distributed_facts(world, entry, options))
+        self.result = result
+        log = self.log
+        log.event(mllog.SUBMISSION_BENCHMARK, task.name)
+        log.event(mllog.SUBMISSION_DIVISION, mllog.OPEN)
+        log.event(mllog.SUBMISSION_ORG, options.org or getpass.getuser())
+        log.event(mllog.SUBMISSION_PLATFORM, options.platform or environment.describe_hardware(prep.hardware))
+        log.event(mllog.OFFICIAL, prep.official)
+        log.event(mllog.CACHE_CLEAR, False)
+        splits = data.read_meta(task.dataset)["splits"]
+        log.event(mllog.TRAIN_SAMPLES, splits[task.train_split]["count"])
+        log.event(mllog.EVAL_SAMPLES, splits[task.scored_split]["count"])
+        log.event(mllog.ENTRY, entry.name)
+        log.event(mllog.SEED, self.seed)
+        log.event(mllog.PRECISION, MLPERF_NAMES[prep.precision])
+        log.event(mllog.COMPILE, prep.compile)
+        log.event(mllog.HPARAMS, entry.hp)
+        if "batch_size" in entry.hp:
+            log.event(mllog.GLOBAL_BATCH_SIZE, entry.hp["batch_size"] * world.world_size)
+        if world.distributed:
+            log.event(mllog.WORLD_SIZE, world.world_size,
+                      {"backend": world.backend, "scaling": options.scaling,
+                       "per_worker_batch_size": entry.hp.get("batch_size")})
+        log.event(mllog.EVAL_TARGET, prep.threshold)
+        self.record.write(result)
+        return result
+
+    def monitor(self, peers: list[int]) -> None:
+        self._monitor = ResourceMonitor(self.record.dir / "resources.tsv", self.options.resource_interval,
+                                        timed_s=lambda: self.clock.timed_s, peers=peers).start()
+        assert self.result is not None
+        self.observer.run_started(self.index, self.options.runs, self.result)
+
+    def event(self, key: str, value: Any = None, metadata: dict[str, Any] | None = None) -> None:
+        self.log.event(key, value, metadata)
+
+    def start(self, key: str, metadata: dict[str, Any] | None = None) -> None:
+        self.log.start(key, metadata=metadata)
+
+    def end(self, key: str, metadata: dict[str, Any] | None = None) -> None:
+        self.log.end(key, metadata=metadata)
+
+    def training_started(self, probe: ProgressProbe) -> None:
+        self._probe = probe
+        self.observer.training_started(probe)
+
+    def account(self, workers: list[list[float]], epoch: float) -> None:
+        figures = comm.accounting(workers, self.clock.timed_s, epoch)
+        assert self.result is not None and self.result.distributed is not None
+        self.result.distributed.update(figures)
+        self.log.event(mllog.COMMUNICATION, figures["comm_overhead_pct"],
+                       {"epoch_num": epoch, "comm_exposed_per_epoch_s": figures["comm_exposed_per_epoch_s"],
+                        "time_per_epoch_s": figures["time_per_epoch_s"], "accounted_pct": figures["accounted_pct"]})
+
+    def evaluated(self, entry: Entry, progress: Progress) -> Verdict:
+        result, clock, options, task = self.result, self.clock, self.options, self.prep.task
+        assert result is not None
+        loss = _loss_value(progress)
+        if loss is not None and not np.isfinite(loss):
+            result.error = f"training loss was {loss} at epoch {progress.epoch:g}"
+            return Verdict(stop=True, status="diverged")
+        self.start(mllog.EVAL_START, {"epoch_num": progress.epoch})
+        with clock.segment("eval"):
+            value = evaluate(entry, task, self.test_inputs, self.test_labels, self.prep.precision)
+        with clock.segment("log"):
+            timed = clock.timed_s
+            result.evals.append(Evaluation(progress.epoch, progress.samples, timed, value))
+            self.end(mllog.EVAL_STOP, {"epoch_num": progress.epoch})
+            self.event(mllog.EVAL_ACCURACY, value, {"epoch_num": progress.epoch, "samples_count": progress.samples,
+                                                    "timed_s": timed, "loss": loss})
+            passed = task.passes(value, self.prep.threshold)
+            first_pass = passed and result.time_to_accuracy_s is None
+            if first_pass:
+                result.time_to_accuracy_s = timed
+                result.epochs_to_target = progress.epoch
+                result.samples_to_target = progress.samples
+        if first_pass:
+            with clock.segment("checkpoint"):
+                self._save(entry, saved.MODEL_FILE, progress.epoch, value)
+        with clock.segment("log"):
+            _update_times(result, clock)
+            self.record.write(result)
+            last_timed, last_samples = self._last
+            rate = (progress.samples - last_samples) / (timed - last_timed) if timed > last_timed else None
+            self._last = (timed, progress.samples)
+            if self._probe is not None:
+                self._probe.observe(progress.samples, progress.epoch)
+            self.observer.evaluated(result, progress, rate)
+        if passed and not options.continue_after_target:
+            return Verdict(stop=True, status="success")
+        if ((options.max_epochs is not None and progress.epoch >= options.max_epochs)
+                or (options.max_seconds is not None and timed >= options.max_seconds)):
+            return Verdict(stop=True, status="not_reached")
+        return Verdict()
+
+    def save_final(self, entry: Entry) -> None:
+        assert self.result is not None
+        if self.result.evals:
+            with self.clock.segment("checkpoint"):
+                last = self.result.evals[-1]
+                self._save(entry, saved.FINAL_MODEL_FILE, last.epoch, last.value)
+
+    def _save(self, entry: Entry, name: str, epoch: float, value: float) -> None:
+        """The model that first reached the target (or the final one), for ``infer`` and ``generalize``."""
+        state = entry.inference_state()
+        if state is None:
+            return  # the entry cannot be saved; `dawnbench infer` says so
+        path = saved.save(self.record.dir, state, task=self.prep.task.name, entry=entry.name,
+                               hparams=dict(entry.hp), epoch=epoch, value=value, name=name)
+        assert self.result is not None
+        if name == saved.MODEL_FILE:
+            self.result.checkpoint = path.name
+        else:
+            self.result.checkpoint_final = path.name
+        self.event(mllog.CHECKPOINT, path.name, {"epoch_num": epoch})
+
+    def failed(self, err: Exception) -> bool:
+        assert self.result is not None
+        self.result.error = f"{type(err).__name__}: {err}"
+        try:
+            (self.run_dir / "error.txt").write_text(traceback.format_exc())
+        except OSError:
+            pass  # the record keeps the error's one-line form; the traceback is extra
+        return True
+
+    def finish(self, entry: Entry, status: str, error: str | None) -> RunResult:
+        result, prep = self.result, self.prep
+        assert result is not None
+        if self._monitor is not None:
+            self._monitor.stop()
+            result.resources = self._monitor.summary()
+        # A run that passed keeps its success even if it was stopped while continuing.
+        result.status = "success" if result.time_to_accuracy_s is not None else status
+        if error is not None:
+            result.error = error
+        _update_times(result, self.clock)
+        if result.evals:
+            workers = result.distributed["world_size"] if result.distributed else 1
+            result.throughput = _measure_throughput(entry, result, prep.device, prep.precision, workers)
+        if result.time_to_accuracy_s is not None and prep.cost_per_hour is not None:
+            result.training_cost_usd = pricing.training_cost(result.time_to_accuracy_s, prep.cost_per_hour)
+        self.end(mllog.RUN_STOP, {"status": result.status, "timed_s": self.clock.timed_s})
+        self.record.write(result)
+        self.record.close()
+        self.observer.run_finished(result)
+        return result
+
+
+def _loss_value(progress: Progress) -> float | None:
+    if progress.loss is None:
+        return None
+    return float(progress.loss.detach().float().item() if torch.is_tensor(progress.loss) else progress.loss)
+
+
+def _distributed_facts(world: World, entry: Entry, options: RunOptions) -> dict[str, Any] | None:
+    """What SPEC §13 asks a distributed run's record to say before anything is measured."""
+    if not world.distributed:
+        return None
+    per_worker = entry.hp.get("batch_size")
+    return {"world_size": world.world_size, "nnodes": world.nnodes, "backend": world.backend,
+            "scaling": options.scaling, "per_worker_batch_size": per_worker,
+            "global_batch_size": per_worker * world.world_size if per_worker else None,
+            "threads_per_worker": world.threads() if entry.device.type == "cpu" else None,
+            "collective_timeout_s": options.collective_timeout, "launch_s": world.launch_s}
+
+
+def _measure_throughput(entry: Entry, result: RunResult, device: torch.device,
+                        precision: str, workers: int = 1) -> dict[str, Any]:
+    """Samples/s to the last evaluation, and FLOP figures when the entry exposes its model."""
+    flops, problem = None, None
+    try:
+        probe = entry.flop_model()
+        if probe is not None:
+            flops = profiling.training_flops_per_sample(*probe)
+    except Exception as err:  # counting is a report, never a reason to lose the run
+        problem = f"FLOP counting failed: {type(err).__name__}: {err}"
+    last = result.evals[-1]
+    figures = profiling.throughput(last.samples, last.timed_s, flops, device, precision,
+                                   result.samples_to_target, result.time_to_accuracy_s, workers)
+    return {**figures, "flops_error": problem} if problem else figures
+
+
+def _update_times(result: RunResult, clock: Clock) -> None:
+    result.timed_s = clock.timed_s
+    result.wall_s = clock.wall_s
+    result.eval_s = clock.total("eval")
+    result.init_s = clock.total("init")
+    result.log_s = clock.total("log")
+    result.checkpoint_s = clock.total("checkpoint")
