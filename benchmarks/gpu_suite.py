@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from tempfile import mkdtemp
 
+import evidence
 import torch
 from rich.console import Console
 
@@ -52,7 +53,8 @@ def main() -> int:
     device = torch.device("cuda")
     data.ensure("cifar10")
     data.ensure("mnist")
-    console.print(f"roofs: {json.dumps(measure_roofs(device).to_dict())}")
+    roofs = measure_roofs(device)
+    console.print(f"roofs: {json.dumps(roofs.to_dict())}")
     table: dict[str, object] = {}
 
     # 1. Reliability, speed, warm-up and roof of cifar10-fast.
@@ -91,7 +93,7 @@ def main() -> int:
     for key, value in table.items():
         console.print(f"{key:45s} {value if not isinstance(value, float) else f'{value:.3f}'}", highlight=False)
     console.print(f"grid figure: {figure}")
-    print(json.dumps({"table": table, "grid": sweep.rows}, default=str))
+    evidence.write("gpu_suite", {"roofs": roofs.to_dict(), "table": table, "grid": sweep.rows}, device=device)
     return 0
 
 

@@ -19,6 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
+import evidence
 import torch
 
 from dawnbench import data
@@ -76,6 +77,10 @@ def main() -> None:
     print(f"{entry.name} on {task.name}, {len(inputs):,} items, {args.threads} thread(s): "
           f"median bare {statistics.median(bare):.3f} s, median measured {statistics.median(measured):.3f} s, "
           f"ratio {ratio:.4f} (target <= 1.03)")
+    evidence.write("inference_overhead", {
+        "entry": entry.name, "task": task.name, "run": args.run, "items": len(inputs), "threads": args.threads,
+        "pairs": args.pairs, "bare_s": bare, "measured_s": measured, "ratio_of_medians": ratio,
+        "target": 1.03, "met": ratio <= 1.03})
 
 
 if __name__ == "__main__":

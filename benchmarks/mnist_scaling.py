@@ -17,6 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import evidence
 from rich.console import Console
 
 from dawnbench.cli.display import scale_table
@@ -55,6 +56,7 @@ def main() -> int:
                   f"{compute + comm:.3f} | {100 * gap:+.1f} % "
                   f"(communication {d['comm_overhead_pct']:.1f} % of the epoch, {d['comm_hidden_pct']:.0f} % hidden)")
     print(f"\nwithin {TOLERANCE:.0%}: {'yes' if ok else 'NO'}")
+    evidence.write("mnist_scaling", {"scale": doc, "accounting_within_tolerance": ok, "tolerance": TOLERANCE})
     return 0 if ok else 1
 
 

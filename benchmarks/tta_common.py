@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from tempfile import mkdtemp
 
+import evidence
 from rich.console import Console
 
 from dawnbench import RunOptions, data, run_many
@@ -39,7 +39,9 @@ def main(description: str, task: str, runs: int) -> int:
     fmt = lambda v: "—" if v is None else f"{v:.2f} s"  # noqa: E731
     console.print(f"success fraction {summary['success_fraction']:.2f}; TTA median {fmt(summary['tta_median_s'])}, "
                   f"min {fmt(summary['tta_min_s'])}, max {fmt(summary['tta_max_s'])}")
-    print(json.dumps({"summary": summary, "runs": [
+    evidence.write(f"{args.task}_tta", {"task": args.task, "entry": results[0].entry, "precision": args.precision,
+                                        "compile": args.compile, "summary": summary, "runs": [
         {"seed": r.seed, "status": r.status, "tta_s": r.time_to_accuracy_s, "epochs_to_target": r.epochs_to_target,
-         "last_value": r.evals[-1].value if r.evals else None, "throughput": r.throughput} for r in results]}))
+         "init_s": r.init_s, "last_value": r.evals[-1].value if r.evals else None, "throughput": r.throughput,
+         "resources": r.resources} for r in results]})
     return 0

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import tarfile
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from dawnbench import data
 from dawnbench.data.cache import write_dataset
 from dawnbench.tasks import TOP1, Task
+
+THIRD_PARTY = Path(__file__).resolve().parents[1] / "third_party"
 
 
 @pytest.fixture
@@ -33,10 +38,29 @@ def cifar10_ready() -> None:
 
 @pytest.fixture(scope="session")
 def mnist_run_97(mnist_ready, tmp_path_factory):
-    """One real small-cnn run on MNIST to 97 % (unofficial target), shared by the tests that read it."""
-    from pathlib import Path
-
+    """One real small-cnn run on MNIST to 97 % (unofficial target), shared by the tests that read it
+    (a test that writes into it copies it first)."""
     from dawnbench import RunOptions, run_many
 
     [result] = run_many(RunOptions(task="mnist", target=97.0, out_dir=tmp_path_factory.mktemp("mnist97")))
     return Path(result.run_dir)
+
+
+def _unpack(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A reference data set from ``third_party/`` (see its README), unpacked once per session."""
+    root = tmp_path_factory.mktemp(name)
+    with tarfile.open(THIRD_PARTY / f"{name}.tar.xz") as tar:
+        tar.extractall(root, filter="data")
+    return root / name
+
+
+@pytest.fixture(scope="session")
+def mlperf_v05(tmp_path_factory) -> Path:
+    """NVIDIA's MLPerf Training v0.5 result logs (SPEC §10), as published."""
+    return _unpack("mlperf-training-v0.5", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def dawnbench_entries(tmp_path_factory) -> Path:
+    """The 118 public DAWNBench entries, byte for byte (their CRLFs and BOMs are what the validator is for)."""
+    return _unpack("dawnbench-entries", tmp_path_factory)

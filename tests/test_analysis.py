@@ -5,17 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from helpers import write_run
 
 from dawnbench.analysis import analyze, collect
 from dawnbench.analysis.mlperf import LogError, read_log
 from dawnbench.analysis.sweep import parse_grid
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.record import Evaluation, RunResult
-
-MLPERF_V05 = Path(__file__).resolve().parents[2] / "shared" / "data" / "mlperf-training-v0.5"
 
 V05_LOG = """Beginning trial 1 of 1
 :::MLPv0.5.0 ssd 1000.50 (train.py:1) run_start
@@ -68,8 +65,8 @@ def test_mllog_by_hand(tmp_path):
     assert err.value.problem.line == 3 and "not valid JSON" in err.value.problem.message
 
 
-def test_every_real_v05_log_imports():
-    doc = analyze(MLPERF_V05)
+def test_every_real_v05_log_imports(mlperf_v05):
+    doc = analyze(mlperf_v05)
     assert doc["problems"] == []
     groups = {g["name"]: g for g in doc["groups"]}
     assert len(groups) == 7 and sum(g["runs"] for g in groups.values()) == 45
@@ -77,22 +74,11 @@ def test_every_real_v05_log_imports():
     ssd = groups["dgx1_ngc18.11_pytorch/ssd"]
     assert ssd["epochs_mean"] == 49.0
     # result_0: run_stop 1541712463.049874544 − run_start 1541710845.176418781
-    first = read_log(MLPERF_V05 / "dgx1_ngc18.11_pytorch/ssd/result_0.txt")
+    first = read_log(mlperf_v05 / "dgx1_ngc18.11_pytorch/ssd/result_0.txt")
     assert first.tta_s == pytest.approx(1617.873456, abs=1e-3)
     assert groups["dgx1_ngc18.11_pytorch/transformer"]["tta_cov"] == pytest.approx(0.1378, abs=5e-4)
     multi = groups["dgx2h_multi_ngc18.11_pytorch/ssd"]
     assert multi["std_ratio"] > 1  # multi-node SSD: variance from epochs, not from speed
-
-
-def write_run(folder: Path, seed: int, tta: float | None, epochs: float) -> None:
-    folder.mkdir(parents=True)
-    r = RunResult(task="mnist", entry="small-cnn", seed=seed, status="success" if tta else "not_reached",
-                  official=True, metric="top1_accuracy", threshold=99.0, time_to_accuracy_s=tta,
-                  epochs_to_target=epochs if tta else None, run_dir=str(folder),
-                  evals=[Evaluation(epochs / 2, 100, (tta or 9.0) / 2, 98.0),
-                         Evaluation(epochs, 200, tta or 9.0, 99.1 if tta else 98.5)])
-    (folder / "result.json").write_text(json.dumps(r.to_dict()))
-    (folder / "events.log").write_text(":::MLLOG {}\n")  # a run's own files are not read as logs
 
 
 def test_run_directories_grouped_by_folder(tmp_path):

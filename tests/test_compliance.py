@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_harness import run_scripted
+from helpers import run_scripted
 
 from dawnbench.cli import main
 from dawnbench.harness.compliance import check_log

@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from helpers import run_scripted
 from scripted_entry import (
     BUILD_S,
     LOAD_S,
@@ -13,23 +14,10 @@ from scripted_entry import (
     STEP_S,
     WARMUP_S,
     FakeTime,
-    Scripted,
 )
 
 from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
-from dawnbench.harness.options import RunOptions, prepare
-from dawnbench.harness.runner import run_seed
-
-
-def run_scripted(task, tmp_path, **hp):
-    budget = {k: hp.pop(k) for k in ("max_epochs", "max_seconds", "max_wall_seconds",
-                                     "continue_after_target", "target", "cost_per_hour") if k in hp}
-    fake = FakeTime()
-    Scripted.clock = fake
-    options = RunOptions(task=task, entry=Scripted, overrides=hp, **budget)
-    result = run_seed(options, prepare(options), seed=0, run_dir=tmp_path / "run", clock=Clock(now=fake.now))
-    return result, tmp_path / "run"
 
 
 def test_tta_is_timed_seconds_at_first_passing_evaluation(tiny_task, tmp_path):

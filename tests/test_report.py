@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_analysis import MLPERF_V05, write_run
+from helpers import write_run
 from tiny_model_entry import TinyLinear
 
 from dawnbench.analysis.sweep import parse_grid
@@ -77,8 +77,8 @@ def test_report_shows_resources_profiles_and_generalization(mnist_run_97, tmp_pa
     assert len(re.findall(r'<img class="profile-figure"[^>]+src="data:image/png;base64,', dom)) == 2
 
 
-def test_report_of_mlperf_logs(tmp_path):
-    dom, _ = render(build_report(MLPERF_V05, tmp_path / "out"), tmp_path)
+def test_report_of_mlperf_logs(tmp_path, mlperf_v05):
+    dom, _ = render(build_report(mlperf_v05, tmp_path / "out"), tmp_path)
     names = [row[0] for row in cells(dom, "groups")]
     assert names[0] == "dgx1_multi_ngc18.11_mxnet/resnet" and len(names) == 7
     transformer = next(r for r in cells(dom, "groups") if r[0].endswith("transformer"))

@@ -9,15 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import write_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_analysis import write_run
 
 from dawnbench.leaderboard import build_boards, display
 from dawnbench.submissions import export_training
 from dawnbench.submissions.validate import read_submission
-
-ENTRIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "dawnbench-entries"
 
 GOOD = {"version": "v1.0", "author": "A", "authorEmail": "a@b", "framework": "PyTorch", "model": "M",
         "hardware": "1 V100", "costPerHour": 3.06, "timestamp": "2019-01-02", "misc": {}}
@@ -117,8 +115,8 @@ def test_fuzzed_files_give_located_problems(tmp_path_factory, json_text, tsv_tex
 
 
 # --- the real entries ---------------------------------------------------------------------------
-def test_all_118_real_entries_import_with_their_real_flaws():
-    boards = build_boards(ENTRIES)
+def test_all_118_real_entries_import_with_their_real_flaws(dawnbench_entries):
+    boards = build_boards(dawnbench_entries)
     assert len(boards.submissions) == 118 and all(s.ok for s in boards.submissions)
     found = {(p.file, p.line, p.severity): p.message for p in boards.problems}
     assert ("CIFAR10/train/KRes34_1GTX1080Ti_pytorch.tsv", 1, "warning") in found  # BOM
@@ -128,8 +126,8 @@ def test_all_118_real_entries_import_with_their_real_flaws():
     assert "should be written 2019-07-22" in found[("ImageNet/inference/HaifanData_resnet50_1GTX1080Ti_tensorflow.json", 12, "warning")]
 
 
-def test_real_boards_now_and_at_the_end_of_round_one():
-    proc = subprocess.run([sys.executable, "-m", "dawnbench", "leaderboard", str(ENTRIES), "--json"],
+def test_real_boards_now_and_at_the_end_of_round_one(dawnbench_entries):
+    proc = subprocess.run([sys.executable, "-m", "dawnbench", "leaderboard", str(dawnbench_entries), "--json"],
                           capture_output=True, text=True)
     doc = json.loads(proc.stdout)
     assert set(doc["tasks"]) == {"cifar10", "imagenet", "squad"}
@@ -141,7 +139,7 @@ def test_real_boards_now_and_at_the_end_of_round_one():
     assert cifar["inference_latency"][1]["display"] == "0.683 ms"
     squad = doc["tasks"]["squad"]["inference_latency"]
     assert squad[1]["model"] == "FastFusionNet"  # ranked after its F1 was rescaled
-    round_one = build_boards(ENTRIES, until=__import__("datetime").date(2018, 4, 20)).tasks
+    round_one = build_boards(dawnbench_entries, until=__import__("datetime").date(2018, 4, 20)).tasks
     assert round_one["imagenet"]["training_time"][0]["display"] == "0:30:43"  # Google, TPUv2 pod
     assert round_one["cifar10"]["training_time"][0]["display"] == "0:02:54"   # fast.ai, 8 V100
 
@@ -180,11 +178,11 @@ def test_export_runs_of_one_configuration(tmp_path):
     assert row["display"] == "0:00:12" and row["runs"] == 4 and row["success_fraction"] == 0.75
 
 
-def test_website_in_chromium(tmp_path):
+def test_website_in_chromium(tmp_path, dawnbench_entries):
     from test_report import render
 
     root = tmp_path / "entries"
-    shutil.copytree(ENTRIES, root)
+    shutil.copytree(dawnbench_entries, root)
     write_entry(root, "zz_hostile", {**GOOD, "author": "<script>document.title='pwned'</script>",
                                      "codeURL": "javascript:alert(1)"})
     proc = subprocess.run([sys.executable, "-m", "dawnbench", "leaderboard", str(root), "--html",
