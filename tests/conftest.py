@@ -14,6 +14,22 @@ from dawnbench.tasks import TOP1, Task
 
 THIRD_PARTY = Path(__file__).resolve().parents[1] / "third_party"
 
+# The markers (README: the fast subset is `-m "not slow"`). `distributed`: real torchrun
+# workers; `browser`: headless Chromium; `slow`: those two, whole modules that train real
+# networks, and tests that need a trained model or CIFAR-10.
+SLOW_MODULES = {"test_distributed", "test_small_cnn", "test_crash_safety", "test_cifar10_entries"}
+SLOW_FIXTURES = {"mnist_run_97", "cifar10_ready"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.module.__name__ if item.module else ""
+        if module == "test_distributed":
+            item.add_marker(pytest.mark.distributed)
+        if (module in SLOW_MODULES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+                or item.get_closest_marker("browser")):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture
 def tiny_task(tmp_path, monkeypatch) -> Task:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 from scripted_entry import FakeTime, Scripted
@@ -13,13 +16,16 @@ from dawnbench.harness.record import Evaluation, RunResult
 from dawnbench.harness.runner import run_seed
 
 
-def write_run(folder: Path, seed: int, tta: float | None, epochs: float) -> None:
+def write_run(folder: Path, seed: int, tta: float | None, epochs: float, **fields) -> None:
+    """A run record of one mnist configuration (``fields``: other RunResult fields, e.g. precision)."""
     folder.mkdir(parents=True)
     r = RunResult(task="mnist", entry="small-cnn", seed=seed, status="success" if tta else "not_reached",
                   official=True, metric="top1_accuracy", threshold=99.0, time_to_accuracy_s=tta,
                   epochs_to_target=epochs if tta else None, run_dir=str(folder),
                   evals=[Evaluation(epochs / 2, 100, (tta or 9.0) / 2, 98.0),
                          Evaluation(epochs, 200, tta or 9.0, 99.1 if tta else 98.5)])
+    for key, value in fields.items():
+        setattr(r, key, value)
     (folder / "result.json").write_text(json.dumps(r.to_dict()))
     (folder / "events.log").write_text(":::MLLOG {}\n")  # a run's own files are not read as logs
 
@@ -32,3 +38,27 @@ def run_scripted(task, tmp_path, **hp):
     options = RunOptions(task=task, entry=Scripted, overrides=hp, **budget)
     result = run_seed(options, prepare(options), seed=0, run_dir=tmp_path / "run", clock=Clock(now=fake.now))
     return result, tmp_path / "run"
+
+
+def chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert path, "these tests need Debian's chromium: apt-get install chromium (.ci/run does it)"
+    return path
+
+
+def render(page: Path, tmp_path: Path, fragment: str = "") -> tuple[str, Path]:
+    """The DOM as Chromium shows it (after its scripts ran), and a screenshot."""
+    url = page.as_uri() + fragment
+    args = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*args, "--dump-dom", url], capture_output=True, text=True, timeout=120)
+    shot = tmp_path / "screenshot.png"
+    subprocess.run([*args, f"--screenshot={shot}", "--window-size=1200,1600", url],
+                   capture_output=True, timeout=120)
+    return dom.stdout, shot
+
+
+def cells(dom: str, table_id: str) -> list[list[str]]:
+    body = re.search(rf'<table id="{table_id}">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
+    return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]

@@ -81,23 +81,48 @@ def test_every_real_v05_log_imports(mlperf_v05):
     assert multi["std_ratio"] > 1  # multi-node SSD: variance from epochs, not from speed
 
 
-def test_run_directories_grouped_by_folder(tmp_path):
+def test_run_directories_grouped_by_the_configuration_that_defines_them(tmp_path):
     for i, (tta, ep) in enumerate([(10.0, 1.0), (12.0, 1.0), (None, 2.0)]):
         write_run(tmp_path / "A" / f"run{i}", i, tta, ep)
     for i, tta in enumerate([5.0, 6.0]):
-        write_run(tmp_path / "B" / f"run{i}", i, tta, 0.5)
+        write_run(tmp_path / "B" / f"run{i}", i, tta, 0.5, precision="bf16")
     (tmp_path / "B" / "notes.txt").write_text("not a log\n")
     groups, problems = collect(tmp_path)
-    assert [g.name for g in groups] == ["A", "B"] and problems == []
-    assert [len(g.samples) for g in groups] == [3, 2]
+    assert [g.name for g in groups] == ["mnist · small-cnn · bf16", "mnist · small-cnn · fp32"] and problems == []
+    assert [len(g.samples) for g in groups] == [2, 3]
     proc = subprocess.run([sys.executable, "-m", "dawnbench", "analyze", str(tmp_path), "--json"],
                           capture_output=True, text=True)
     doc = json.loads(proc.stdout)
-    a = doc["groups"][0]
-    assert a["name"] == "A" and a["runs"] == 3 and a["successes"] == 2 and a["tta_mean_s"] == 11.0
+    a = doc["groups"][1]
+    assert a["name"] == "mnist · small-cnn · fp32" and a["runs"] == 3 and a["successes"] == 2
+    assert a["tta_mean_s"] == 11.0 and a["tta_ci95_s"] is None  # two successes: no interval
     cmp = subprocess.run([sys.executable, "-m", "dawnbench", "compare", str(tmp_path / "A"),
                           str(tmp_path / "B"), "--json"], capture_output=True, text=True)
     assert json.loads(cmp.stdout)["speedup"] == pytest.approx(12.0 / 5.5)
+
+
+def test_same_name_configurations_are_told_apart_by_what_differs(tmp_path):
+    write_run(tmp_path / "x" / "run0", 0, 10.0, 1.0, hparams={"batch_size": 32, "lr": 0.1})
+    write_run(tmp_path / "y" / "run0", 0, 9.0, 1.0, hparams={"batch_size": 64, "lr": 0.1})
+    write_run(tmp_path / "z" / "run0", 0, 8.0, 1.0, hparams={"batch_size": 64, "lr": 0.1}, official=False,
+              threshold=98.0, compile="default")
+    names = [g.name for g in collect(tmp_path)[0]]
+    assert names == ["mnist · small-cnn · fp32 · batch_size=32", "mnist · small-cnn · fp32 · batch_size=64",
+                     "mnist · small-cnn · fp32 · compile default · target 98 (unofficial)"]
+
+
+def test_a_run_its_monitor_flagged_is_kept_out_with_the_reason(tmp_path):
+    for i, tta in enumerate([491.0, 500.0, 510.0]):
+        write_run(tmp_path / f"run{i}", i, tta, 12.0, precision="bf16")
+    busy = {"interference": "other processes took 310.2 CPU-s (19 % of this machine's 2 cores) ..."}
+    write_run(tmp_path / "run3", 3, 800.0, 12.0, precision="bf16", resources=busy)
+    [group] = analyze(tmp_path)["groups"]
+    assert group["runs"] == 3 and group["tta_max_s"] == 510.0
+    assert group["excluded"] == [{"run": str(tmp_path / "run3"), "reason": busy["interference"]}]
+    lo, hi = group["tta_ci95_s"]
+    assert 0 < lo < group["tta_geomean_s"] < hi < 800
+    [counted] = analyze(tmp_path, include_suspect=True)["groups"]
+    assert counted["runs"] == 4 and counted["excluded"] == [] and counted["tta_max_s"] == 800.0
 
 
 def test_damaged_inputs_are_problems_not_tracebacks(tmp_path):

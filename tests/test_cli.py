@@ -133,3 +133,23 @@ def test_prices_filtered_by_accelerator(capsys):
     assert all(r["accelerator"] is None for r in json.loads(capsys.readouterr().out)["instances"])
     assert main(["prices", "--accelerator", "TPU9"]) == 2
     assert "Accelerators in it:" in capsys.readouterr().err
+
+
+def test_scale_and_sweep_take_every_run_option_and_hand_them_on():
+    from dawnbench.cli import build_parser
+    from dawnbench.cli.common import run_argv, run_options
+
+    parser = build_parser()
+    run = vars(parser.parse_args(["run", "mnist"]))
+    for command in (["scale", "mnist"], ["sweep", "mnist", "--grid", "batch_size=32,64"]):
+        given = vars(parser.parse_args(command))
+        assert set(run) - {"func", "nproc", "nnodes", "node_rank", "rdzv_endpoint"} <= set(given), command
+    flags = ["--entry", "small-cnn", "--seed", "3", "--target", "98.5", "--max-epochs", "2", "--max-seconds", "9",
+             "--max-wall-seconds", "60", "--continue", "--device", "cpu", "--cost-per-hour", "2.5", "--set",
+             "lr=0.1", "--precision", "bf16", "--compile", "--org", "me", "--platform", "box",
+             "--resource-interval", "0.25", "--collective-timeout", "7"]
+    scale = parser.parse_args(["scale", "mnist", "--workers", "1,2", *flags])
+    handed_on = parser.parse_args(["run", "mnist", *run_argv(scale)])  # what each launched `run` receives
+    expected = run_options(parser.parse_args(["run", "mnist", *flags]))
+    assert run_options(handed_on) == expected
+    assert expected.compile == "default" and expected.collective_timeout == 7 and expected.max_seconds == 9

@@ -155,8 +155,9 @@ def test_one_worker_under_torchrun_trains_exactly_as_one_process(mnist_run_97, t
     assert [e["value"] for e in under["evals"]] == [e["value"] for e in plain["evals"]]
 
 
+@pytest.mark.browser
 def test_report_shows_the_workers(scaled, tmp_path):
-    from test_report import cells, render
+    from helpers import cells, render
 
     from dawnbench.reports.html import build_report
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import signal
 import subprocess
@@ -175,3 +176,23 @@ def test_machine_json_shape(capsys):
     assert roofs["flops"]["fp32"] > 0 and roofs["bandwidth_bytes_per_s"] > 0
     assert set(roofs["flops"]) == set(roofs["ridge_flop_per_byte"]) == set(roofs["probes"])
     assert {"matmul", "conv3x3@16", "conv3x3@8"} <= set(roofs["probes"]["fp32"])
+
+
+def test_holistic_trace_analysis_reads_a_profile_trace_without_warnings(mnist_ready, tmp_path, caplog):
+    """HTA needs each trace's rank (distributedInfo) and the step markers (ProfilerStep#N)."""
+    import logging
+
+    from hta.trace_analysis import TraceAnalysis
+
+    run_profile(ProfileOptions(task="mnist", steps=3, out=tmp_path / "p"))
+    doc = json.loads((tmp_path / "p" / "trace.json").read_text())
+    assert doc["distributedInfo"]["rank"] == 0
+    steps = {e["name"] for e in doc["traceEvents"] if e.get("name", "").startswith("ProfilerStep#")}
+    assert len(steps) == 3
+    (tmp_path / "hta").mkdir()
+    shutil.copy(tmp_path / "p" / "trace.json", tmp_path / "hta" / "rank-0.json")
+    with caplog.at_level(logging.WARNING):
+        analysis = TraceAnalysis(trace_dir=str(tmp_path / "hta"))
+    assert 0 in analysis.t.traces
+    complaints = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not [m for m in complaints if "rank" in m.lower() or "profilerstep" in m.lower() or "iteration" in m.lower()]

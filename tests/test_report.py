@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
-from helpers import write_run
+from helpers import cells, render, write_run
 from tiny_model_entry import TinyLinear
 
 from dawnbench.analysis.sweep import parse_grid
@@ -17,47 +15,25 @@ from dawnbench.harness.options import RunOptions
 from dawnbench.reports.html import build_report
 
 
-def chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert path, "these tests need Debian's chromium: apt-get install chromium (.ci/run does it)"
-    return path
-
-
-def render(page: Path, tmp_path: Path, fragment: str = "") -> tuple[str, Path]:
-    """The DOM as Chromium shows it (after its scripts ran), and a screenshot."""
-    url = page.as_uri() + fragment
-    args = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run([*args, "--dump-dom", url], capture_output=True, text=True, timeout=120)
-    shot = tmp_path / "screenshot.png"
-    subprocess.run([*args, f"--screenshot={shot}", "--window-size=1200,1600", url],
-                   capture_output=True, timeout=120)
-    return dom.stdout, shot
-
-
-def cells(dom: str, table_id: str) -> list[list[str]]:
-    body = re.search(rf'<table id="{table_id}">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
-    return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td>(.*?)</td>", row, re.S)]
-            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
-
-
+@pytest.mark.browser
 def test_report_of_runs_in_chromium(tmp_path):
     for i, (tta, ep) in enumerate([(10.0, 1.0), (12.0, 1.0), (None, 2.0)]):
         write_run(tmp_path / "runs" / "A" / f"run{i}", i, tta, ep)
-    hostile = tmp_path / "runs" / "<script>document.title='pwned'</script>"
-    write_run(hostile / "run0", 0, 5.0, 0.5)
+    hostile = "<script>document.title='pwned'</script>"
+    write_run(tmp_path / "runs" / "B" / "run0", 0, 5.0, 0.5, entry=hostile)
     page = build_report(tmp_path / "runs", tmp_path / "out")
     html = page.read_text()
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # no network
     dom, shot = render(page, tmp_path)
     rows = cells(dom, "groups")
-    assert rows[0][0] == "<script>document.title='pwned'</script>".replace("<", "&lt;").replace(">", "&gt;")
-    assert rows[1][:4] == ["A", "3", "2/3", "11.00"]
+    assert rows[0][0] == f"mnist · {hostile} · fp32".replace("<", "&lt;").replace(">", "&gt;")
+    assert rows[1][:4] == ["mnist · small-cnn · fp32", "3", "2/3", "11.00"]
     assert "<title>dawnbench report" in dom and "pwned</title>" not in dom  # the script never ran
     assert len(re.findall(r'<img class="figure"[^>]+src="data:image/png;base64,', dom)) == 2
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 20_000
 
 
+@pytest.mark.browser
 def test_report_shows_resources_profiles_and_generalization(mnist_run_97, tmp_path):
     """A real run (its resource monitor) and a real profile of it: both on the page."""
     from dawnbench.cli.figures import profile_figures
@@ -70,13 +46,15 @@ def test_report_shows_resources_profiles_and_generalization(mnist_run_97, tmp_pa
     generalize([runs / "A" / "run0"], GeneralizeOptions(suite=False, out=None))
     dom, _ = render(build_report(runs, tmp_path / "out"), tmp_path)
     rows = cells(dom, "resources")
-    assert rows[0][:2] == ["A", "run0"] and float(rows[0][2]) > 0
+    config = "mnist · small-cnn · fp32 · target 97 (unofficial)"
+    assert rows[0][:2] == [config, "run0"] and float(rows[0][2]) > 0
     [gen] = cells(dom, "generalization")
-    assert gen[:4] == ["A", "run0", "small-cnn", "at target"] and gen[5] == "ok"
+    assert gen[:4] == [config, "run0", "small-cnn", "at target"] and gen[5] == "ok"
     assert "Profile: A/run0/profile" in dom
     assert len(re.findall(r'<img class="profile-figure"[^>]+src="data:image/png;base64,', dom)) == 2
 
 
+@pytest.mark.browser
 def test_report_of_mlperf_logs(tmp_path, mlperf_v05):
     dom, _ = render(build_report(mlperf_v05, tmp_path / "out"), tmp_path)
     names = [row[0] for row in cells(dom, "groups")]
@@ -85,6 +63,7 @@ def test_report_of_mlperf_logs(tmp_path, mlperf_v05):
     assert transformer[6] == "13.78 %"
 
 
+@pytest.mark.browser
 def test_sweep_folders_rows_and_report(tiny_task, tmp_path):
     options = RunOptions(task=tiny_task, entry=TinyLinear, runs=2, out_dir=tmp_path / "sweep")
     sweep = run_sweep(options, parse_grid(["delay_s=0,0.001"]), ensure_data=lambda name: None)

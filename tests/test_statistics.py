@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
 
-from dawnbench.statistics import RunSample, compare, mean_ci95, olympic_mean, summarize
+from dawnbench.statistics import (
+    RunSample,
+    compare,
+    geometric_ci95,
+    olympic_mean,
+    summarize,
+)
 
 
 def runs(*ttas, epochs=None) -> list[RunSample]:
@@ -22,8 +29,12 @@ def test_summary_by_hand():
     assert s["tta_std_s"] == pytest.approx(math.sqrt(125))          # population: Σd²/n = 500/4
     assert s["tta_cov"] == pytest.approx(math.sqrt(125) / 25)       # 0.4472
     assert s["tta_std_sample_s"] == pytest.approx(math.sqrt(500 / 3))
-    # t(0.975, 3) = 3.182446; sem = sqrt(500/3)/2 = 6.45497
-    assert s["tta_ci95_s"] == pytest.approx([25 - 3.182446 * 6.45497, 25 + 3.182446 * 6.45497], rel=1e-5)
+    # on the logs: mean ln(24000)/4, geometric mean 22.134; t(0.975, 3) = 3.182446, sem = stdev(ln) / 2
+    logs = [math.log(v) for v in (10, 20, 30, 40)]
+    half = 3.182446 * statistics.stdev(logs) / 2
+    assert s["tta_geomean_s"] == pytest.approx(24000 ** 0.25)
+    assert s["tta_ci95_s"] == pytest.approx([24000 ** 0.25 * math.exp(-half), 24000 ** 0.25 * math.exp(half)],
+                                            rel=1e-5)
     assert s["olympic_mean_s"] == 25.0
     # epochs [2,2,3,4]: mean 2.75, pstd sqrt(0.6875); time/epoch [5,10,10,10]: mean 8.75, pstd sqrt(4.6875)
     assert s["epochs_mean"] == 2.75 and s["epochs_std"] == pytest.approx(math.sqrt(0.6875))
@@ -48,10 +59,10 @@ def test_olympic_mean(ttas, expected):
     assert olympic_mean(runs(*ttas)) == expected
 
 
-def test_ci_needs_two_values():
-    assert mean_ci95([5.0]) is None
-    lo, hi = mean_ci95([1.0, 3.0])  # mean 2, s = sqrt(2), sem 1, t(0.975, 1) = 12.7062
-    assert (lo, hi) == pytest.approx((2 - 12.7062047, 2 + 12.7062047))
+def test_ci_is_positive_and_needs_three_runs():
+    assert geometric_ci95([5.0]) is None and geometric_ci95([491.0, 800.0]) is None  # two runs: no interval
+    lo, hi = geometric_ci95([491.0, 800.0, 620.0])
+    assert 0 < lo < (491 * 800 * 620) ** (1 / 3) < hi  # a t-interval on the times themselves went below 0
 
 
 def test_compare_separated_samples():

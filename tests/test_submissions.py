@@ -178,8 +178,9 @@ def test_export_runs_of_one_configuration(tmp_path):
     assert row["display"] == "0:00:12" and row["runs"] == 4 and row["success_fraction"] == 0.75
 
 
+@pytest.mark.browser
 def test_website_in_chromium(tmp_path, dawnbench_entries):
-    from test_report import render
+    from helpers import render
 
     root = tmp_path / "entries"
     shutil.copytree(dawnbench_entries, root)

@@ -10,8 +10,10 @@ Rules, where the spec leaves a choice:
   ``tta_std_sample_s`` (ddof = 1): the DAWNBench analysis defines the coefficient
   of variation with the population figure. ``std_ratio`` = CV(epochs) /
   CV(time per epoch) does not depend on that choice.
-* **Confidence interval** of the mean TTA: Student's t, 95 %, over the
-  successful runs (needs two).
+* **Confidence interval** of TTA: Student's t, 95 %, on the logarithms of the
+  successful runs' TTAs, mapped back (``tta_ci95_s``, around ``tta_geomean_s``), so it
+  respects a positive quantity; none with fewer than three successes, where a
+  t-interval spans orders of magnitude.
 * **Olympic mean**: drop the fastest and the slowest run and average the rest; a
   failed run counts as the slowest; with more than one failure, or fewer than
   three runs, it is undefined (``None``).
@@ -72,15 +74,23 @@ def _cov(values: Sequence[float]) -> float | None:
     return st.pstdev(values) / mean if mean else None
 
 
-def mean_ci95(values: Sequence[float]) -> tuple[float, float] | None:
-    """Student-t 95 % confidence interval of the mean; None with fewer than two values."""
-    if len(values) < 2:
+CI_MIN_RUNS = 3  # below this a t-interval spans orders of magnitude (t = 12.7 with two runs): none is given
+
+
+def geometric_ci95(values: Sequence[float]) -> tuple[float, float] | None:
+    """95 % interval of a positive quantity: Student-t on the logarithms, mapped back with exp.
+
+    It brackets the geometric mean of the TTAs (the median, when TTA is log-normal, as times
+    are) and can never reach zero or below. None with fewer than ``CI_MIN_RUNS`` values.
+    """
+    if len(values) < CI_MIN_RUNS or min(values) <= 0:
         return None
     from scipy import stats as sps  # loaded on first use (about a second)
 
-    mean, sem = st.fmean(values), st.stdev(values) / math.sqrt(len(values))
-    half = sps.t.ppf(1 - ALPHA / 2, len(values) - 1) * sem
-    return (mean - half, mean + half)
+    logs = [math.log(v) for v in values]
+    mean, sem = st.fmean(logs), st.stdev(logs) / math.sqrt(len(logs))
+    half = sps.t.ppf(1 - ALPHA / 2, len(logs) - 1) * sem
+    return (math.exp(mean - half), math.exp(mean + half))
 
 
 def olympic_mean(samples: Sequence[RunSample]) -> float | None:
@@ -117,7 +127,7 @@ def summarize(runs: Sequence[Any]) -> dict[str, Any]:
     epochs = [s.epochs for s in with_epochs]
     per_epoch = [s.tta_s / s.epochs for s in with_epochs]
     cv_epochs, cv_per_epoch = _cov(epochs), _cov(per_epoch)
-    ci = mean_ci95(ttas)
+    ci = geometric_ci95(ttas)
     throughputs = [s.samples_per_s for s in samples if s.samples_per_s]  # failed runs trained too
     return {
         "runs": len(samples),
@@ -130,7 +140,8 @@ def summarize(runs: Sequence[Any]) -> dict[str, Any]:
         "tta_std_s": _pstd(ttas),
         "tta_cov": _cov(ttas),
         "tta_std_sample_s": st.stdev(ttas) if len(ttas) > 1 else None,
-        "tta_ci95_s": list(ci) if ci else None,
+        "tta_geomean_s": math.exp(st.fmean(math.log(t) for t in ttas)) if ttas and min(ttas) > 0 else None,
+        "tta_ci95_s": list(ci) if ci else None,  # of the geometric mean; None below CI_MIN_RUNS successes
         "olympic_mean_s": olympic_mean(samples),
         "epochs_mean": st.fmean(epochs) if epochs else None,
         "epochs_std": _pstd(epochs),

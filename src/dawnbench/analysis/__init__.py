@@ -4,12 +4,24 @@
     doc = analyze("runs/")            # {"groups": [...], "problems": [...]}
 
 A *run* is either a directory of this project with a ``result.json`` (its other
-files are not read again), or an MLPerf training log (either format). Runs are
-grouped by the directory that holds them, named relative to PATH (``.`` for PATH
-itself): ``dawnbench run --runs N --out runs/A`` makes group ``A``, and
-``mlperf-training-v0.5/dgx1_ngc18.11_pytorch/ssd/result_*.txt`` group
-``dgx1_ngc18.11_pytorch/ssd``. A file that looks like a log but cannot be read as
-one becomes a problem (file, line, message); the rest is still analysed.
+files are not read again), or an MLPerf training log (either format).
+
+* This project's runs are grouped by the **configuration that defines them** (SPEC §11):
+  task, entry, precision, compile mode, threshold, workers and hyperparameters — runs
+  of one configuration differ only in seed. The group is named ``task · entry ·
+  precision``, followed by whatever else sets it apart (``compile``, workers, an
+  unofficial target, and the hyperparameters that differ from another group of the
+  same name), e.g. ``cifar10 · cifar10-fast · bf16``.
+* MLPerf logs are grouped by the directory that holds them, relative to PATH:
+  ``mlperf-training-v0.5/dgx1_ngc18.11_pytorch/ssd/result_*.txt`` is group
+  ``dgx1_ngc18.11_pytorch/ssd``.
+* A run its own resource monitor flagged (other processes took more than 5 % of the
+  machine while its clock was timing: ``resources.interference``) is **kept out of the
+  statistics** and listed in its group's ``excluded`` with the reason, unless
+  ``include_suspect`` is set.
+
+A file that looks like a log but cannot be read as one becomes a problem (file, line,
+message); the rest is still analysed.
 """
 
 from __future__ import annotations
@@ -29,8 +41,38 @@ from dawnbench.statistics import RunSample, summarize
 @dataclass
 class Group:
     name: str
+    folder: str = "."                   # the folder of its first run, relative to PATH (a sweep's k=v,... name)
     samples: list[RunSample] = field(default_factory=list)
     results: list[RunResult] = field(default_factory=list)  # this project's runs: curves for plots
+    excluded: list[dict[str, str]] = field(default_factory=list)  # {"run", "reason"}: kept out of the statistics
+
+
+def _config_key(r: RunResult) -> tuple[Any, ...]:
+    workers = (r.distributed or {}).get("world_size") or 1
+    return (r.task, r.entry, r.precision, r.compile, r.threshold, workers,
+            json.dumps(r.hparams, sort_keys=True, default=str))
+
+
+def _config_names(keys: list[tuple[Any, ...]], official: dict[tuple[Any, ...], bool]) -> dict[tuple, str]:
+    """``task · entry · precision`` plus what sets a configuration apart from the others."""
+    names = {}
+    for key in keys:
+        task, entry, precision, compile_mode, threshold, workers, _ = key
+        name = f"{task} · {entry} · {precision}"
+        name += f" · compile {compile_mode}" if compile_mode else ""
+        name += f" · {workers} workers" if workers > 1 else ""
+        name += "" if official[key] else f" · target {threshold:g} (unofficial)"
+        names[key] = name
+    for name in set(names.values()):
+        same = [k for k in keys if names[k] == name]
+        if len(same) < 2:
+            continue
+        hparams = {k: json.loads(k[-1]) for k in same}
+        differing = sorted({h for hp in hparams.values() for h in hp
+                            if len({json.dumps(p.get(h), default=str) for p in hparams.values()}) > 1})
+        for k in same:
+            names[k] = name + "".join(f" · {h}={hparams[k].get(h)}" for h in differing)
+    return names
 
 
 def _read_run_dir(run_dir: Path) -> RunResult:
@@ -43,15 +85,16 @@ def _read_run_dir(run_dir: Path) -> RunResult:
                                   f"not a readable run record ({type(err).__name__}: {err})")) from None
 
 
-def collect(path: str | Path) -> tuple[list[Group], list[LogProblem]]:
+def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group], list[LogProblem]]:
     root = Path(path)
     if not root.exists():
         raise DawnbenchError(f"{root}: no such file or directory. Pass run directories or MLPerf logs.")
-    groups: dict[str, Group] = {}
+    groups: dict[Any, Group] = {}
+    official: dict[Any, bool] = {}
     problems: list[LogProblem] = []
 
     def add(where: Path, read) -> None:
-        name = os.path.relpath(where.parent, root) if where != root else "."
+        folder = os.path.relpath(where.parent, root) if where != root else "."
         try:
             item = read(where)
         except LogError as err:
@@ -60,12 +103,18 @@ def collect(path: str | Path) -> tuple[list[Group], list[LogProblem]]:
         except OSError as err:
             problems.append(LogProblem(str(where), None, f"cannot read: {err.strerror}"))
             return
-        group = groups.setdefault(name, Group(name))
-        if isinstance(item, RunResult):
-            group.results.append(item)
-            group.samples.append(RunSample.from_result(item))
-        else:
-            group.samples.append(item)
+        if not isinstance(item, RunResult):
+            groups.setdefault(folder, Group(folder, folder)).samples.append(item)
+            return
+        key = _config_key(item)
+        official[key] = official.get(key, True) and bool(item.official)
+        group = groups.setdefault(key, Group("", folder))
+        suspect = (item.resources or {}).get("interference")
+        if suspect and not include_suspect:
+            group.excluded.append({"run": item.run_dir, "reason": suspect})
+            return
+        group.results.append(item)
+        group.samples.append(RunSample.from_result(item))
 
     if root.is_file():
         add(root, read_log)
@@ -80,15 +129,17 @@ def collect(path: str | Path) -> tuple[list[Group], list[LogProblem]]:
             file = here / name
             if file.suffix in (".txt", ".log") and is_mlperf_log(file):
                 add(file, read_log)
+    for key, name in _config_names([k for k in groups if isinstance(k, tuple)], official).items():
+        groups[key].name = name
     if not groups and not problems:
         raise DawnbenchError(f"{root}: no runs found (no result.json, no MLPerf log). Pass a folder "
                              "made by `dawnbench run`, or MLPerf training logs.")
     return sorted(groups.values(), key=lambda g: g.name), problems
 
 
-def analyze(path: str | Path) -> dict[str, Any]:
+def analyze(path: str | Path, include_suspect: bool = False) -> dict[str, Any]:
     """The ``dawnbench analyze --json`` document (SPEC §11)."""
-    groups, problems = collect(path)
-    return {"groups": [{"name": g.name, **summarize(g.samples)} for g in groups],
+    groups, problems = collect(path, include_suspect)
+    return {"groups": [{"name": g.name, **summarize(g.samples), "excluded": g.excluded} for g in groups],
             "problems": [{"file": p.file, "line": p.line, "severity": "error", "message": p.message}
                          for p in problems]}

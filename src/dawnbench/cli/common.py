@@ -37,7 +37,25 @@ def int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{text!r}: write integers separated by commas, e.g. 1,16,64") from None
 
 
-def add_run_options(parser: argparse.ArgumentParser) -> None:
+def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "runs") -> None:
+    """Every option of ``dawnbench run`` that decides how a run trains — shared, so that ``sweep``
+    and ``scale`` take each of them too (``runs`` and ``out``: this command's defaults)."""
+    parser.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--runs", type=int, default=runs, help=f"seeds seed, seed+1, ... one after another "
+                                                                 f"(default {runs})")
+    parser.add_argument("--target", type=float, help="another threshold; marks the run unofficial")
+    parser.add_argument("--max-epochs", type=float, help="stop as not_reached after this many epochs")
+    parser.add_argument("--max-seconds", type=float, help="stop as not_reached after this many timed seconds")
+    parser.add_argument("--max-wall-seconds", type=float, help="stop as timeout after this much wall time")
+    parser.add_argument("--continue", dest="continue_", action="store_true",
+                        help="keep training after the target is reached (TTA is still the first pass)")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    parser.add_argument("--out", default=out, help=f"folder for the run records (default: ./{out})")
+    parser.add_argument("--instance", help="price the run with this on-demand instance (see `dawnbench prices`)")
+    parser.add_argument("--cost-per-hour", type=float, help="on-demand USD per hour of the hardware")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override an entry hyperparameter (JSON value), repeatable")
     parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
                         help="fp32 (TF32 off), tf32, bf16 or fp16 (autocast; fp16 with loss scaling)")
     parser.add_argument("--compile", nargs="?", const="default", metavar="MODE",
@@ -49,19 +67,52 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds between samples of the resource monitor (resources.tsv; default 0.5)")
 
 
+# The options above, as (flag, dest), for handing them on to a launched `dawnbench run`.
+_RUN_FLAGS = [("--entry", "entry"), ("--seed", "seed"), ("--target", "target"), ("--max-epochs", "max_epochs"),
+              ("--max-seconds", "max_seconds"), ("--max-wall-seconds", "max_wall_seconds"),
+              ("--device", "device"), ("--instance", "instance"), ("--cost-per-hour", "cost_per_hour"),
+              ("--precision", "precision"), ("--compile", "compile"), ("--org", "org"), ("--platform", "platform"),
+              ("--resource-interval", "resource_interval"), ("--collective-timeout", "collective_timeout")]
 
-def add_worker_options(parser: argparse.ArgumentParser) -> None:
-    """Many workers (SPEC §13): torchrun's flags, and how the batch scales."""
+
+def run_argv(args: argparse.Namespace) -> list[str]:
+    """``args``' run options as ``dawnbench run`` arguments (all but --runs, --out and the launch's own)."""
+    argv = [a for item in args.set for a in ("--set", item)]
+    argv += [a for flag, dest in _RUN_FLAGS if getattr(args, dest, None) is not None
+             for a in (flag, str(getattr(args, dest)))]
+    return argv + (["--continue"] if args.continue_ else [])
+
+
+def run_options(args: argparse.Namespace) -> Any:
+    """The :class:`~dawnbench.harness.options.RunOptions` the parsed run options ask for."""
+    from pathlib import Path
+
+    from dawnbench.harness.options import RunOptions
+
+    return RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
+                      target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
+                      max_wall_seconds=args.max_wall_seconds, continue_after_target=args.continue_,
+                      device=args.device, out_dir=Path(args.out), instance=args.instance,
+                      cost_per_hour=args.cost_per_hour, overrides=parse_set(args.set),
+                      precision=args.precision, compile=args.compile, org=args.org, platform=args.platform,
+                      resource_interval=args.resource_interval, scaling=getattr(args, "scaling", "weak"),
+                      collective_timeout=args.collective_timeout)
+
+
+def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True) -> None:
+    """Many workers (SPEC §13): torchrun's flags, and how the batch scales (``launcher=False``:
+    ``scale``, which chooses the worker counts itself, takes only the last two)."""
     from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
 
     group = parser.add_argument_group("many workers (re-runs the command under torchrun)")
-    group.add_argument("--nproc", type=int, metavar="N",
-                       help="workers on this machine: DDP with gloo on CPUs (cores shared out as threads), "
-                            "NCCL on GPUs (one GPU each)")
-    group.add_argument("--nnodes", type=int, default=1, metavar="M", help="machines taking part (default 1)")
-    group.add_argument("--node-rank", type=int, default=0, metavar="R", help="this machine's index, 0..M-1")
-    group.add_argument("--rdzv-endpoint", metavar="HOST:PORT",
-                       help="node 0's address, the same on every machine (needed with --nnodes > 1)")
+    if launcher:
+        group.add_argument("--nproc", type=int, metavar="N",
+                           help="workers on this machine: DDP with gloo on CPUs (cores shared out as threads), "
+                                "NCCL on GPUs (one GPU each)")
+        group.add_argument("--nnodes", type=int, default=1, metavar="M", help="machines taking part (default 1)")
+        group.add_argument("--node-rank", type=int, default=0, metavar="R", help="this machine's index, 0..M-1")
+        group.add_argument("--rdzv-endpoint", metavar="HOST:PORT",
+                           help="node 0's address, the same on every machine (needed with --nnodes > 1)")
     group.add_argument("--threads-per-worker", type=int, metavar="T",
                        help="CPU threads of each worker (default: the cores shared out equally)")
     group.add_argument("--scaling", choices=SCALINGS, default="weak",

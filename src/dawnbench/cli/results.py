@@ -34,11 +34,15 @@ def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis import analyze
     from dawnbench.cli.display import groups_table
 
-    doc = analyze(args.path)
+    doc = analyze(args.path, args.include_suspect)
     if args.json:
         print_json(doc)
         return EXIT_OK
     out.print(groups_table(doc["groups"], f"runs under {args.path}"))
+    for g in doc["groups"]:
+        for e in g["excluded"]:
+            err.print(f"kept out of {g['name']}: {e['run']}: {e['reason']} (--include-suspect counts it)",
+                      style="yellow", highlight=False, soft_wrap=True, markup=False)
     for p in doc["problems"]:
         err.print(f"problem: {p['file']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}",
                   style="yellow", highlight=False, soft_wrap=True, markup=False)
@@ -51,7 +55,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     sides = []
     for path in (args.a, args.b):
-        groups, problems = collect(path)
+        groups, problems = collect(path, args.include_suspect)
         samples = [s for g in groups for s in g.samples]
         if not samples:
             raise DawnbenchError(f"{path}: no readable runs ({len(problems)} problem(s), first: "
@@ -73,7 +77,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.reports.html import build_report
 
     with err.status("building the report"):
-        index = build_report(args.path, args.out)
+        index = build_report(args.path, args.out, args.include_suspect)
     if args.json:
         print_json({"report": str(index)})
     else:
@@ -211,18 +215,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     analyze = sub.add_parser("analyze", help="statistics over runs: run directories or MLPerf training logs")
     analyze.add_argument("path", metavar="PATH")
+    analyze.add_argument("--include-suspect", action="store_true",
+                        help="count runs whose resource monitor flagged other work on the machine (left out by default)")
     analyze.add_argument("--json", action="store_true")
     analyze.set_defaults(func=cmd_analyze)
 
     compare = sub.add_parser("compare", help="speedup of B over A, with a confidence interval and p-value")
     compare.add_argument("a", metavar="A", help="folder of runs (or MLPerf logs) of configuration A")
     compare.add_argument("b", metavar="B", help="folder of runs of configuration B")
+    compare.add_argument("--include-suspect", action="store_true",
+                        help="count runs whose resource monitor flagged other work on the machine (left out by default)")
     compare.add_argument("--json", action="store_true")
     compare.set_defaults(func=cmd_compare)
 
     report = sub.add_parser("report", help="one self-contained HTML page of tables and figures")
     report.add_argument("path", metavar="PATH")
     report.add_argument("--out", required=True, metavar="DIR")
+    report.add_argument("--include-suspect", action="store_true",
+                        help="count runs whose resource monitor flagged other work on the machine (left out by default)")
     report.add_argument("--json", action="store_true")
     report.set_defaults(func=cmd_report)
 

@@ -8,7 +8,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from dawnbench.cli.common import EXIT_OK, int_list, print_json
+from dawnbench.cli.common import (
+    EXIT_OK,
+    add_run_options,
+    add_worker_options,
+    int_list,
+    print_json,
+    run_argv,
+)
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
 
@@ -17,13 +24,8 @@ def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.experiments.scale import SCALE_FILE, ScaleOptions, run_scale
     from dawnbench.reports.plots import scale_figure
 
-    run_args = [*(["--entry", args.entry] if args.entry else []), "--seed", str(args.seed),
-                *(["--target", str(args.target)] if args.target is not None else []),
-                *(["--max-epochs", str(args.max_epochs)] if args.max_epochs is not None else []),
-                "--device", args.device, "--precision", args.precision,
-                *[a for item in args.set for a in ("--set", item)]]
     options = ScaleOptions(task=args.task, workers=args.workers, runs=args.runs, scaling=args.scaling,
-                           out=Path(args.out), run_args=run_args, threads_per_worker=args.threads_per_worker)
+                           out=Path(args.out), run_args=run_argv(args), threads_per_worker=args.threads_per_worker)
 
     def launched(workers: int, outcome) -> None:
         reached = sum(r.succeeded for r in outcome.results)
@@ -56,26 +58,12 @@ def cmd_schedule(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from dawnbench.distributed.world import SCALINGS
-    from dawnbench.precision import PRECISIONS
-
     scale = sub.add_parser("scale", help="time per epoch, TTA and communication against the number of workers")
     scale.add_argument("task", nargs="?", default=DEFAULT_TASK, help=f"one of {', '.join(TASKS)}")
     scale.add_argument("--workers", type=int_list, default=[1, 2], metavar="1,2,4",
                        help="worker counts to launch, each under torchrun (default 1,2)")
-    scale.add_argument("--runs", type=int, default=3, help="seeds per worker count (default 3)")
-    scale.add_argument("--scaling", choices=SCALINGS, default="weak",
-                       help="weak: the entry's batch per worker (default); strong: the global batch fixed")
-    scale.add_argument("--threads-per-worker", type=int, metavar="T",
-                       help="CPU threads of every worker at every count (default: cores / the largest count)")
-    scale.add_argument("--entry")
-    scale.add_argument("--seed", type=int, default=0)
-    scale.add_argument("--target", type=float, help="another threshold (unofficial runs)")
-    scale.add_argument("--max-epochs", type=float)
-    scale.add_argument("--device", default="auto")
-    scale.add_argument("--precision", choices=PRECISIONS, default="fp32")
-    scale.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    scale.add_argument("--out", default="scale", help="folder for the runs, scale.json and scale.png")
+    add_run_options(scale, runs=3, out="scale")
+    add_worker_options(scale, launcher=False)
     scale.add_argument("--json", action="store_true")
     scale.set_defaults(func=cmd_scale)
 

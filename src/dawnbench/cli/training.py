@@ -17,8 +17,9 @@ from dawnbench.cli.common import (
     EXIT_OK,
     add_run_options,
     add_worker_options,
-    parse_set,
     print_json,
+    run_argv,
+    run_options,
 )
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
@@ -55,19 +56,6 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         # aborted), and torchrun waits for every worker unless one fails.
         return EXIT_FAILED_RUN if any(r.status in ("aborted", "timeout") for r in results) else EXIT_OK
     return _report(results, args, out, err)
-
-
-def run_options(args: argparse.Namespace) -> Any:
-    from dawnbench.harness.options import RunOptions
-
-    return RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
-                      target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
-                      max_wall_seconds=args.max_wall_seconds, continue_after_target=args.continue_,
-                      device=args.device, out_dir=Path(args.out), instance=args.instance,
-                      cost_per_hour=args.cost_per_hour, overrides=parse_set(args.set),
-                      precision=args.precision, compile=args.compile, org=args.org, platform=args.platform,
-                      resource_interval=args.resource_interval, scaling=args.scaling,
-                      collective_timeout=args.collective_timeout)
 
 
 def _launch(args: argparse.Namespace, options: Any, out: Console, err: Console) -> int:
@@ -132,25 +120,28 @@ def _warn_first_run(summary: dict[str, Any], err: Console) -> None:
 def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis.sweep import config_name, parse_grid
     from dawnbench.cli.display import LiveProgress, sweep_table
+    from dawnbench.experiments.launch import LaunchOptions
     from dawnbench.experiments.sweep import options_for, run_sweep
-    from dawnbench.harness.options import RunOptions, prepare
+    from dawnbench.harness.options import prepare
     from dawnbench.reports.plots import sweep_figure
 
     configs = parse_grid(args.grid)
-    options = RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
-                         max_epochs=args.max_epochs, max_seconds=args.max_seconds, device=args.device,
-                         out_dir=Path(args.out), instance=args.instance, cost_per_hour=args.cost_per_hour,
-                         overrides=parse_set(args.set), precision=args.precision, compile=args.compile,
-                         org=args.org, platform=args.platform,
-                         resource_interval=args.resource_interval)
+    options = run_options(args)
     for config in configs:  # every configuration is checked before the first run
         prepare(options_for(options, config))
-    live = LiveProgress(err)
+    launch = None
+    if args.nproc is not None:  # each configuration is one `run --nproc` launch
+        launch = LaunchOptions(args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint, args.threads_per_worker)
+        launch.check()
+    live = LiveProgress(err) if launch is None else None
     try:
         sweep = run_sweep(options, configs, observer=live, config_started=lambda i, c: err.print(
-            f"configuration {i + 1}/{len(configs)}: {config_name(c)}", highlight=False))
+            f"configuration {i + 1}/{len(configs)}: {config_name(c)}", highlight=False),
+            launch=(launch, ["run", args.task, "--runs", str(args.runs), "--scaling", args.scaling,
+                             *run_argv(args)]) if launch else None)
     finally:
-        live.close()
+        if live is not None:
+            live.close()
     varying = [k for k in configs[0] if len({repr(c[k]) for c in configs}) > 1]
     x_key = varying[0] if len(varying) == 1 else None
     figure = sweep_figure(sweep.rows, [c[x_key] for c in sweep.configs] if x_key else [r["name"] for r in sweep.rows],
@@ -164,24 +155,8 @@ def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-
     run = sub.add_parser("run", help="train an entry until it reaches the task's threshold")
     run.add_argument("task", nargs="?", default=DEFAULT_TASK, help=f"one of {', '.join(TASKS)}")
-    run.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--runs", type=int, default=1, help="run N seeds (seed, seed+1, ...) one after another")
-    run.add_argument("--target", type=float, help="another threshold; marks the run unofficial")
-    run.add_argument("--max-epochs", type=float, help="stop as not_reached after this many epochs")
-    run.add_argument("--max-seconds", type=float, help="stop as not_reached after this many timed seconds")
-    run.add_argument("--max-wall-seconds", type=float, help="stop as timeout after this much wall time")
-    run.add_argument("--continue", dest="continue_", action="store_true",
-                     help="keep training after the target is reached (TTA is still the first pass)")
-    run.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    run.add_argument("--out", default="runs", help="folder for the run records (default: ./runs)")
-    run.add_argument("--instance", help="price the run with this on-demand instance (see `dawnbench prices`)")
-    run.add_argument("--cost-per-hour", type=float, help="on-demand USD per hour of the hardware")
-    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                     help="override an entry hyperparameter (JSON value), repeatable")
     add_run_options(run)
     add_worker_options(run)
     run.add_argument("--json", action="store_true", help="print one JSON document on stdout")
@@ -189,18 +164,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     sweep = sub.add_parser("sweep", help="run a grid of hyperparameters, N seeds each")
     sweep.add_argument("task", nargs="?", default=DEFAULT_TASK)
-    sweep.add_argument("--entry")
     sweep.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...", required=True,
                        help="values to sweep (repeatable: the cartesian product is run)")
-    sweep.add_argument("--runs", type=int, default=3, help="seeds per configuration (default 3)")
-    sweep.add_argument("--seed", type=int, default=0)
-    sweep.add_argument("--max-epochs", type=float)
-    sweep.add_argument("--max-seconds", type=float)
-    sweep.add_argument("--device", default="auto")
-    sweep.add_argument("--instance")
-    sweep.add_argument("--cost-per-hour", type=float)
-    sweep.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    add_run_options(sweep)
-    sweep.add_argument("--out", default="sweeps/sweep", help="folder for the runs and sweep.png")
+    add_run_options(sweep, runs=3, out="sweeps/sweep")
+    add_worker_options(sweep)
     sweep.add_argument("--json", action="store_true")
     sweep.set_defaults(func=cmd_sweep)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -10,6 +11,8 @@ from typing import Any
 
 from dawnbench import data
 from dawnbench.analysis.sweep import config_name, sweep_rows
+from dawnbench.experiments.launch import LaunchOptions
+from dawnbench.experiments.launch import launch as launch_run
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import RunOptions
 from dawnbench.harness.record import RunResult
@@ -29,6 +32,19 @@ def options_for(options: RunOptions, config: dict[str, Any]) -> RunOptions:
 
 
 
+def config_argv(config: dict[str, Any]) -> list[str]:
+    """One configuration as ``dawnbench run`` arguments (given after the shared ones, so they win)."""
+    argv = []
+    for key, value in config.items():
+        if key == "compile":
+            argv += [] if value in ("off", "none", False) else ["--compile", str(value)]
+        elif key in RUN_OPTION_KEYS:
+            argv += [f"--{key}", str(value)]
+        else:
+            argv += ["--set", f"{key}={json.dumps(value)}"]
+    return argv
+
+
 @dataclass
 class Sweep:
     configs: list[dict[str, Any]]
@@ -38,13 +54,22 @@ class Sweep:
 
 def run_sweep(options: RunOptions, configs: list[dict[str, Any]], observer: RunObserver | None = None,
               ensure_data: Callable[[str], Any] = data.ensure,
-              config_started: Callable[[int, dict[str, Any]], None] = lambda i, c: None) -> Sweep:
+              config_started: Callable[[int, dict[str, Any]], None] = lambda i, c: None,
+              launch: tuple[LaunchOptions, list[str]] | None = None) -> Sweep:
+    """Every configuration in turn, in this process or, with ``launch`` = (the launch options,
+    the ``dawnbench run`` arguments they share), as one torchrun launch each."""
     out_root = Path(options.out_dir)
     all_results = []
     for i, config in enumerate(configs):
         config_started(i, config)
         opts = replace(options_for(options, config), out_dir=out_root / config_name(config))
-        all_results.append(run_many(opts, observer, ensure_data))
+        if launch is None:
+            all_results.append(run_many(opts, observer, ensure_data))
+        else:
+            outcome = launch_run([*launch[1], "--out", str(opts.out_dir), *config_argv(config)], launch[0])
+            if outcome.signal:
+                raise KeyboardInterrupt  # the user stopped the sweep: what was recorded stays on disk
+            all_results.append(outcome.results)
         if any(r.status == "interrupted" for r in all_results[-1]):
             break
     names = [config_name(c) for c in configs[:len(all_results)]]

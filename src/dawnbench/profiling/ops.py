@@ -26,6 +26,7 @@ Steps are counted with torch's global optimizer-step hook, so any entry whose
 from __future__ import annotations
 
 import difflib
+import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -41,6 +42,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import flop_registry
 
 from dawnbench.errors import DawnbenchError
+from dawnbench.io import atomic_write_text
 from dawnbench.profiling.steps import StepLimitReached
 
 UNMATCHED = "(not in the census step)"
@@ -191,10 +193,20 @@ def _outermost(events: Any, names: set[str]) -> list[Any]:
     return sorted(chosen, key=lambda e: e.time_range.start)
 
 
+def _name_rank(trace: Path, rank: int, world_size: int) -> None:
+    """torch writes ``distributedInfo`` only inside a process group; a trace names its rank always."""
+    doc = json.loads(trace.read_text())
+    doc.setdefault("distributedInfo", {"backend": "none", "rank": rank, "world_size": world_size})
+    atomic_write_text(trace, json.dumps(doc))
+
+
 def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_steps: int = 3,
-                   trace: Path | None = None) -> Window:
+                   trace: Path | None = None, rank: int = 0, world_size: int = 1) -> Window:
     """Drive a ``train`` generator: ``warm_steps`` steps, one census step, then ``steps``
-    steps under ``torch.profiler``; the generator is closed at the end of the window."""
+    steps under ``torch.profiler``; the generator is closed at the end of the window.
+
+    The Chrome ``trace`` marks each step (``ProfilerStep#N``, one per optimizer step) and
+    names its rank (``distributedInfo``), as HolisticTraceAnalysis and Perfetto expect."""
     if steps < 1:
         raise DawnbenchError(f"--steps must be at least 1, not {steps}.")
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
@@ -219,6 +231,8 @@ def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_
             marks["end"] = time.perf_counter()
             prof.stop()
             raise StepLimitReached
+        elif count > warm_steps + 1:
+            prof.step()  # closes ProfilerStep#N and opens N+1: the step markers trace tools read
 
     handle = register_optimizer_step_post_hook(on_step)
     try:
@@ -240,6 +254,7 @@ def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_
     if trace is not None:
         trace.parent.mkdir(parents=True, exist_ok=True)
         prof.export_chrome_trace(str(trace))
+        _name_rank(trace, rank, world_size)
     names = {c.name for c in census.calls}
     return Window(steps, marks["end"] - marks["start"], census.calls, _outermost(prof.events(), names),
                   device.type)

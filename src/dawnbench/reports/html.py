@@ -49,7 +49,7 @@ def _value(text: str) -> Any:
 
 
 def _sweep(groups: list, summaries: list[dict[str, Any]]) -> dict[str, Any] | None:
-    names = [g.name for g in groups]
+    names = [g.folder for g in groups]  # a sweep's folders are named key=value,...
     if len(names) < 2 or not all(_CONFIG.match(n) for n in names):
         return None
     configs = [dict(kv.split("=", 1) for kv in n.split(",")) for n in names]
@@ -125,9 +125,9 @@ def _profiles(path: Path) -> list[dict[str, Any]]:
     return found
 
 
-def build_report(path: str | Path, out_dir: str | Path) -> Path:
+def build_report(path: str | Path, out_dir: str | Path, include_suspect: bool = False) -> Path:
     """Write ``out_dir/index.html`` for the runs under ``path``; return its path."""
-    groups, problems = collect(path)
+    groups, problems = collect(path, include_suspect)
     summaries = [summarize(g.samples) for g in groups]
     tasks = {r.task for g in groups for r in g.results}
     threshold = TASKS[next(iter(tasks))].threshold if len(tasks) == 1 and next(iter(tasks)) in TASKS else None
@@ -144,7 +144,8 @@ def build_report(path: str | Path, out_dir: str | Path) -> Path:
         groups=[{"name": g.name, **s} for g, s in zip(groups, summaries)],
         sweep=_sweep(groups, summaries), figures=figures, problems=problems,
         resources=_resources(groups), workers=_workers(groups), profiles=_profiles(Path(path)),
-        generalization=_generalization(groups))
+        generalization=_generalization(groups),
+        excluded=[{"group": g.name, **e} for g in groups for e in g.excluded])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     index = out / "index.html"

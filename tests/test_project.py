@@ -1,0 +1,67 @@
+"""The project stands on its own (nothing read from outside the repository), its layers point
+down, and every figure it publishes has its evidence stored beside it (SPEC §18)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+TEXT = {".py", ".md", ".toml", ".j2", ".txt", ".cfg", ".yaml", ".yml", ".sh", ""}
+
+
+def tracked_files() -> list[Path]:
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return [ROOT / f for f in out if (ROOT / f).suffix in TEXT and (ROOT / f).is_file()]
+
+
+def test_no_file_of_the_project_points_outside_the_repository():
+    outside = re.compile(r"\.\./shared|parents\[2\]|/work/shared")
+    offenders = [f"{f.relative_to(ROOT)}:{i}" for f in tracked_files() if f.name != "test_project.py"
+                 for i, line in enumerate(f.read_text(errors="replace").splitlines(), 1) if outside.search(line)]
+    assert offenders == []
+
+
+def test_every_link_in_the_docs_resolves_inside_the_repository():
+    broken = []
+    for page in [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("third_party/*.md")]:
+        for target in re.findall(r"\]\(([^)#\s]+)", page.read_text()):
+            if re.match(r"[a-z]+:", target):
+                continue  # a web address, not a path
+            resolved = (page.parent / target).resolve()
+            if not resolved.is_relative_to(ROOT) or not resolved.exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert broken == []
+
+
+def test_the_layers_contract_holds():
+    proc = subprocess.run([str(Path(sys.executable).with_name("lint-imports"))], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "1 kept, 0 broken" in proc.stdout
+
+
+def test_every_stored_artefact_parses_and_names_its_commit_command_date_and_machine():
+    files = sorted((RESULTS / "data").glob("*.json"))
+    assert files, "docs/results/data holds the evidence of every published figure"
+    for path in files:
+        doc = json.loads(path.read_text())
+        assert re.fullmatch(r"[0-9a-f]{40}", doc["commit"] or ""), path.name
+        assert isinstance(doc["dirty"], bool) and doc["argv"] and doc["date"], path.name
+        assert doc["hardware"]["cpu"] and "cpu_flags" in doc["hardware"] and doc["software"]["torch"], path.name
+        assert doc["figures"], path.name
+
+
+def test_every_results_page_quotes_only_stored_files_and_every_file_is_quoted():
+    pages = sorted(RESULTS.glob("*.md"))
+    named = set()
+    for page in pages:
+        for name in re.findall(r"data/([\w.-]+\.json)", page.read_text()):
+            assert (RESULTS / "data" / name).is_file(), f"{page.name} names {name}, which is not stored"
+            named.add(name)
+    assert {p.name for p in (RESULTS / "data").glob("*.json")} <= named  # no orphan evidence
