@@ -29,11 +29,11 @@ def test_summary_by_hand():
     assert s["tta_std_s"] == pytest.approx(math.sqrt(125))          # population: Σd²/n = 500/4
     assert s["tta_cov"] == pytest.approx(math.sqrt(125) / 25)       # 0.4472
     assert s["tta_std_sample_s"] == pytest.approx(math.sqrt(500 / 3))
-    # on the logs: mean ln(24000)/4, geometric mean 22.134; t(0.975, 3) = 3.182446, sem = stdev(ln) / 2
+    # on the logs: mean ln(240000)/4, geometric mean 22.134; t(0.975, 3) = 3.182446, sem = stdev(ln) / 2
     logs = [math.log(v) for v in (10, 20, 30, 40)]
     half = 3.182446 * statistics.stdev(logs) / 2
-    assert s["tta_geomean_s"] == pytest.approx(24000 ** 0.25)
-    assert s["tta_ci95_s"] == pytest.approx([24000 ** 0.25 * math.exp(-half), 24000 ** 0.25 * math.exp(half)],
+    assert s["tta_geomean_s"] == pytest.approx(240000 ** 0.25)
+    assert s["tta_ci95_s"] == pytest.approx([240000 ** 0.25 * math.exp(-half), 240000 ** 0.25 * math.exp(half)],
                                             rel=1e-5)
     assert s["olympic_mean_s"] == 25.0
     # epochs [2,2,3,4]: mean 2.75, pstd sqrt(0.6875); time/epoch [5,10,10,10]: mean 8.75, pstd sqrt(4.6875)

@@ -134,7 +134,10 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
     if not groups and not problems:
         raise DawnbenchError(f"{root}: no runs found (no result.json, no MLPerf log). Pass a folder "
                              "made by `dawnbench run`, or MLPerf training logs.")
-    return sorted(groups.values(), key=lambda g: g.name), problems
+    # MLPerf groups by folder; configurations by what defines them (1 worker before 2, ...).
+    order = sorted(groups, key=lambda k: (0, k, ()) if isinstance(k, str) else
+                   (1, "", (*k[:3], k[3] or "", *k[4:])))
+    return [groups[k] for k in order], problems
 
 
 def analyze(path: str | Path, include_suspect: bool = False) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The leaderboard (SPEC §9, §11): four rankings per task from DAWNBench submission files.
 
     from dawnbench.leaderboard import build_boards
-    boards = build_boards("../shared/data/dawnbench-entries", until=date(2018, 4, 20))
+    boards = build_boards("dawnbench-entries/", until=date(2018, 4, 20))   # third_party/ has them
     boards.to_json()   # the `dawnbench leaderboard --json` document
 
 Values are computed from the files as SPEC §8 says: training time = ``hours`` of

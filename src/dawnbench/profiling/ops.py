@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
-from torch.profiler import ProfilerActivity, profile
+from torch.profiler import ProfilerAction, ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import flop_registry
@@ -211,7 +211,8 @@ def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_
         raise DawnbenchError(f"--steps must be at least 1, not {steps}.")
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-    prof = profile(activities=activities, record_shapes=True)
+    # A schedule that always records is the default's behaviour plus the ProfilerStep#N markers.
+    prof = profile(activities=activities, record_shapes=True, schedule=lambda _step: ProfilerAction.RECORD)
     census = _Census()
     marks: dict[str, float] = {}
     count = 0

@@ -133,7 +133,8 @@ def sweep_figure(rows: Sequence[dict[str, Any]], x_values: Sequence[Any], x_labe
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(x_label)
         if numeric:
-            ax.set_xscale("log", base=2)
+            if min(xs) > 0:  # batch sizes, learning rates: a log axis; a 0 in the grid cannot be on one
+                ax.set_xscale("log", base=2)
             ax.set_xticks(xs, [str(v) for v in x_values])
         else:
             ax.set_xticks(xs, [r["name"] for r in rows], rotation=30, ha="right", fontsize=7)

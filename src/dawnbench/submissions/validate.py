@@ -1,7 +1,7 @@
 """Read and check DAWNBench v1.0 submission files (SPEC §8), located problem by problem.
 
 A submission is a JSON file under ``<Task>/train/`` or ``<Task>/inference/`` of a
-submissions folder (the layout of ``../shared/data/dawnbench-entries``); a training
+submissions folder (the layout of ``third_party/dawnbench-entries.tar.xz``); a training
 entry's per-epoch log is the TSV of the same name. :func:`read_submission` never
 raises on bad content: it returns what could be read and every problem, each with
 file, line (when one applies), severity and a message that says how to fix it.
