@@ -1,12 +1,12 @@
-"""Many workers (SPEC §13): launch under torchrun, the world a worker sees, communication timing.
+"""Many workers (SPEC §13): the world a worker sees, and communication timing.
 
-* ``launch``    ``dawnbench run --nproc N``: re-run the command under torchrun; settle
-                rank 0's record with what only the launcher knows (a worker died, a signal);
-* ``world``     rank, world size, backend; the collectives the harness needs; sharding
-                and per-worker seeds;
+* ``world``     rank, world size, backend; the collectives the harness's one loop needs;
+                sharding and per-worker seeds; how a worker tells its launcher where
+                rank 0 records;
 * ``comm``      DDP with a communication hook that times the all-reduces, and the
-                accounting of a run's time per epoch (compute, exposed communication);
-* ``follower``  what ranks other than 0 do during a run.
+                accounting of a run's time per epoch (compute, exposed communication).
 
-The analyses built on them — ``scale`` and ``schedule`` — live in :mod:`dawnbench.analysis`.
+The launcher (``dawnbench run --nproc N`` under torchrun) is
+:mod:`dawnbench.experiments.launch`; the analyses built on these — the scale table and
+``schedule`` — live in :mod:`dawnbench.analysis`.
 """

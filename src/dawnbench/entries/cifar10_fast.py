@@ -10,7 +10,7 @@ Evidence (README "Accelerators"; benchmarks/cifar10_tta.py, benchmarks/gpu_suite
     is the same recipe stretched. Reliability over seeds at 12 epochs on a GPU is not yet
     measured here (no GPU was lent to the session that made the change).
   * Precision: the harness's bf16 autocast trained it to chance (10 %) until autocast's
-    weight-cast cache was switched off (harness/precision.py says why); with it off, bf16
+    weight-cast cache was switched off (precision.py says why); with it off, bf16
     reached 94.42 % on the CPU above.
 
 The recipe follows the public record of fast CIFAR-10 training; the code is written
