@@ -78,62 +78,40 @@ def describe_hardware(hw: dict[str, Any]) -> str:
     return f"{hw['cpu']}, {hw.get('cores', '?')} cores, {hw.get('memory_gib')} GiB"
 
 
-def git_state(path: Path) -> dict[str, Any]:
-    """The commit of the repository holding ``path`` and whether its tree has changes."""
-    folder = path if path.is_dir() else path.parent
+def git_state(folder: Path, only: str | None = None) -> dict[str, Any]:
+    """The commit of the repository holding ``folder``, and whether its tree (or just the
+    file ``only`` in it) has changes; ``None`` for both outside a repository."""
+    status = ["status", "--porcelain", "--untracked-files=no", *(["--", only] if only else [])]
     try:
-        head = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=5)
-        status = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=5)
+        head, changes = (subprocess.run(["git", "-C", str(folder), *cmd], capture_output=True, text=True, timeout=5)
+                         for cmd in (["rev-parse", "HEAD"], status))
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
     if head.returncode != 0:
         return {"commit": None, "dirty": None}
-    return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+    return {"commit": head.stdout.strip(), "dirty": bool(changes.stdout.strip())}
+
+
+def _versions() -> dict[str, Any]:
+    import torch
+
+    from dawnbench import __version__
+
+    return {"python": platform.python_version(), "torch": torch.__version__,
+            "numpy": __import__("numpy").__version__, "dawnbench": __version__, "platform": platform.platform()}
 
 
 def provenance(device: torch.device, code: Path) -> dict[str, Any]:
     """What SPEC §18 asks of every published figure: command, commit, date, hardware, software."""
     import datetime as dt
 
-    import torch
-
-    from dawnbench import __version__
-
-    return {"argv": sys.argv, **git_state(code),
+    return {"argv": sys.argv, **git_state(code.parent),
             "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "hardware": hardware_info(device),
-            "software": {"python": platform.python_version(), "torch": torch.__version__, "dawnbench": __version__,
-                         "platform": platform.platform()}}
-
-
-def _git_commit(path: Path) -> str | None:
-    try:
-        proc = subprocess.run(["git", "-C", str(path.parent), "rev-parse", "HEAD"],
-                              capture_output=True, text=True, timeout=5)
-        dirty = subprocess.run(["git", "-C", str(path.parent), "status", "--porcelain", "--", path.name],
-                               capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if proc.returncode != 0:
-        return None
-    return proc.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+            "hardware": hardware_info(device), "software": _versions()}
 
 
 def software_info(entry_cls: type) -> dict[str, Any]:
-    import torch
-
-    from dawnbench import __version__
-
     source = Path(inspect.getfile(entry_cls))
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "numpy": __import__("numpy").__version__,
-        "dawnbench": __version__,
-        "platform": platform.platform(),
-        "entry_file": str(source),
-        "entry_git_commit": _git_commit(source),
-        "argv": sys.argv,
-    }
+    git = git_state(source.parent, only=source.name)
+    commit = git["commit"] and git["commit"] + ("-dirty" if git["dirty"] else "")
+    return {**_versions(), "entry_file": str(source), "entry_git_commit": commit, "argv": sys.argv}

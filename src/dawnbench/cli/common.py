@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -67,20 +68,22 @@ def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "
                         help="seconds between samples of the resource monitor (resources.tsv; default 0.5)")
 
 
-# The options above, as (flag, dest), for handing them on to a launched `dawnbench run`.
-_RUN_FLAGS = [("--entry", "entry"), ("--seed", "seed"), ("--target", "target"), ("--max-epochs", "max_epochs"),
-              ("--max-seconds", "max_seconds"), ("--max-wall-seconds", "max_wall_seconds"),
-              ("--device", "device"), ("--instance", "instance"), ("--cost-per-hour", "cost_per_hour"),
-              ("--precision", "precision"), ("--compile", "compile"), ("--org", "org"), ("--platform", "platform"),
-              ("--resource-interval", "resource_interval"), ("--collective-timeout", "collective_timeout")]
+def options_argv(options: Any) -> list[str]:
+    """:class:`~dawnbench.harness.options.RunOptions` as ``dawnbench run`` arguments — the inverse of
+    :func:`run_options` — less what a launching command sets itself (task, --runs, --out, --scaling).
+    Options at their default are left out (``run`` has the same defaults)."""
+    argv = [a for key, value in options.overrides.items() for a in ("--set", f"{key}={json.dumps(value)}")]
+    for f in dataclasses.fields(options):
+        value = getattr(options, f.name)
+        if f.name in ("task", "runs", "out_dir", "scaling", "overrides") or value is None or value == f.default:
+            continue
+        argv += ["--continue"] if f.name == "continue_after_target" else [f"--{f.name.replace('_', '-')}", str(value)]
+    return argv
 
 
 def run_argv(args: argparse.Namespace) -> list[str]:
-    """``args``' run options as ``dawnbench run`` arguments (all but --runs, --out and the launch's own)."""
-    argv = [a for item in args.set for a in ("--set", item)]
-    argv += [a for flag, dest in _RUN_FLAGS if getattr(args, dest, None) is not None
-             for a in (flag, str(getattr(args, dest)))]
-    return argv + (["--continue"] if args.continue_ else [])
+    """``args``' run options as ``dawnbench run`` arguments, for each run a command launches."""
+    return options_argv(run_options(args))
 
 
 def run_options(args: argparse.Namespace) -> Any:

@@ -15,8 +15,10 @@ def profile_figures(summary: dict[str, Any]) -> list[Path]:
     from dawnbench.experiments.profile import read_ops
 
     drawn = []
-    for out in [Path(summary["out"])] + ([Path(summary["without"]["out"])] if summary.get("without") else []):
-        doc = json.loads((out / "summary.json").read_text())
+    docs = [summary] + ([json.loads((Path(summary["without"]["out"]) / "summary.json").read_text())]
+                        if summary.get("without") else [])
+    for doc in docs:
+        out = Path(doc["out"])
         rows, roofs = read_ops(out), doc["roofs"]
         drawn.append(cdf_figure(rows, roofs["flops"], out / "cdf.png", doc["title"]))
         drawn.append(roofline_figure(rows, roofs["flops"], roofs["bandwidth_bytes_per_s"], doc["step"],

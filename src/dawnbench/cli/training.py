@@ -17,8 +17,8 @@ from dawnbench.cli.common import (
     EXIT_OK,
     add_run_options,
     add_worker_options,
+    options_argv,
     print_json,
-    run_argv,
     run_options,
 )
 from dawnbench.tasks import DEFAULT_TASK, TASKS
@@ -137,8 +137,8 @@ def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         sweep = run_sweep(options, configs, observer=live, config_started=lambda i, c: err.print(
             f"configuration {i + 1}/{len(configs)}: {config_name(c)}", highlight=False),
-            launch=(launch, ["run", args.task, "--runs", str(args.runs), "--scaling", args.scaling,
-                             *run_argv(args)]) if launch else None)
+            launch=(launch, lambda opts: ["run", args.task, "--runs", str(opts.runs), "--scaling", opts.scaling,
+                                          "--out", str(opts.out_dir), *options_argv(opts)]) if launch else None)
     finally:
         if live is not None:
             live.close()

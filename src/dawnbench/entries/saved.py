@@ -80,10 +80,12 @@ def entry_class_of(run_dir: Path, entry: str | None = None) -> type[Entry]:
 
 
 def load_saved_entry(run_dir: Path, device: torch.device, name: str = MODEL_FILE, task: Task | None = None,
-                     overrides: dict[str, Any] | None = None) -> tuple[Entry, dict[str, Any]]:
+                     overrides: dict[str, Any] | None = None,
+                     payload: dict[str, Any] | None = None) -> tuple[Entry, dict[str, Any]]:
     """The entry of ``run_dir`` with the weights of its saved model ``name``, and the file's payload.
-    ``overrides`` change saved hyperparameters that do not shape the weights (say, a batch size)."""
-    payload = load(run_dir, name)
+    ``overrides`` change saved hyperparameters that do not shape the weights (say, a batch size);
+    ``payload``: the file, when the caller has read it already with :func:`load`."""
+    payload = payload or load(run_dir, name)
     task = task or get_task(payload["task"])
     entry_cls = entry_class_of(run_dir, payload["entry"])
     unknown = sorted(set(overrides or {}) - set(payload["hparams"]))

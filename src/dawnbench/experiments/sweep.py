@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,19 +31,6 @@ def options_for(options: RunOptions, config: dict[str, Any]) -> RunOptions:
 
 
 
-def config_argv(config: dict[str, Any]) -> list[str]:
-    """One configuration as ``dawnbench run`` arguments (given after the shared ones, so they win)."""
-    argv = []
-    for key, value in config.items():
-        if key == "compile":
-            argv += [] if value in ("off", "none", False) else ["--compile", str(value)]
-        elif key in RUN_OPTION_KEYS:
-            argv += [f"--{key}", str(value)]
-        else:
-            argv += ["--set", f"{key}={json.dumps(value)}"]
-    return argv
-
-
 @dataclass
 class Sweep:
     configs: list[dict[str, Any]]
@@ -55,9 +41,9 @@ class Sweep:
 def run_sweep(options: RunOptions, configs: list[dict[str, Any]], observer: RunObserver | None = None,
               ensure_data: Callable[[str], Any] = data.ensure,
               config_started: Callable[[int, dict[str, Any]], None] = lambda i, c: None,
-              launch: tuple[LaunchOptions, list[str]] | None = None) -> Sweep:
-    """Every configuration in turn, in this process or, with ``launch`` = (the launch options,
-    the ``dawnbench run`` arguments they share), as one torchrun launch each."""
+              launch: tuple[LaunchOptions, Callable[[RunOptions], list[str]]] | None = None) -> Sweep:
+    """Every configuration in turn, in this process or, with ``launch`` = (the launch options, what
+    turns a configuration's run options into ``dawnbench`` arguments), as one torchrun launch each."""
     out_root = Path(options.out_dir)
     all_results = []
     for i, config in enumerate(configs):
@@ -66,7 +52,8 @@ def run_sweep(options: RunOptions, configs: list[dict[str, Any]], observer: RunO
         if launch is None:
             all_results.append(run_many(opts, observer, ensure_data))
         else:
-            outcome = launch_run([*launch[1], "--out", str(opts.out_dir), *config_argv(config)], launch[0])
+            launch_options, argv = launch
+            outcome = launch_run(argv(opts), launch_options)
             if outcome.signal:
                 raise KeyboardInterrupt  # the user stopped the sweep: what was recorded stays on disk
             all_results.append(outcome.results)

@@ -64,7 +64,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
     """One run of one seed on this worker; rank 0's ``recorder`` writes its record."""
     task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
     entry = prep.entry_cls(task, device, options.overrides)
-    recorder.open(entry, world)
+    result = recorder.open(entry, world)
     recorder.monitor(world.local_peers())  # the other workers on this machine are the run's, not interference
     # The scored split's shapes drive the warm-up's synthetic data (its labels stay with rank 0's recorder).
     scored_inputs, scored_labels = data.load_split(task.dataset, task.scored_split, mmap=True)
@@ -83,17 +83,16 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
             with clock.segment("init"), precision_scope(prep.precision, device, own):
                 entry.warmup(synthetic_context(context(), scored_inputs, scored_labels))
             compile_s = (compile_stats() - before)["seconds"] if prep.compile else None
-            if recorder.result is not None:
-                recorder.result.compile_s = compile_s
+            result.compile_s = compile_s
             recorder.end(mllog.INIT_STOP, {"compile_s": compile_s})
             seed_everything(worker_seed(seed, world.rank))
+            train_count = data.read_meta(task.dataset)["splits"][task.train_split]["count"]
             before = compile_stats()
             world.barrier()  # every worker is ready: the clock starts after a barrier
             clock.start()
             recorder.start(mllog.RUN_START)
             with StepCounter() as counter:
-                probe = ProgressProbe(counter, lambda: clock.timed_s, entry.hp.get("batch_size"),
-                                      data.read_meta(task.dataset)["splits"][task.train_split]["count"],
+                probe = ProgressProbe(counter, lambda: clock.timed_s, entry.hp.get("batch_size"), train_count,
                                       options.max_epochs or entry.hp.get("epochs"))
                 recorder.training_started(probe)
                 gen = entry.train(context(timer.start() if timer else None))
@@ -112,8 +111,8 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
                 gen.close()
             if timer is not None:
                 timer.stop()
-        if prep.compile and recorder.result is not None:  # graphs compiled after run_start were timed
-            recorder.result.graphs_compiled_timed = (compile_stats() - before)["graphs"]
+        if prep.compile:  # graphs compiled after run_start were timed
+            result.graphs_compiled_timed = (compile_stats() - before)["graphs"]
         return recorder.finish(entry, ended, error)
 
 

@@ -117,7 +117,8 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
     if options.threads:
         torch.set_num_threads(options.threads)
     try:
-        entry, _ = saved_models.load_saved_entry(run_dir, device, task=task, overrides=options.overrides)
+        entry, _ = saved_models.load_saved_entry(run_dir, device, task=task, overrides=options.overrides,
+                                                  payload=saved)
         inputs, labels = data.load_split(task.dataset, task.scored_split)
         inputs, labels = torch.from_numpy(inputs), torch.from_numpy(labels)
 

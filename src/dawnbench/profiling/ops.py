@@ -42,7 +42,6 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import flop_registry
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.io import atomic_write_text
 from dawnbench.profiling.steps import StepLimitReached
 
 UNMATCHED = "(not in the census step)"
@@ -193,13 +192,6 @@ def _outermost(events: Any, names: set[str]) -> list[Any]:
     return sorted(chosen, key=lambda e: e.time_range.start)
 
 
-def _name_rank(trace: Path, rank: int, world_size: int) -> None:
-    """torch writes ``distributedInfo`` only inside a process group; a trace names its rank always."""
-    doc = json.loads(trace.read_text())
-    doc.setdefault("distributedInfo", {"backend": "none", "rank": rank, "world_size": world_size})
-    atomic_write_text(trace, json.dumps(doc))
-
-
 def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_steps: int = 3,
                    trace: Path | None = None, rank: int = 0, world_size: int = 1) -> Window:
     """Drive a ``train`` generator: ``warm_steps`` steps, one census step, then ``steps``
@@ -226,6 +218,9 @@ def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_
             census.stop()
             sync()
             prof.start()
+            # torch writes distributedInfo only inside a process group; a trace names its rank always.
+            prof.add_metadata_json("distributedInfo", json.dumps(
+                {"backend": "none", "rank": rank, "world_size": world_size}))
             marks["start"] = time.perf_counter()
         elif count == warm_steps + 1 + steps:
             sync()
@@ -255,7 +250,6 @@ def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_
     if trace is not None:
         trace.parent.mkdir(parents=True, exist_ok=True)
         prof.export_chrome_trace(str(trace))
-        _name_rank(trace, rank, world_size)
     names = {c.name for c in census.calls}
     return Window(steps, marks["end"] - marks["start"], census.calls, _outermost(prof.events(), names),
                   device.type)
