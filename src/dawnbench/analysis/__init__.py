@@ -43,8 +43,17 @@ class Group:
     name: str
     folder: str = "."                   # the folder of its first run, relative to PATH (a sweep's k=v,... name)
     samples: list[RunSample] = field(default_factory=list)
-    results: list[RunResult] = field(default_factory=list)  # this project's runs: curves for plots
-    excluded: list[dict[str, str]] = field(default_factory=list)  # {"run", "reason"}: kept out of the statistics
+    results: list[RunResult] = field(default_factory=list)  # this project's runs counted: statistics, curves
+    flagged: list[RunResult] = field(default_factory=list)  # runs the monitor flagged: listed, not counted
+
+    @property
+    def listed(self) -> list[RunResult]:
+        """Every run of this project in the group, for per-run tables (a flagged run shows why)."""
+        return self.results + self.flagged
+
+    @property
+    def excluded(self) -> list[dict[str, str]]:
+        return [{"run": r.run_dir, "reason": (r.resources or {})["interference"]} for r in self.flagged]
 
 
 def _config_key(r: RunResult) -> tuple[Any, ...]:
@@ -109,9 +118,8 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         key = _config_key(item)
         official[key] = official.get(key, True) and bool(item.official)
         group = groups.setdefault(key, Group("", folder))
-        suspect = (item.resources or {}).get("interference")
-        if suspect and not include_suspect:
-            group.excluded.append({"run": item.run_dir, "reason": suspect})
+        if (item.resources or {}).get("interference") and not include_suspect:
+            group.flagged.append(item)
             return
         group.results.append(item)
         group.samples.append(RunSample.from_result(item))

@@ -180,7 +180,11 @@ class ResourceMonitor:
             if values:
                 out[col] = {"mean": sum(values) / len(values), "max": max(values)}
         timed = sum(r["_dt"] * r["timed_frac"] for r in self.rows)
-        others = sum(r["_dt"] * r["timed_frac"] * r["others_cpu_pct"] / 100 for r in self.rows)
+        # Summed before clipping: the machine's busy time reaches /proc/stat in bursts (idle cores
+        # account late), so a sample above the process's own use is often paid back by the next;
+        # clipping each sample at 0 first would turn that jitter into phantom interference.
+        others = max(0.0, sum(r["_dt"] * r["timed_frac"] * (r["sys_cpu_pct"] - r["proc_cpu_pct"]) / 100
+                              for r in self.rows))
         share = others / (timed * out["cpu_count"]) if timed > 0 else 0.0
         out.update(timed_s_sampled=timed, others_cpu_s_timed=others, others_share_timed=share)
         if share > INTERFERENCE_SHARE:

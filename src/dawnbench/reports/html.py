@@ -66,7 +66,7 @@ def _resources(groups: list) -> list[dict[str, Any]]:
     """One row per run of this project that has the resource monitor's summary."""
     rows = []
     for g in groups:
-        for r in g.results:
+        for r in g.listed:
             res = r.resources or {}
             if "proc_cpu_pct" not in res:
                 continue
@@ -82,7 +82,7 @@ def _workers(groups: list) -> list[dict[str, Any]]:
     """One row per run on several workers (SPEC §13): the world and the communication accounting."""
     rows = []
     for g in groups:
-        for r in g.results:
+        for r in g.listed:
             d = r.distributed or {}
             if not d:
                 continue
@@ -98,7 +98,7 @@ def _generalization(groups: list) -> list[dict[str, Any]]:
     """One row per saved model that `dawnbench generalize` scored (SPEC §15)."""
     rows = []
     for g in groups:
-        for r in g.results:
+        for r in g.listed:
             for variant, v in (r.generalization or {}).items():
                 rows.append({"group": g.name, "run": Path(r.run_dir).name, "entry": r.entry, "variant": variant,
                              "scored": v.get("scored"), "recheck": v.get("recheck"),
