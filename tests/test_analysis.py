@@ -134,7 +134,7 @@ def test_damaged_inputs_are_problems_not_tracebacks(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "dawnbench", "analyze", str(tmp_path)],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
-    assert "result.json: not a readable run record" in proc.stderr
+    assert "result.json:1: not valid JSON" in proc.stderr
     assert "result_0.txt:1: ':::MLLOG' line is not valid JSON" in proc.stderr
     missing = subprocess.run([sys.executable, "-m", "dawnbench", "analyze", str(tmp_path / "nope")],
                              capture_output=True, text=True)

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dawnbench.leaderboard import build_boards, display
+from dawnbench.leaderboard.site import entry_page
 from dawnbench.submissions import export_training
 from dawnbench.submissions.validate import read_submission
 
@@ -201,7 +202,7 @@ def test_website_in_chromium(tmp_path, dawnbench_entries):
     assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in hostile_row
     board = dom.split('id="training_time"')[1].split("</table>")[0]
     assert 'href="javascript:' not in board and "<td>javascript:alert(1)</td>" in board  # shown, not linked
-    page = site / "entries" / "CIFAR10_train_zz_hostile.html"
+    page = site / entry_page("CIFAR10/train/zz_hostile.json")
     dom, _ = render(page, tmp_path / "c")
     assert "pwned</title>" not in dom and "&lt;script&gt;" in dom and "<svg" in dom
     sorted_dom, _ = render(site / "task-cifar10.html", tmp_path / "d", "#sort=training_time:1:desc")

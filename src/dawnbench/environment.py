@@ -71,6 +71,8 @@ def hardware_info(device: torch.device) -> dict[str, Any]:
 
 def describe_hardware(hw: dict[str, Any]) -> str:
     """One line for a result card: accelerator if any, else CPU and cores."""
+    if not isinstance(hw, dict):
+        return "unknown hardware"
     if hw.get("accelerator"):
         return f"{hw['accelerator']} ({hw.get('cpu', 'unknown CPU')}, {hw.get('cores', '?')} cores)"
     if not hw.get("cpu"):

@@ -6,6 +6,10 @@ line and saying how to fix it. The CLI prints that paragraph and exits with code
 it never shows a traceback for these.
 """
 
+from __future__ import annotations
+
+from pathlib import Path
+
 
 class DawnbenchError(Exception):
     """An error the user can fix; ``str(err)`` is the whole message."""
@@ -17,3 +21,12 @@ class DataError(DawnbenchError):
 
 class EntryError(DawnbenchError):
     """An entry could not be found or loaded, or does not fit the contract."""
+
+
+class FileError(DawnbenchError):
+    """A file that cannot be read as what it should be: ``path[:line]: reason``. Commands that
+    report problems file by file (validate, analyze, report) keep the parts apart."""
+
+    def __init__(self, path: str | Path, reason: str, line: int | None = None):
+        self.path, self.reason, self.line = str(path), reason, line
+        super().__init__(f"{self.path}{f':{line}' if line else ''}: {reason}")

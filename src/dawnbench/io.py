@@ -1,21 +1,41 @@
-"""Writing files so that a kill at any instant leaves the old version or the new, never a torn one.
+"""Files: what dawnbench writes survives a kill; what it is handed cannot hurt it.
 
-One implementation for every package: write a temporary file in the same folder,
-``fsync`` it, rename it over the target, then ``fsync`` the folder so that the rename
-itself survives a power loss. JSON goes through :func:`json_safe` first (NaN and the
-infinities are not JSON).
+Writing (one implementation for every package): a temporary file in the same folder,
+``fsync``, rename over the target, ``fsync`` of the folder so the rename itself
+survives a power loss; the file gets the usual mode (0644 under the common umask).
+JSON goes through :func:`json_safe` first (NaN and the infinities are not JSON).
+:func:`locked` serialises read-modify-write updates of one file (``infer`` and
+``generalize`` adding their figures to a run's ``result.json``); :class:`DiskReserve`
+holds back some disk space so that a run's final status can still be written when the
+disk fills up.
+
+Reading what someone else wrote (submissions, run folders, profiles, logs, data): a
+folder handed to dawnbench is data. :func:`read_foreign` reads regular files only —
+never a symbolic link (it could point at any file of the machine) and never a FIFO
+or device (which could hang or never end) — up to a size cap per kind of file;
+:func:`walk_foreign` lists a folder's regular files without following links and says
+what it skipped; :func:`parse_json` is strict JSON with bounded nesting and number
+size. Every refusal is a :class:`~dawnbench.errors.DawnbenchError` that names the
+file and says what to do, never a traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from dawnbench.errors import DawnbenchError, FileError
+
+# --- writing -----------------------------------------------------------------------
 
 
 def json_safe(value: Any) -> Any:
@@ -43,11 +63,19 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _file_mode() -> int:
+    """What ``open()`` would give a new file: 0666 less the umask (mkstemp makes 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def _replacing(path: Path) -> Iterator[BinaryIO]:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, _file_mode())
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
@@ -76,3 +104,236 @@ def atomic_write_with(path: Path, write: Callable[[BinaryIO], None]) -> None:
     """Atomically write what ``write(file)`` puts into an open binary file (``torch.save``, ``np.save``)."""
     with _replacing(path) as f:
         write(f)
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """An exclusive lock on ``folder`` (``flock`` on the folder itself: no lock file is left
+    behind), for read-modify-write updates of the files in it."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def update_json(path: Path, change: Callable[[dict[str, Any]], None], kind: str = "run record") -> dict[str, Any]:
+    """Re-read the JSON object at ``path`` under the folder's lock, apply ``change``, write it back
+    atomically: two commands updating one ``result.json`` at once both keep their change."""
+    path = Path(path)
+    with locked(path.parent):
+        doc = parse_json(read_foreign(path, kind), path)
+        if not isinstance(doc, dict):
+            raise FileError(path, f"not a JSON object; it is not a dawnbench {kind}.")
+        change(doc)
+        atomic_write_json(path, doc)
+    return doc
+
+
+class DiskReserve:
+    """Disk space held back in ``folder`` until :meth:`release`: an unnamed file (deleted as
+    soon as it is made, so a killed process leaves nothing behind) of ``size`` allocated bytes.
+
+    A run holds one; when a write fails because the disk is full, releasing it frees room
+    for the run's final status. Where space cannot be reserved (a file system without
+    ``fallocate``), the reserve is empty and says so in :attr:`bytes`.
+    """
+
+    def __init__(self, folder: Path, size: int = 1 << 20):
+        self.bytes = 0
+        self._file: BinaryIO | None = None
+        try:
+            self._file = tempfile.TemporaryFile(dir=folder)
+            os.posix_fallocate(self._file.fileno(), 0, size)
+            self.bytes = size
+        except OSError as err:
+            if self._file is not None and err.errno == errno.ENOSPC:
+                self.release()
+                raise DawnbenchError(f"{folder}: less than {size >> 20} MiB free on this disk; free some "
+                                     "space or write the run elsewhere (--out).") from None
+            # no fallocate here (EOPNOTSUPP): go on without a reserve
+
+    def release(self) -> bool:
+        """Free the space; True if there was any to free."""
+        if self._file is None:
+            return False
+        self._file.close()
+        self._file = None
+        freed, self.bytes = self.bytes > 0, 0
+        return freed
+
+
+def is_disk_full(err: BaseException) -> bool:
+    return isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def output_dir(path: str | Path, flag: str = "--out") -> Path:
+    """A folder a command writes into: made if missing; a clear error when it is a file."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise DawnbenchError(f"{flag} {path}: that is a file, not a folder. Pass a folder (it is made if "
+                             "it does not exist).")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DawnbenchError(f"{flag} {path}: cannot make this folder ({err.strerror}). Pass a folder you "
+                             "can write to.") from None
+    return path
+
+
+# --- reading what someone else wrote ----------------------------------------------
+
+MiB = 1 << 20
+# The most dawnbench reads of each kind of file it is handed; a larger one is refused.
+LIMITS: dict[str, int] = {
+    "submission": 1 * MiB,         # a DAWNBench JSON (the largest public one is 2 KB)
+    "training log": 16 * MiB,      # a DAWNBench TSV, a run's epochs.tsv
+    "latency table": 64 * MiB,     # inference/latencies.tsv
+    "run record": 64 * MiB,        # result.json (hours of evaluations every few seconds)
+    "profile": 64 * MiB,           # summary.json, ops.tsv of `dawnbench profile`
+    "figure": 32 * MiB,            # a PNG embedded in a report
+    "scale table": 16 * MiB,
+    "site manifest": 16 * MiB,     # the list of files a leaderboard site wrote
+    "MLPerf log": 256 * MiB,
+    "event log": 256 * MiB,
+    "model": 16 << 30,             # model.pt (read by torch with weights_only=True)
+    "data": 64 << 30,              # official dataset files (IDX, CIFAR batches, SQuAD JSON, ...)
+}
+MAX_JSON_DEPTH = 64
+MAX_INT_DIGITS = 40                # 10^40: no count, size or time dawnbench reads comes near it
+
+
+def check_regular(path: Path, kind: str) -> os.stat_result:
+    """``path``'s own status; a clear error if it is a link, a FIFO, a device or missing."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise FileError(path, "no such file.") from None
+    except OSError as err:
+        raise FileError(path, f"cannot read it ({err.strerror}).") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise FileError(path, "a symbolic link. dawnbench reads only regular files from the folders it is "
+                        f"handed (a link could point at any file of this machine); replace it with the {kind} itself.")
+    if not stat.S_ISREG(st.st_mode):
+        what = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else \
+            "a device or socket"
+        raise FileError(path, f"{what}, not a regular file; a {kind} must be a plain file.")
+    return st
+
+
+def read_foreign(path: str | Path, kind: str) -> bytes:
+    """The bytes of a regular file someone else wrote, at most ``LIMITS[kind]`` of them."""
+    path = Path(path)
+    limit = LIMITS[kind]
+    check_regular(path, kind)
+    try:
+        # O_NOFOLLOW and O_NONBLOCK: if the file was swapped for a link or a FIFO since the check,
+        # the open fails (or returns at once) instead of following it or hanging.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        raise FileError(path, f"cannot open it ({err.strerror}); a {kind} must be a regular file you can "
+                        "read.") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise FileError(path, f"not a regular file; a {kind} must be a plain file.")
+        if st.st_size > limit:
+            raise FileError(path, f"{st.st_size / MiB:,.1f} MiB, more than the {limit / MiB:,.0f} MiB dawnbench "
+                            f"reads for a {kind}; this is not a {kind}.")
+        return f.read(st.st_size)  # what it held when checked: a file growing meanwhile is read that far
+
+
+def read_foreign_text(path: str | Path, kind: str) -> str:
+    """:func:`read_foreign` decoded as UTF-8 (undecodable bytes replaced, so a message can quote it)."""
+    return read_foreign(path, kind).decode("utf-8", errors="replace")
+
+
+def walk_foreign(root: str | Path, skipped: list[tuple[Path, str]] | None = None) -> Iterator[Path]:
+    """Every regular file under ``root``, sorted, never following a link. Links, FIFOs and
+    devices are not yielded; each goes to ``skipped`` (when given) as (path, why) for a warning."""
+    root = Path(root)
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        dirnames.sort()
+        for name in list(dirnames):
+            if (here / name).is_symlink():
+                dirnames.remove(name)
+                if skipped is not None:
+                    skipped.append((here / name, "a symbolic link to a folder, not followed"))
+        for name in sorted(filenames):
+            path = here / name
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if stat.S_ISREG(mode):
+                yield path
+            elif skipped is not None:
+                what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+                skipped.append((path, f"{what}, skipped (dawnbench reads only regular files from a folder)"))
+
+
+def _strict_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits")
+    return int(text)
+
+
+def _strict_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_depth(doc: Any) -> int:
+    """How deep ``doc`` nests lists and objects (counted up to just past ``MAX_JSON_DEPTH``)."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth)
+            if deepest > MAX_JSON_DEPTH:
+                return deepest
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
+def strict_loads(text: str) -> Any:
+    """``json.loads`` that refuses NaN/Infinity, integers over ``MAX_INT_DIGITS`` digits and
+    non-finite decimals (``ValueError``); nesting is bounded by Python's own recursion limit
+    (``RecursionError``). :func:`parse_json` turns these into located errors."""
+    return json.loads(text, parse_int=_strict_int, parse_float=_strict_float, parse_constant=_no_constant)
+
+
+def parse_json(data: bytes | str, where: str | Path) -> Any:
+    """Strict JSON: no NaN or Infinity, integers of at most ``MAX_INT_DIGITS`` digits, finite
+    floats, nesting at most ``MAX_JSON_DEPTH`` deep; a located error otherwise."""
+    try:
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as err:
+        raise FileError(where, f"not UTF-8 text (byte {err.start}); it is not a JSON file.") from None
+    try:
+        doc = strict_loads(text)
+    except json.JSONDecodeError as err:
+        raise FileError(where, f"not valid JSON ({err.msg}, column {err.colno}).", err.lineno) from None
+    except RecursionError:
+        raise FileError(where, f"JSON nested deeper than Python can read; no dawnbench file is nested more "
+                        f"than {MAX_JSON_DEPTH} deep.") from None
+    except ValueError as err:
+        raise FileError(where, f"{err}; dawnbench reads only plain JSON numbers (integers up to "
+                        f"{MAX_INT_DIGITS} digits, finite decimals).") from None
+    if json_depth(doc) > MAX_JSON_DEPTH:
+        raise FileError(where, f"JSON nested more than {MAX_JSON_DEPTH} deep; no dawnbench file is.")
+    return doc
+
+
+def read_json(path: str | Path, kind: str) -> Any:
+    """:func:`read_foreign` + :func:`parse_json`."""
+    return parse_json(read_foreign(path, kind), path)

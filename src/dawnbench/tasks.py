@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dawnbench.bounds import Bound
 from dawnbench.errors import DawnbenchError
 
 if TYPE_CHECKING:  # torch loads on first use: commands that never train start fast
@@ -30,6 +31,8 @@ class Metric:
     dawnbench_column: str     # column of the DAWNBench TSV, e.g. "top1Accuracy"
     unit: str                 # "%" or "" (F1 on 0–100)
     compute: Callable[[torch.Tensor, torch.Tensor], float]
+    low: float = 0.0          # the values the metric can take (a --target outside them is bad input)
+    high: float = 100.0
 
 
 TOP1 = Metric("top1_accuracy", "top1Accuracy", "%", top1_accuracy)
@@ -45,6 +48,10 @@ class Task:
     default_entry: str
     train_split: str = "train"
     role: str = ""
+
+    @property
+    def metric_bound(self) -> Bound:
+        return Bound(self.metric.low, self.metric.high)
 
     def passes(self, value: float, target: float | None = None) -> bool:
         return bool(np.isfinite(value)) and value >= (self.threshold if target is None else target)

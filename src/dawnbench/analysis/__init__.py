@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
-from dawnbench.errors import DawnbenchError
-from dawnbench.harness.record import RunResult
+from dawnbench.errors import DawnbenchError, FileError
+from dawnbench.harness.record import RunResult, read_result
 from dawnbench.statistics import RunSample, summarize
 
 
@@ -86,12 +86,11 @@ def _config_names(keys: list[tuple[Any, ...]], official: dict[tuple[Any, ...], b
 
 def _read_run_dir(run_dir: Path) -> RunResult:
     try:
-        result = RunResult.from_dict(json.loads((run_dir / "result.json").read_text()))
-        result.run_dir = str(run_dir)  # where the record is now (it may have been moved or copied)
-        return result
-    except (json.JSONDecodeError, UnicodeDecodeError, TypeError, AttributeError) as err:
-        raise LogError(LogProblem(str(run_dir / "result.json"), None,
-                                  f"not a readable run record ({type(err).__name__}: {err})")) from None
+        result = RunResult.from_dict(read_result(run_dir))
+    except FileError as err:
+        raise LogError(LogProblem(err.path, err.line, err.reason)) from None
+    result.run_dir = str(run_dir)  # where the record is now (it may have been moved or copied)
+    return result
 
 
 def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group], list[LogProblem]]:
@@ -126,7 +125,7 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
 
     if root.is_file():
         add(root, read_log)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root):  # links to folders are not followed
         here = Path(dirpath)
         if "result.json" in filenames:
             add(here, _read_run_dir)
@@ -135,7 +134,7 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         dirnames.sort()
         for name in sorted(filenames):
             file = here / name
-            if file.suffix in (".txt", ".log") and is_mlperf_log(file):
+            if file.suffix in (".txt", ".log") and is_mlperf_log(file):  # regular files only
                 add(file, read_log)
     for key, name in _config_names([k for k in groups if isinstance(k, tuple)], official).items():
         groups[key].name = name

@@ -14,11 +14,16 @@ epochs = distinct ``epoch_num`` of ``epoch_start`` events (else of
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dawnbench.errors import FileError
+from dawnbench.io import read_foreign_text, strict_loads
 from dawnbench.statistics import RunSample
 
 V05 = re.compile(r":::MLPv0\.5\.0 (\S+) ([0-9.]+) \(([^)]*)\) ([A-Za-z_0-9]+)(?::\s*(.*))?")
@@ -42,20 +47,31 @@ def _json_or_raw(text: str | None) -> Any:
     if text is None or not text.strip():
         return None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return strict_loads(text)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError: the raw text is the value
         return text.strip()
 
 
 def is_mlperf_log(path: Path) -> bool:
-    with open(path, "rb") as f:
+    """Whether ``path`` is a regular file whose first 64 KiB hold an MLPerf line (a link, a FIFO or
+    a device is never opened)."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
         head = f.read(1 << 16)
     return b":::MLPv0.5.0 " in head or b":::MLLOG " in head
 
 
 def read_log(path: Path) -> RunSample:
     """One MLPerf log file as a run; LogError (with file and line) when it cannot be one."""
-    text = Path(path).read_text(errors="replace")
+    try:
+        text = read_foreign_text(path, "MLPerf log")
+    except FileError as err:
+        raise LogError(LogProblem(err.path, err.line, err.reason)) from None
     if ":::MLPv0.5.0 " in text:
         return _read_v05(path, text)
     if MLLOG in text:
@@ -70,13 +86,17 @@ def _read_v05(path: Path, text: str) -> RunSample:
         m = V05.search(line)
         if not m:
             continue
-        t, key, value = float(m.group(2)), m.group(4), _json_or_raw(m.group(5))
+        try:
+            t = float(m.group(2))
+        except ValueError:
+            raise LogError(LogProblem(str(path), number, f"time {m.group(2)!r} is not a number of seconds")) from None
+        key, value = m.group(4), _json_or_raw(m.group(5))
         if key == "run_start" and start is None:
             start = (t, number)
         elif key == "run_stop":
             stop, stop_value = (t, number), value
         elif key == "train_epoch":
-            epochs.add(value)
+            epochs.add(_epoch(value, path, number))
         elif key == "eval_target":
             target = value
         elif key == "eval_accuracy":
@@ -98,21 +118,34 @@ def _read_mllog(path: Path, text: str) -> RunSample:
         if at < 0:
             continue
         try:
-            rec = json.loads(line[at + len(MLLOG):])
-        except json.JSONDecodeError:
+            rec = strict_loads(line[at + len(MLLOG):])
+        except (ValueError, RecursionError):
             raise LogError(LogProblem(str(path), number, "':::MLLOG' line is not valid JSON")) from None
         if not isinstance(rec, dict) or "key" not in rec or "time_ms" not in rec:
             raise LogError(LogProblem(str(path), number, "':::MLLOG' record lacks 'key' or 'time_ms'"))
-        key, t, meta = rec["key"], float(rec["time_ms"]) / 1000, rec.get("metadata") or {}
+        time_ms, meta = rec["time_ms"], rec.get("metadata") or {}
+        if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)) or not math.isfinite(time_ms):
+            raise LogError(LogProblem(str(path), number, f"'time_ms' must be a number of milliseconds, "
+                                      f"not {json.dumps(time_ms)[:40]}"))
+        if not isinstance(meta, dict):
+            raise LogError(LogProblem(str(path), number, "'metadata' must be an object"))
+        key, t = rec["key"], time_ms / 1000
         if key == "run_start" and start is None:
             start = (t, number)
         elif key == "run_stop":
             stop, status = (t, number), meta.get("status")
         elif key == "epoch_start" and "epoch_num" in meta:
-            epochs.add(meta["epoch_num"])
+            epochs.add(_epoch(meta["epoch_num"], path, number))
         elif key == "eval_accuracy" and "epoch_num" in meta:
-            eval_epochs.add(meta["epoch_num"])
+            eval_epochs.add(_epoch(meta["epoch_num"], path, number))
     return _sample(path, start, stop, epochs or eval_epochs, status == "success")
+
+
+def _epoch(value: Any, path: Path, number: int) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise LogError(LogProblem(str(path), number, f"an epoch number must be a number, not "
+                                  f"{json.dumps(value)[:40]}"))
+    return value
 
 
 def _sample(path: Path, start, stop, epochs: set, succeeded: bool) -> RunSample:

@@ -10,9 +10,13 @@ accelerator and are not preempted. Two schedules are compared:
 * **naive**: each job on all G accelerators, one after another (its table must have G);
 * **best**: the shortest makespan found by exhaustive search over every job's worker
   count and, when the search stays under ``SEARCH_LIMIT`` candidates, every job order
-  (beyond it, jobs go longest first). Each candidate is placed by list scheduling: in
-  order, a job starts as soon as as many accelerators as it asks for are free, on those
-  that freed up first.
+  (beyond it, jobs go longest first). When even the worker counts alone are more than
+  ``SEARCH_LIMIT`` combinations (12 jobs of 8 counts are 69 billion), a **heuristic**
+  takes over and says so: every job starts on its most efficient count (least
+  accelerator-seconds), then one job's count at a time is changed while that shortens
+  the makespan, within ``SEARCH_LIMIT`` candidates. Each candidate is placed by list
+  scheduling: in order, a job starts as soon as as many accelerators as it asks for are
+  free, on those that freed up first.
 
 A lower bound is reported beside them: no schedule ends before the longest job on its
 best count, nor before the total accelerator-seconds (min over k of k × TTA) / G.
@@ -21,13 +25,14 @@ best count, nor before the total accelerator-seconds (min over k of k × TTA) / 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dawnbench.bounds import ACCELERATORS
 from dawnbench.errors import DawnbenchError
+from dawnbench.io import read_json
 
 SEARCH_LIMIT = 200_000  # candidates (allocations × orders) searched exhaustively
 
@@ -64,12 +69,12 @@ class Schedule:
 def load_job(path: Path) -> Job:
     """A job from a ``scale.json`` (or a hand-written one); errors name the file and field."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise DawnbenchError(f"{path}: no such file. Pass the scale.json written by `dawnbench scale`.") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise DawnbenchError(f"{path}: not valid JSON ({err}).") from None
+    if path.is_dir():
+        raise DawnbenchError(f"{path}: a folder. Pass the scale.json files that `dawnbench scale` wrote "
+                             f"(e.g. {path / 'scale.json'}).")
+    if not path.exists():
+        raise DawnbenchError(f"{path}: no such file. Pass the scale.json written by `dawnbench scale`.")
+    doc = read_json(path, "scale table")
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list) or not doc["rows"]:
         raise DawnbenchError(f"{path}: field 'rows' missing or empty; a scale table lists rows of "
                              "{\"workers\": K, \"tta_s\": seconds}, as `dawnbench scale` writes them.")
@@ -112,13 +117,17 @@ def naive(jobs: list[Job], accelerators: int) -> Schedule:
     return place(jobs, [accelerators] * len(jobs), accelerators)
 
 
-def best(jobs: list[Job], accelerators: int) -> tuple[Schedule, int, bool]:
-    """The shortest schedule found; also the candidates tried and whether orders were searched too."""
+def best(jobs: list[Job], accelerators: int) -> tuple[Schedule, int, str]:
+    """The shortest schedule found; also the candidates tried and how: ``orders`` (every worker
+    count and every order), ``counts`` (every worker count, longest job first) or ``heuristic``."""
     choices = [[k for k in sorted(j.tta_s) if k <= accelerators] for j in jobs]
     empty = [j.name for j, c in zip(jobs, choices) if not c]
     if empty:
         raise DawnbenchError(f"{', '.join(empty)}: no measured worker count fits on {accelerators} accelerators.")
     allocations = math.prod(len(c) for c in choices)
+    if allocations > SEARCH_LIMIT:
+        found, tried = _improve(jobs, choices, accelerators)
+        return found, tried, "heuristic"
     search_orders = allocations * math.factorial(len(jobs)) <= SEARCH_LIMIT
     orders = (itertools.permutations(range(len(jobs))) if search_orders
               else [tuple(sorted(range(len(jobs)), key=lambda i: -min(jobs[i].tta_s.values())))])
@@ -131,7 +140,28 @@ def best(jobs: list[Job], accelerators: int) -> tuple[Schedule, int, bool]:
             if found is None or candidate.makespan < found.makespan - 1e-9:
                 found = candidate
     assert found is not None
-    return found, tried, search_orders
+    return found, tried, "orders" if search_orders else "counts"
+
+
+def _improve(jobs: list[Job], choices: list[list[int]], accelerators: int) -> tuple[Schedule, int]:
+    """Local search for when the counts are too many to try: longest job first, each on its most
+    efficient count, then single-job changes of count while they shorten the makespan."""
+    order = sorted(range(len(jobs)), key=lambda i: -min(jobs[i].tta_s.values()))
+    ordered = [jobs[i] for i in order]
+    counts = [min(choices[i], key=lambda k, i=i: (k * jobs[i].tta_s[k], k)) for i in order]
+    found, tried, improved = place(ordered, counts, accelerators), 1, True
+    while improved and tried < SEARCH_LIMIT:
+        improved = False
+        for pos, i in enumerate(order):
+            for k in choices[i]:
+                if k == counts[pos] or tried >= SEARCH_LIMIT:
+                    continue
+                candidate_counts = [*counts[:pos], k, *counts[pos + 1:]]
+                candidate = place(ordered, candidate_counts, accelerators)
+                tried += 1
+                if candidate.makespan < found.makespan - 1e-9:
+                    found, counts, improved = candidate, candidate_counts, True
+    return found, tried
 
 
 def lower_bound(jobs: list[Job], accelerators: int) -> float:
@@ -141,14 +171,13 @@ def lower_bound(jobs: list[Job], accelerators: int) -> float:
 
 
 def schedule(paths: list[Path], accelerators: int) -> dict[str, Any]:
-    if accelerators < 1:
-        raise DawnbenchError(f"--accelerators must be at least 1, not {accelerators}.")
+    ACCELERATORS.check("--accelerators", accelerators)
     jobs = [load_job(p) for p in paths]
     names = [j.name for j in jobs]
     if len(set(names)) < len(names):  # the same scale table twice is two jobs: name them apart
         jobs = [Job(f"{j.name} #{i + 1}", j.tta_s) for i, j in enumerate(jobs)]
     plain = naive(jobs, accelerators)
-    found, tried, searched_orders = best(jobs, accelerators)
+    found, tried, search = best(jobs, accelerators)
     return {"accelerators": accelerators, "jobs": {j.name: j.tta_s for j in jobs},
             "naive": plain.to_dict(), "best": found.to_dict(), "lower_bound_s": lower_bound(jobs, accelerators),
-            "saved_s": plain.makespan - found.makespan, "candidates": tried, "orders_searched": searched_orders}
+            "saved_s": plain.makespan - found.makespan, "candidates": tried, "search": search}

@@ -35,7 +35,6 @@ characteristic's range (over all configurations) that the picks span.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -45,31 +44,46 @@ from typing import Any
 import numpy as np
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.io import atomic_write_json
+from dawnbench.io import atomic_write_json, output_dir, read_json, walk_foreign
+
+
+def _dig(doc: Any, *path: str) -> Any:
+    """``doc[path[0]][path[1]]…``, or None where a level is missing or not an object: records
+    and profiles are read as they are, and a damaged one gives no figure rather than a crash."""
+    for key in path:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(key)
+    return doc
+
+
+def _num(doc: Any, *path: str) -> float | None:
+    value = _dig(doc, *path)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _res(key: str, stat: str, scale: float = 1.0) -> Callable[[dict], float | None]:
     def get(doc: dict) -> float | None:
-        value = ((doc.get("resources") or {}).get(key) or {}).get(stat)
+        value = _num(doc, "resources", key, stat)
         return None if value is None else value / scale
     return get
 
 
 def _run_flops(doc: dict) -> float | None:
-    t = doc.get("throughput") or {}
-    if "achieved_gflops" in t:
-        return t["achieved_gflops"]
-    step = doc.get("step") or {}
-    return step["flops_per_s"] / 1e9 if step.get("flops_per_s") else None
+    achieved = _num(doc, "throughput", "achieved_gflops")
+    if achieved is not None:
+        return achieved
+    per_s = _num(doc, "step", "flops_per_s")
+    return per_s / 1e9 if per_s else None
 
 
 def _memory_gbps(doc: dict) -> float | None:
-    step = doc.get("step") or {}
-    return step["bytes"] / step["time_s"] / 1e9 if step.get("bytes") and step.get("time_s") else None
+    moved, seconds = _num(doc, "step", "bytes"), _num(doc, "step", "time_s")
+    return moved / seconds / 1e9 if moved and seconds else None
 
 
 def _samples_per_s(doc: dict) -> float | None:
-    return (doc.get("throughput") or {}).get("samples_per_s") or doc.get("samples_per_s")
+    return _num(doc, "throughput", "samples_per_s") or _num(doc, "samples_per_s")
 
 
 CHARACTERISTICS: dict[str, Callable[[dict], float | None]] = {
@@ -79,33 +93,39 @@ CHARACTERISTICS: dict[str, Callable[[dict], float | None]] = {
     "device_mem_gib": _res("gpu0_mem_used_bytes", "max", 2**30),
     "achieved_gflops": _run_flops,
     "memory_gbps": _memory_gbps,
-    "intensity": lambda d: (d.get("step") or {}).get("intensity"),
-    "memory_bound_share": lambda d: d.get("memory_bound_share"),
+    "intensity": lambda d: _num(d, "step", "intensity"),
+    "memory_bound_share": lambda d: _num(d, "memory_bound_share"),
     "samples_per_s": _samples_per_s,
-    "epochs_to_target": lambda d: d.get("epochs_to_target"),
+    "epochs_to_target": lambda d: _num(d, "epochs_to_target"),
 }
 
 
 def _records(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """Every run record and profile summary under ``paths``, with its configuration."""
+    """Every run record and profile summary under ``paths``, with its configuration (folders are
+    walked without following links; other JSON files, and files that are not readable records,
+    are no concern here and are passed over)."""
     found: list[dict[str, Any]] = []
     for root in map(Path, paths):
         if not root.exists():
             raise DawnbenchError(f"{root}: no such file or directory. Pass folders of runs "
                                  "(`dawnbench run`) or profiles (`dawnbench profile`).")
-        candidates = [root] if root.is_file() else [*root.rglob("result.json"), *root.rglob("summary.json")]
+        candidates = [root] if root.is_file() else [
+            f for f in walk_foreign(root) if f.name in ("result.json", "summary.json")]
         for path in candidates:
             try:
-                doc = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError, UnicodeDecodeError):
-                continue  # not a record of this project: other JSON files are no concern here
-            if not isinstance(doc, dict) or "task" not in doc or not ("evals" in doc or "window_s" in doc):
+                doc = read_json(path, "run record")
+            except DawnbenchError:
                 continue
-            batch = (doc.get("hparams") or {}).get("batch_size") or (doc.get("step") and doc.get("batch_size"))
-            if batch is None and "window_s" in doc and doc.get("samples_per_s") and doc.get("window_s"):
-                batch = round(doc["samples_per_s"] * doc["window_s"] / doc["steps"])
-            doc["_config"] = f"{doc['task']}/{doc.get('entry')}/{doc.get('precision', 'fp32')}/bs{batch}"
-            if doc.get("variant"):  # e.g. a profile's --without window: another network
+            if not isinstance(doc, dict) or not isinstance(doc.get("task"), str) or not (
+                    "evals" in doc or "window_s" in doc):
+                continue
+            batch = _num(doc, "hparams", "batch_size") or (_num(doc, "batch_size") if "step" in doc else None)
+            samples_per_s, window_s, steps = _num(doc, "samples_per_s"), _num(doc, "window_s"), _num(doc, "steps")
+            if batch is None and samples_per_s and window_s and steps:
+                batch = round(samples_per_s * window_s / steps)
+            doc["_config"] = (f"{doc['task']}/{_dig(doc, 'entry')}/{_dig(doc, 'precision') or 'fp32'}/"
+                              f"bs{batch if batch is None else int(batch)}")
+            if isinstance(doc.get("variant"), str):  # e.g. a profile's --without window: another network
                 doc["_config"] += f" {doc['variant']}"
             found.append(doc)
     return found
@@ -165,7 +185,7 @@ def analyse(configs: list[str], columns: list[str], matrix: np.ndarray, pick: in
         "scores": scores.tolist(), "linkage": tree.tolist(),
     }
     if pick is not None:
-        if not 1 <= pick <= len(configs):
+        if not isinstance(pick, int) or not 1 <= pick <= len(configs):
             raise DawnbenchError(f"--pick {pick}: choose between 1 and the {len(configs)} configurations found.")
         labels = fcluster(tree, pick, criterion="maxclust")
         picks = []
@@ -181,10 +201,11 @@ def analyse(configs: list[str], columns: list[str], matrix: np.ndarray, pick: in
 
 
 def similarity(paths: Sequence[str | Path], pick: int | None = None, out: Path | None = None) -> dict[str, Any]:
+    if out is not None:
+        output_dir(out)
     configs, columns, matrix, notes = characteristics(paths)
     doc = analyse(configs, columns, matrix, pick)
     doc["notes"] = notes
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
         atomic_write_json(out / "similarity.json", doc, indent=1)
     return doc

@@ -9,14 +9,19 @@
 
 Exit codes: 0 every run reached its target (or the command succeeded); 1 some run
 did not; 2 bad input (the message says what to fix); 130 interrupted.
+
+Nothing a user or a file supplies is read as Rich markup: both consoles print text as
+it is (``markup=False``), and the few styled words are styled explicitly.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from rich.console import Console
+from rich.text import Text
 
 from dawnbench import __version__
 from dawnbench.cli import catalog, inference, results, scaling, training, utilisation
@@ -24,8 +29,21 @@ from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from dawnbench.errors import DawnbenchError
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-paragraph error (no usage block): what is wrong, and where the options are."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message}. See `{self.prog} --help`.\n")
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]):  # noqa: ANN202 - argparse's own
+        # `--seed=--` would reach the command as an empty list, past the option's type (Python < 3.12)
+        if action.nargs is None and arg_strings == ["--"]:
+            self.error(f"argument {'/'.join(action.option_strings)}: expected a value, not '--'")
+        return super()._get_values(action, arg_strings)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dawnbench", description="Time-to-accuracy benchmarking.")
+    parser = Parser(prog="dawnbench", description="Time-to-accuracy benchmarking.")
     parser.add_argument("--version", action="version", version=f"dawnbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for family in (training, scaling, inference, results, utilisation, catalog):
@@ -37,15 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else list(argv)  # what `run --nproc` re-runs under torchrun
     # stdout stays pure JSON under --json; piped output gets room for the wide tables.
-    out = Console(stderr=getattr(args, "json", False), width=None if sys.stdout.isatty() else 160)
-    err = Console(stderr=True)
+    out = Console(stderr=getattr(args, "json", False), width=None if sys.stdout.isatty() else 160, markup=False)
+    err = Console(stderr=True, markup=False)
     try:
         return args.func(args, out, err)
     except DawnbenchError as e:
-        err.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+        err.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        err.print("[magenta]interrupted[/]")
+        err.print("interrupted", style="magenta")
         return EXIT_INTERRUPTED
 
 

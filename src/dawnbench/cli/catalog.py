@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from dawnbench import data, pricing
 from dawnbench.cli.common import (
@@ -25,7 +26,8 @@ def cmd_data_fetch(args: argparse.Namespace, out: Console, err: Console) -> int:
         data.get_spec(name)  # unknown names fail before anything is fetched
     done = []
     steps = ["downloading", "reading", "validating", "writing the cache"]
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[step]}"),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                  TextColumn("{task.fields[step]}", markup=False),
                   TimeElapsedColumn(), console=err, transient=args.json) as progress:
         for name in args.names:
             bar = progress.add_task(name, total=3, step="checking the cache")
@@ -54,7 +56,7 @@ def cmd_data_list(args: argparse.Namespace, out: Console, err: Console) -> int:
     for col in ("name", "ready", "train", "test", "source"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["name"], "[green]yes[/]" if r["ready"] else "no",
+        table.add_row(r["name"], Text("yes", style="green") if r["ready"] else "no",
                       f"{r['counts'].get('train', 0):,}", f"{r['counts'].get('test', 0):,}", r["source"])
     out.print(table)
     return EXIT_OK
@@ -93,9 +95,9 @@ def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
         table.add_row(i["name"], i["provider"], i["region"], acc, f"{i['usd_per_hour']:.4g}", i["as_of"], i["source"])
     out.print(table)
     for key in sorted({i["source"] for i in cat["instances"]}):
-        out.print(f"[bold]{key}[/]: {cat['sources'][key]}")
+        out.print(Text.assemble((key, "bold"), f": {cat['sources'][key]}"))
     for machine, why in cat["not_on_demand"].items():
-        out.print(f"[dim]not on demand: {machine}: {why}[/]")
+        out.print(f"not on demand: {machine}: {why}", style="dim")
     return EXIT_OK
 
 

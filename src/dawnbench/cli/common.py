@@ -6,9 +6,13 @@ import argparse
 import dataclasses
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
+from dawnbench import bounds
+from dawnbench.bounds import Bound
 from dawnbench.errors import DawnbenchError
+from dawnbench.io import output_dir
 from dawnbench.precision import PRECISIONS
 
 EXIT_OK, EXIT_FAILED_RUN, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -38,25 +42,38 @@ def int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{text!r}: write integers separated by commas, e.g. 1,16,64") from None
 
 
+def ranged(help_text: str, bound: Bound) -> str:
+    """An option's help with its range (checked before any work starts)."""
+    return f"{help_text} ({bound.text()})"
+
+
 def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "runs") -> None:
     """Every option of ``dawnbench run`` that decides how a run trains — shared, so that ``sweep``
     and ``scale`` take each of them too (``runs`` and ``out``: this command's defaults)."""
+    r = bounds.RUN
     parser.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--runs", type=int, default=runs, help=f"seeds seed, seed+1, ... one after another "
-                                                                 f"(default {runs})")
-    parser.add_argument("--target", type=float, help="another threshold; marks the run unofficial")
-    parser.add_argument("--max-epochs", type=float, help="stop as not_reached after this many epochs")
-    parser.add_argument("--max-seconds", type=float, help="stop as not_reached after this many timed seconds")
-    parser.add_argument("--max-wall-seconds", type=float, help="stop as timeout after this much wall time")
+    parser.add_argument("--seed", type=int, default=0, help=ranged("the first seed", r["seed"]))
+    parser.add_argument("--runs", type=int, default=runs, help=ranged(f"seeds seed, seed+1, ... one after another "
+                                                                        f"(default {runs})", r["runs"]))
+    parser.add_argument("--target", type=float, help="another threshold; marks the run unofficial (within the "
+                                                     "metric's range, e.g. 0 to 100 for accuracy)")
+    parser.add_argument("--max-epochs", type=float, help=ranged("stop as not_reached after this many epochs",
+                                                                r["max_epochs"]))
+    parser.add_argument("--max-seconds", type=float, help=ranged(
+        "stop as not_reached after this many timed seconds, even inside a step", r["max_seconds"]))
+    parser.add_argument("--max-wall-seconds", type=float, help=ranged("stop as timeout after this much wall time",
+                                                                      r["max_wall_seconds"]))
+    parser.add_argument("--max-init-seconds", type=float, default=1800.0, help=ranged(
+        "stop as timeout if the warm-up (init, untimed) takes longer (default 1800)", r["max_init_seconds"]))
     parser.add_argument("--continue", dest="continue_", action="store_true",
                         help="keep training after the target is reached (TTA is still the first pass)")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     parser.add_argument("--out", default=out, help=f"folder for the run records (default: ./{out})")
     parser.add_argument("--instance", help="price the run with this on-demand instance (see `dawnbench prices`)")
-    parser.add_argument("--cost-per-hour", type=float, help="on-demand USD per hour of the hardware")
+    parser.add_argument("--cost-per-hour", type=float, help=ranged("on-demand USD per hour of the hardware",
+                                                                   r["cost_per_hour"]))
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override an entry hyperparameter (JSON value), repeatable")
+                        help="override an entry hyperparameter (JSON value of the default's type), repeatable")
     parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
                         help="fp32 (TF32 off), tf32, bf16 or fp16 (autocast; fp16 with loss scaling)")
     parser.add_argument("--compile", nargs="?", const="default", metavar="MODE",
@@ -64,8 +81,8 @@ def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "
                              "reduce-overhead, max-autotune, ...)")
     parser.add_argument("--org", help="submission_org in events.log (default: your login name)")
     parser.add_argument("--platform", help="submission_platform in events.log (default: the hardware)")
-    parser.add_argument("--resource-interval", type=float, default=0.5, metavar="S",
-                        help="seconds between samples of the resource monitor (resources.tsv; default 0.5)")
+    parser.add_argument("--resource-interval", type=float, default=0.5, metavar="S", help=ranged(
+        "seconds between samples of the resource monitor (resources.tsv; default 0.5)", r["resource_interval"]))
 
 
 def options_argv(options: Any) -> list[str]:
@@ -88,13 +105,12 @@ def run_argv(args: argparse.Namespace) -> list[str]:
 
 def run_options(args: argparse.Namespace) -> Any:
     """The :class:`~dawnbench.harness.options.RunOptions` the parsed run options ask for."""
-    from pathlib import Path
-
     from dawnbench.harness.options import RunOptions
 
     return RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
                       target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
-                      max_wall_seconds=args.max_wall_seconds, continue_after_target=args.continue_,
+                      max_wall_seconds=args.max_wall_seconds, max_init_seconds=args.max_init_seconds,
+                      continue_after_target=args.continue_,
                       device=args.device, out_dir=Path(args.out), instance=args.instance,
                       cost_per_hour=args.cost_per_hour, overrides=parse_set(args.set),
                       precision=args.precision, compile=args.compile, org=args.org, platform=args.platform,
@@ -107,19 +123,50 @@ def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True) -
     ``scale``, which chooses the worker counts itself, takes only the last two)."""
     from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
 
+    w = bounds.WORKERS
     group = parser.add_argument_group("many workers (re-runs the command under torchrun)")
     if launcher:
-        group.add_argument("--nproc", type=int, metavar="N",
-                           help="workers on this machine: DDP with gloo on CPUs (cores shared out as threads), "
-                                "NCCL on GPUs (one GPU each)")
-        group.add_argument("--nnodes", type=int, default=1, metavar="M", help="machines taking part (default 1)")
+        group.add_argument("--nproc", type=int, metavar="N", help=ranged(
+            "workers on this machine: DDP with gloo on CPUs (cores shared out as threads), NCCL on GPUs "
+            "(one GPU each)", w["nproc"]))
+        group.add_argument("--nnodes", type=int, default=1, metavar="M",
+                           help=ranged("machines taking part (default 1)", w["nnodes"]))
         group.add_argument("--node-rank", type=int, default=0, metavar="R", help="this machine's index, 0..M-1")
         group.add_argument("--rdzv-endpoint", metavar="HOST:PORT",
                            help="node 0's address, the same on every machine (needed with --nnodes > 1)")
-    group.add_argument("--threads-per-worker", type=int, metavar="T",
-                       help="CPU threads of each worker (default: the cores shared out equally)")
+    group.add_argument("--threads-per-worker", type=int, metavar="T", help=ranged(
+        "CPU threads of each worker (default: the cores shared out equally)", w["threads"]))
     group.add_argument("--scaling", choices=SCALINGS, default="weak",
                        help="weak: the entry's batch size per worker (default); strong: divide it among them")
     group.add_argument("--collective-timeout", type=float, default=DEFAULT_COLLECTIVE_TIMEOUT_S, metavar="S",
-                       help="a worker silent this long ends the run as aborted "
-                            f"(default {DEFAULT_COLLECTIVE_TIMEOUT_S:g} s)")
+                       help=ranged("a worker silent this long ends the run as aborted "
+                                   f"(default {DEFAULT_COLLECTIVE_TIMEOUT_S:g} s)", bounds.RUN["collective_timeout"]))
+
+
+def launch_options(args: argparse.Namespace) -> Any:
+    """The :class:`~dawnbench.experiments.launch.LaunchOptions` the worker flags ask for, checked —
+    also when ``--nproc`` is absent, so a value out of range is refused rather than ignored."""
+    from dawnbench.experiments.launch import LaunchOptions
+
+    options = LaunchOptions(1 if args.nproc is None else args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint,
+                            args.threads_per_worker)
+    options.check()
+    return options
+
+
+def add_trust_option(parser: argparse.ArgumentParser) -> None:
+    """``--trust-entry``: the one way a command imports code a run folder names (see entries/saved.py)."""
+    parser.add_argument("--trust-entry", action="store_true",
+                        help="if the run's entry is not built in, import the entry file its record names "
+                             "(a run folder is data: without this flag no code is run from it)")
+
+
+def figure_path(path: str | Path, flag: str) -> Path:
+    """Where a command draws a figure: a .png, .svg or .pdf, its folder made if missing."""
+    path = Path(path)
+    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise DawnbenchError(f"{flag} {path}: a figure is written as .png, .svg or .pdf; end the name with one.")
+    if path.is_dir():
+        raise DawnbenchError(f"{flag} {path}: that is a folder; name the figure file, e.g. {path / 'figure.png'}.")
+    output_dir(path.parent or Path("."), flag)
+    return path

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
@@ -50,8 +49,8 @@ class LiveProgress(RunObserver):
 
     def __init__(self, console: Console, terminal_interval: float = 1.0, log_interval: float = 30.0):
         self.console = console
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 TextColumn("{task.fields[line]}"), console=console,
+        self.progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                                 TextColumn("{task.fields[line]}", markup=False), console=console,
                                  auto_refresh=False, transient=False)
         self.bar = None
         self.interval = terminal_interval if console.is_terminal else log_interval
@@ -101,9 +100,7 @@ class LiveProgress(RunObserver):
 
     def run_finished(self, result: RunResult) -> None:
         self._stop_reporting()
-        style = STATUS_STYLE.get(result.status, "")
-        self.progress.update(self.bar, line=f"[{style}]{result.status}[/] · TTA "
-                             f"{format_seconds(result.time_to_accuracy_s)}")
+        self.progress.update(self.bar, line=f"{result.status} · TTA {format_seconds(result.time_to_accuracy_s)}")
         self.progress.refresh()
 
     def close(self) -> None:
@@ -124,17 +121,19 @@ def training_line(status: TrainingStatus) -> str:
     return " · ".join(parts)
 
 
-def format_throughput(t: dict | None) -> str:
+def format_throughput(t: dict | None) -> Text:
     if not t or not t.get("samples_per_s"):
-        return "—"
-    text = f"{t['samples_per_s']:,.0f} samples/s"
+        return Text("—")
+    text = Text(f"{t['samples_per_s']:,.0f} samples/s")
     if t.get("achieved_gflops"):
         workers = t.get("roof_workers", 1)
         roof = (f"the measured {t.get('precision', 'fp32')} roof ({t['peak_gflops']:.0f} GFLOP/s"
                 + (f", one worker's × {workers})" if workers > 1 else ")"))
         text += f" × {t['flops_per_sample'] / 1e6:,.1f} MFLOP/sample = {t['achieved_gflops']:.1f} GFLOP/s, "
-        text += (f"{100 * t['fraction_of_peak']:.0f} % of {roof}" if t.get("fraction_of_peak") is not None
-                 else f"[red]above {roof}: accounting error[/]")
+        if t.get("fraction_of_peak") is not None:
+            text.append(f"{100 * t['fraction_of_peak']:.0f} % of {roof}")
+        else:
+            text.append(f"above {roof}: accounting error", style="red")
     return text
 
 
@@ -146,19 +145,19 @@ def format_floor(t: dict | None) -> str:
             f"{t.get('precision', 'fp32')} roof; TTA is {t['tta_over_floor']:.2f}× the floor")
 
 
-def format_resources(res: dict | None) -> str:
+def format_resources(res: dict | None) -> Text:
     """CPU and memory of the run, and a warning when other processes took CPU while it was timed."""
     if not res or "proc_cpu_pct" not in res:
-        return "—"
-    text = (f"CPU {res['proc_cpu_pct']['mean']:.0f} % mean, {res['proc_cpu_pct']['max']:.0f} % max "
+        return Text("—")
+    text = Text(f"CPU {res['proc_cpu_pct']['mean']:.0f} % mean, {res['proc_cpu_pct']['max']:.0f} % max "
             f"(100 = one core of {res['cpu_count']}) · RSS max {res['proc_rss_bytes']['max'] / 2**30:.2f} GiB")
     gpu = res.get("gpu0_util_pct")
     if gpu:
-        text += f" · GPU 0 {gpu['mean']:.0f} % busy"
+        text.append(f" · GPU 0 {gpu['mean']:.0f} % busy")
     others = res.get("others_cpu_s_timed", 0.0)
     if res.get("interference"):
-        return text + f"\n[red]{res['interference']}[/]"
-    return text + f" · others {others:.1f} CPU-s while timed"
+        return text.append("\n" + res["interference"], style="red")
+    return text.append(f" · others {others:.1f} CPU-s while timed")
 
 
 def format_workers(d: dict | None) -> str:
@@ -178,14 +177,14 @@ def format_workers(d: dict | None) -> str:
     return text
 
 
-def format_init(r: RunResult) -> str:
+def format_init(r: RunResult) -> Text:
     """Precision, compilation and what init cost: the knobs of SPEC §12 on one line."""
-    text = f"{r.precision}"
+    text = Text(f"{r.precision}")
     if r.compile:
-        text += f" · torch.compile ({r.compile}) {format_seconds(r.compile_s)} in init"
+        text.append(f" · torch.compile ({r.compile}) {format_seconds(r.compile_s)} in init")
         if r.graphs_compiled_timed:
-            text += f" · [yellow]{r.graphs_compiled_timed} graph(s) compiled inside the timed region[/]"
-    return text + f" · init {format_seconds(r.init_s)} (warm-up on synthetic data, untimed)"
+            text.append(f" · {r.graphs_compiled_timed} graph(s) compiled inside the timed region", style="yellow")
+    return text.append(f" · init {format_seconds(r.init_s)} (warm-up on synthetic data, untimed)")
 
 
 def result_card(r: RunResult) -> Panel:
@@ -193,11 +192,12 @@ def result_card(r: RunResult) -> Panel:
     grid.add_column(style="bold")
     grid.add_column()
     style = STATUS_STYLE.get(r.status, "")
-    official = "official" if r.official else "[yellow]unofficial[/] (target differs from the task's)"
+    official = Text("official") if r.official else Text.assemble(("unofficial", "yellow"),
+                                                                " (target differs from the task's)")
     last = r.evals[-1].value if r.evals else None
     rows = [
-        ("status", f"[{style}]{r.status}[/]" + (f" — {escape(r.error)}" if r.error else "")),
-        ("task", f"{r.task} · {r.metric} ≥ {r.threshold:g} · {official}"),
+        ("status", Text.assemble((r.status, style), f" — {r.error}" if r.error else "")),
+        ("task", Text.assemble(f"{r.task} · {r.metric} ≥ {r.threshold:g} · ", official)),
         ("entry", f"{r.entry} · seed {r.seed}"),
         ("time to accuracy", f"{format_seconds(r.time_to_accuracy_s)} ({format_duration(r.time_to_accuracy_s)})"
          if r.time_to_accuracy_s is not None else "∞ (target not reached)"),
@@ -226,7 +226,7 @@ def runs_table(results: Sequence[RunResult], summary: dict) -> Table:
         table.add_column(col, justify="right" if col != "status" else "left")
     for r in results:
         t = r.throughput or {}
-        table.add_row(str(r.seed), f"[{STATUS_STYLE.get(r.status, '')}]{r.status}[/]",
+        table.add_row(str(r.seed), Text(r.status, style=STATUS_STYLE.get(r.status, "")),
                       format_seconds(r.time_to_accuracy_s),
                       "—" if r.epochs_to_target is None else f"{r.epochs_to_target:.3f}",
                       f"{r.evals[-1].value:.2f}" if r.evals else "—", format_seconds(r.wall_s),
@@ -316,7 +316,9 @@ def schedule_table(doc: dict) -> Table:
                           f"{format_seconds(naive['makespan_s'])} for each job on all accelerators in turn "
                           f"(saves {format_seconds(doc['saved_s'])}); lower bound "
                           f"{format_seconds(doc['lower_bound_s'])}; {doc['candidates']:,} candidates"
-                          + ("" if doc["orders_searched"] else ", jobs longest first"))
+                          + {"orders": "", "counts": ", jobs longest first",
+                             "heuristic": ", too many to try all: a heuristic search (longest first, then "
+                                          "single-job changes)"}[doc["search"]])
     for col in ("job", "workers", "accelerators", "start", "end"):
         table.add_column(col, justify="left" if col == "job" else "right")
     for p in sorted(best["placements"], key=lambda p: (p["start_s"], p["accelerators"])):
@@ -327,7 +329,8 @@ def schedule_table(doc: dict) -> Table:
 
 def inference_table(run_dir: str, inf: dict) -> Table:
     """The figures of `dawnbench infer`: latency percentiles, throughput, cost, scenarios."""
-    verdict = "[green]official[/]" if inf["official"] else "[yellow]unofficial: " + "; ".join(inf["unofficial_reasons"]) + "[/]"
+    verdict = Text("official", style="green") if inf["official"] else Text(
+        "unofficial: " + "; ".join(inf["unofficial_reasons"]), style="yellow")
     table = Table(title=f"inference of {run_dir}", caption=verdict, show_header=False)
     table.add_column("figure", style="bold")
     table.add_column("value")
@@ -394,13 +397,14 @@ def profile_table(summary: dict, out_dir, top: int = 12) -> Table:
                         f"{summary['steps']} steps, {format_seconds(summary['window_s'])}", caption=caption)
     for col in ("op", "input shapes", "calls", "time %", "GFLOP/s", "GB/s", "FLOP/B", "bound"):
         table.add_column(col, justify="left" if col in ("op", "input shapes", "bound") else "right")
-    with (out_dir / "ops.tsv").open() as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
-    for r in rows[:top]:
+    from dawnbench.experiments.profile import read_ops
+
+    for r in read_ops(out_dir)[:top]:
         def num(key: str, scale: float = 1.0, fmt: str = "{:,.1f}") -> str:
-            return fmt.format(float(r[key]) / scale) if r[key] else "—"
-        table.add_row(r["op"].removeprefix("aten::"), r["shapes"][:48], r["calls"], num("share", 0.01),
-                      num("flops_per_s", 1e9), num("bytes_per_s", 1e9), num("intensity"), r["bound"])
+            return "—" if r[key] is None else fmt.format(r[key] / scale)
+        table.add_row(r["op"].removeprefix("aten::"), r["shapes"][:48], num("calls", fmt="{:,.0f}"),
+                      num("share", 0.01), num("flops_per_s", 1e9), num("bytes_per_s", 1e9), num("intensity"),
+                      r["bound"])
     return table
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from dawnbench.io import read_json
 from dawnbench.reports import plots
 from dawnbench.reports.profile_figures import cdf_figure, roofline_figure
 
@@ -15,7 +15,7 @@ def profile_figures(summary: dict[str, Any]) -> list[Path]:
     from dawnbench.experiments.profile import read_ops
 
     drawn = []
-    docs = [summary] + ([json.loads((Path(summary["without"]["out"]) / "summary.json").read_text())]
+    docs = [summary] + ([read_json(Path(summary["without"]["out"]) / "summary.json", "profile")]
                         if summary.get("without") else [])
     for doc in docs:
         out = Path(doc["out"])
@@ -30,7 +30,7 @@ def latency_figure(run_dir: Path, inference: dict[str, Any]) -> Path:
     """The batch-1 latency histogram of ``dawnbench infer`` (``inference/latency.png``)."""
     from dawnbench.inference.measure import read_latencies
 
-    result = json.loads((Path(run_dir) / "result.json").read_text())
+    result = read_json(Path(run_dir) / "result.json", "run record")
     latencies = read_latencies(run_dir)
     return plots.latency_histogram(latencies, inference, Path(run_dir) / inference["histogram"],
                                    title=f"{result['entry']} on {result['task']}: batch-1 latency, "

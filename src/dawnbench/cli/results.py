@@ -6,11 +6,15 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
+from dawnbench import bounds
 from dawnbench.cli.common import (
     EXIT_FAILED_RUN,
     EXIT_OK,
+    add_trust_option,
     print_json,
+    ranged,
 )
 from dawnbench.errors import DawnbenchError
 
@@ -69,14 +73,14 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
                   f"{doc['tta_median_a_s']:.2f} s", highlight=False)
         out.print(f"B: {args.b} — {doc['runs_b']} runs, {doc['failures_b']} failed, median TTA "
                   f"{doc['tta_median_b_s']:.2f} s", highlight=False)
-        out.print(f"[bold]{doc['verdict']}[/]", highlight=False)
+        out.print(doc["verdict"], style="bold", highlight=False)
     return EXIT_OK
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.reports.html import build_report
 
-    with err.status("building the report"):
+    with err.status(Text("building the report")):
         index = build_report(args.path, args.out, args.include_suspect)
     if args.json:
         print_json({"report": str(index)})
@@ -93,8 +97,8 @@ def cmd_check_log(args: argparse.Namespace, out: Console, err: Console) -> int:
         print_json({"logs": verdicts})
     else:
         for v in verdicts:
-            out.print(f"{'[green]PASS[/]' if v['valid'] else '[red]FAIL[/]'} {v['log']} ({v['lines']} lines, "
-                      f"{v['ruleset']})", highlight=False)
+            out.print(Text.assemble(("PASS", "green") if v["valid"] else ("FAIL", "red"),
+                                    f" {v['log']} ({v['lines']} lines, {v['ruleset']})"), highlight=False)
             for message in v["messages"]:
                 out.print(f"  {message}", style="red", markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK if all(v["valid"] for v in verdicts) else EXIT_FAILED_RUN
@@ -107,13 +111,14 @@ def cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
         read_submission,
     )
 
-    found = find_submissions(args.paths)
+    skipped: list = []
+    found = find_submissions(args.paths, skipped)
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise DawnbenchError(f"{missing[0]}: no such file or folder. Pass submission JSON files or folders.")
-    if not found:
+    if not found and not skipped:
         raise DawnbenchError(f"no submission JSON files under {', '.join(args.paths)}.")
-    problems = [p for path, root in found for p in read_submission(path, root).problems]
+    problems = skipped + [p for path, root in found for p in read_submission(path, root).problems]
     problems += [p for d in args.paths if Path(d).is_dir() for p in orphan_tsvs(Path(d))]
     errors = sum(p.severity == "error" for p in problems)
     if args.json:
@@ -134,6 +139,7 @@ def cmd_leaderboard(args: argparse.Namespace, out: Console, err: Console) -> int
     from dawnbench.cli.display import board_table
     from dawnbench.leaderboard import BOARDS, build_boards
 
+    bounds.TOP.check("--top", args.top)
     until = None
     if args.until:
         try:
@@ -171,9 +177,10 @@ def cmd_generalize(args: argparse.Namespace, out: Console, err: Console) -> int:
     families = tuple(f for f in (args.families or ",".join(FAMILIES)).split(",") if f)
     options = GeneralizeOptions(suite=args.suite == "shifted", families=families,
                                 severities=parse_severities(args.severities),
-                                unseen=tuple(Path(p) for p in args.source), device=args.device, out=Path(args.out))
-    with err.status("generalize") as status:
-        doc = generalize(args.run_dirs, options, status=lambda msg: status.update(msg))
+                                unseen=tuple(Path(p) for p in args.source), device=args.device, out=Path(args.out),
+                                trust_entry=args.trust_entry)
+    with err.status(Text("generalize")) as status:
+        doc = generalize(args.run_dirs, options, status=lambda msg: status.update(Text(msg)))
     doc["figures"] = [str(p) for p in generalization_figures(doc, Path(args.out))]
     if args.json:
         print_json(doc)
@@ -181,8 +188,8 @@ def cmd_generalize(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(generalization_table(doc))
     bad = [m for m in doc["models"] if not m["recheck"]]
     for m in bad:
-        err.print(f"[yellow]re-check differs[/]: {m['run_dir']} ({m['variant']}) scored {m['scored']:.4f} on the "
-                  f"scored split, the run recorded {m['recorded']:.4f}")
+        err.print(Text.assemble(("re-check differs", "yellow"), f": {m['run_dir']} ({m['variant']}) scored "
+                                f"{m['scored']:.4f} on the scored split, the run recorded {m['recorded']:.4f}"))
     if doc.get("figures"):
         out.print(f"figures: {', '.join(doc['figures'])}")
     return EXIT_OK
@@ -199,6 +206,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="unseen sets in their official files: CIFAR-10.1 .npy, QMNIST IDX (repeatable)")
     gen.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     gen.add_argument("--out", default="generalization", metavar="DIR", help="folder for the figure and JSON")
+    add_trust_option(gen)
     gen.add_argument("--json", action="store_true")
     gen.set_defaults(func=cmd_generalize)
 
@@ -249,7 +257,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     board = sub.add_parser("leaderboard", help="the four rankings per task, and optionally the website")
     board.add_argument("dir", metavar="DIR", help="a folder laid out like dawnbench-entries (<Task>/train, <Task>/inference)")
     board.add_argument("--until", metavar="YYYY-MM-DD", help="the board as it stood on this date")
-    board.add_argument("--top", type=int, default=10, help="rows per board on the terminal (default 10)")
+    board.add_argument("--top", type=int, default=10, help=ranged("rows per board on the terminal (default 10)",
+                                                                  bounds.TOP))
     board.add_argument("--html", metavar="OUT", help="also build the static website into OUT")
     board.add_argument("--json", action="store_true")
     board.set_defaults(func=cmd_leaderboard)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from dawnbench import data
 from dawnbench.cli.common import (
@@ -17,6 +17,7 @@ from dawnbench.cli.common import (
     EXIT_OK,
     add_run_options,
     add_worker_options,
+    launch_options,
     options_argv,
     print_json,
     run_options,
@@ -32,15 +33,16 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.harness.runner import run_many
 
     options = run_options(args)
+    workers = launch_options(args)  # checked even without --nproc: out of range is refused, never ignored
     if args.nproc is not None and not World.launched():
-        return _launch(args, options, out, err)
+        return _launch(args, options, workers, out, err)
     leader = int(os.environ.get("RANK", 0)) == 0
     live = LiveProgress(err) if leader else None
 
     def ensure(name: str) -> None:
         if not data.is_ready(name):
-            with err.status(f"preparing {name}") as spinner:
-                data.fetch(name, status=lambda msg: spinner.update(f"preparing {name}: {msg}"))
+            with err.status(Text(f"preparing {name}")) as spinner:
+                data.fetch(name, status=lambda msg: spinner.update(Text(f"preparing {name}: {msg}")))
 
     # Under torchrun, an exception that ends this worker goes to torchrun's error file,
     # so the launcher can name it in the record.
@@ -58,25 +60,22 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return _report(results, args, out, err)
 
 
-def _launch(args: argparse.Namespace, options: Any, out: Console, err: Console) -> int:
+def _launch(args: argparse.Namespace, options: Any, workers: Any, out: Console, err: Console) -> int:
     """``run --nproc N``: check everything here, prepare the data, then re-run under torchrun."""
     from dawnbench.distributed.world import World, per_worker_overrides
-    from dawnbench.experiments.launch import LaunchOptions, launch
+    from dawnbench.experiments.launch import launch
     from dawnbench.harness.options import prepare
 
-    launch_options = LaunchOptions(args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint,
-                                   args.threads_per_worker)
-    launch_options.check()
     prep = prepare(options)
     # What the workers would refuse (--scaling strong with an indivisible batch), refused here.
     per_worker_overrides(options, prep.entry_cls, prep.task,
                          World(world_size=args.nproc * args.nnodes, backend="gloo"))
     if not data.is_ready(prep.task.dataset):
-        with err.status(f"preparing {prep.task.dataset}"):
+        with err.status(Text(f"preparing {prep.task.dataset}")):
             data.fetch(prep.task.dataset)
-    launched = launch(args.argv, launch_options)
+    launched = launch(args.argv, workers)
     for failure in launched.failures:
-        err.print(f"[red]{escape(failure)}[/]", highlight=False, soft_wrap=True)
+        err.print(failure, style="red", highlight=False, soft_wrap=True)
     if not launched.results:
         if launched.signal:
             return EXIT_INTERRUPTED
@@ -112,15 +111,15 @@ def _warn_first_run(summary: dict[str, Any], err: Console) -> None:
 
     ratio = summary.get("first_run_ratio")
     if ratio is not None and ratio > FIRST_RUN_WARNING:
-        err.print(f"[yellow]warning:[/] the first run's time per epoch was {ratio:.2f}× the median of the "
-                  "later runs': one-time costs (start-up, autotuning, compilation) fell inside its timed "
-                  "region. The entry's warm-up should pay them.", highlight=False, soft_wrap=True)
+        err.print(Text.assemble(("warning:", "yellow"), f" the first run's time per epoch was {ratio:.2f}× the median "
+                                "of the later runs': one-time costs (start-up, autotuning, compilation) fell inside "
+                                "its timed region. The entry's warm-up should pay them."), highlight=False,
+                  soft_wrap=True)
 
 
 def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis.sweep import config_name, parse_grid
     from dawnbench.cli.display import LiveProgress, sweep_table
-    from dawnbench.experiments.launch import LaunchOptions
     from dawnbench.experiments.sweep import options_for, run_sweep
     from dawnbench.harness.options import prepare
     from dawnbench.reports.plots import sweep_figure
@@ -129,10 +128,8 @@ def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     options = run_options(args)
     for config in configs:  # every configuration is checked before the first run
         prepare(options_for(options, config))
-    launch = None
-    if args.nproc is not None:  # each configuration is one `run --nproc` launch
-        launch = LaunchOptions(args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint, args.threads_per_worker)
-        launch.check()
+    workers = launch_options(args)
+    launch = workers if args.nproc is not None else None  # each configuration is one `run --nproc` launch
     live = LiveProgress(err) if launch is None else None
     try:
         sweep = run_sweep(options, configs, observer=live, config_started=lambda i, c: err.print(

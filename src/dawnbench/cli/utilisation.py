@@ -6,8 +6,11 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
-from dawnbench.cli.common import EXIT_OK, parse_set, print_json
+from dawnbench import bounds
+from dawnbench.cli.common import EXIT_OK, add_trust_option, parse_set, print_json, ranged
+from dawnbench.errors import DawnbenchError
 from dawnbench.precision import PRECISIONS
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
@@ -22,16 +25,20 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
         with_changes,
     )
 
+    bounds.PROFILE["top"].check("--top", args.top)
     without = tuple(m for m in (args.without or "").split(",") if m)
     changes = {"steps": args.steps, "without": without or None, "device": args.device,
                "out": Path(args.out) if args.out else None}
     if Path(args.target).is_dir():
-        opts = options_from_run(Path(args.target), precision=args.precision, **changes)
+        opts = options_from_run(Path(args.target), args.trust_entry, precision=args.precision, **changes)
+    elif args.target not in TASKS:
+        raise DawnbenchError(f"{args.target}: neither a task ({', '.join(TASKS)}) nor a run directory. Pass a task "
+                             "name, or the folder of a finished run.")
     else:
         opts = with_changes(ProfileOptions(task=args.target, entry=args.entry, precision=args.precision or "fp32",
                                            overrides=parse_set(args.set), seed=args.seed), **changes)
-    with err.status("profiling") as status:
-        summary = run_profile(opts, status=lambda msg: status.update(msg))
+    with err.status(Text("profiling")) as status:
+        summary = run_profile(opts, status=lambda msg: status.update(Text(msg)))
     profile_figures(summary)
     if args.json:
         print_json(summary)
@@ -45,7 +52,7 @@ def cmd_machine(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.harness.options import resolve_device
     from dawnbench.profiling.machine import describe_machine
 
-    with err.status("measuring the roofs"):
+    with err.status(Text("measuring the roofs")):
         machine = describe_machine(resolve_device(args.device))
     if args.json:
         print_json(machine)
@@ -59,6 +66,7 @@ def cmd_similarity(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.cli.display import similarity_table
     from dawnbench.cli.figures import similarity_figures
 
+    bounds.PICK.check("--pick", args.pick)
     doc = similarity(args.paths, pick=args.pick, out=Path(args.out))
     doc["figures"] = [str(p) for p in similarity_figures(doc, Path(args.out))]
     if args.json:
@@ -66,7 +74,7 @@ def cmd_similarity(args: argparse.Namespace, out: Console, err: Console) -> int:
         return EXIT_OK
     out.print(similarity_table(doc))
     for note in doc["notes"]:
-        out.print(f"[dim]{note}[/]")
+        out.print(note, style="dim")
     out.print(f"figures: {', '.join(doc['figures'])}")
     return EXIT_OK
 
@@ -77,16 +85,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help=f"a task ({', '.join(TASKS)}) or a finished run whose configuration to profile")
     prof.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
     prof.add_argument("--precision", choices=PRECISIONS, help="fp32 (default; a run's own with RUN_DIR), tf32, bf16, fp16")
-    prof.add_argument("--steps", type=int, help="optimizer steps in the profiled window (default 10)")
+    prof.add_argument("--steps", type=int, help=ranged("optimizer steps in the profiled window (default 10)",
+                                                       bounds.PROFILE["steps"]))
     prof.add_argument("--without", metavar="CLASSES",
                       help="also profile with these module classes replaced by identities, e.g. BatchNorm2d,GELU")
     prof.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                       help="override an entry hyperparameter (JSON value), repeatable")
-    prof.add_argument("--seed", type=int, default=0)
+    prof.add_argument("--seed", type=int, default=0, help=ranged("the seed", bounds.RUN["seed"]))
     prof.add_argument("--device", help="auto (default), cpu, cuda or cuda:N")
     prof.add_argument("--out", metavar="DIR", help="folder for the profile (default: RUN_DIR/profile, or "
                                                     "profiles/TASK-ENTRY-PRECISION)")
-    prof.add_argument("--top", type=int, default=12, help="ops shown on the terminal (default 12)")
+    prof.add_argument("--top", type=int, default=12, help=ranged("ops shown on the terminal (default 12)",
+                                                                 bounds.PROFILE["top"]))
+    add_trust_option(prof)
     prof.add_argument("--json", action="store_true")
     prof.set_defaults(func=cmd_profile)
 
@@ -97,7 +108,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     sim = sub.add_parser("similarity", help="PCA and clustering of configurations by their characteristics")
     sim.add_argument("paths", nargs="+", metavar="PATH", help="folders of runs and/or profiles")
-    sim.add_argument("--pick", type=int, metavar="K", help="choose K representative configurations")
+    sim.add_argument("--pick", type=int, metavar="K", help=ranged("choose K representative configurations "
+                                                                  "(at most the configurations found)", bounds.PICK))
     sim.add_argument("--out", default="similarity", metavar="DIR", help="folder for the figures and JSON")
     sim.add_argument("--json", action="store_true")
     sim.set_defaults(func=cmd_similarity)

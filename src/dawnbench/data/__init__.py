@@ -27,6 +27,7 @@ from dawnbench.data.cache import (
     write_dataset,
 )
 from dawnbench.errors import DataError
+from dawnbench.io import walk_foreign
 
 Splits = dict[str, tuple[np.ndarray, np.ndarray]]
 
@@ -52,9 +53,11 @@ class DatasetSpec:
 # --- MNIST-style IDX ---------------------------------------------------------------
 
 def _find_idx(folder: Path, stem: str) -> Path:
-    # The official names, gzipped or not, and the common "train-images.idx3-ubyte" spelling.
+    # The official names, gzipped or not, and the common "train-images.idx3-ubyte" spelling;
+    # regular files only (a folder handed to dawnbench never makes it follow a link).
+    files = list(walk_foreign(folder))
     for candidate in (stem, stem + ".gz", stem.replace("-idx", ".idx"), stem.replace("-idx", ".idx") + ".gz"):
-        hits = sorted(folder.rglob(candidate))
+        hits = [f for f in files if f.name == candidate]
         if hits:
             return hits[0]
     raise DataError(

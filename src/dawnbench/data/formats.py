@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dawnbench.errors import DataError
+from dawnbench.errors import DataError, DawnbenchError
+from dawnbench.io import check_regular, read_foreign, walk_foreign
 
 # IDX type codes (http://yann.lecun.com/exdb/mnist/): only unsigned bytes occur in
 # MNIST-style datasets.
@@ -25,45 +26,60 @@ _IDX_UBYTE = 0x08
 _IDX_TYPES = {0x08: np.dtype(np.uint8), 0x0C: np.dtype(">i4")}  # unsigned byte; QMNIST's int labels
 
 
+MAX_IDX_BYTES = 4 << 30   # the largest IDX dawnbench reads (MNIST's train images are 47 MB)
+
+
 def read_idx(path: Path, element: int = _IDX_UBYTE) -> np.ndarray:
-    """Read an IDX file (``.gz`` or not) of element type ``element`` into an array of the header's shape."""
+    """Read an IDX file (``.gz`` or not) of element type ``element`` into an array of the header's shape.
+
+    The header says how many bytes follow; exactly that many are read (a gzip is inflated only
+    that far), so a file whose header or compressed stream promises more than ``MAX_IDX_BYTES``
+    is refused before it is inflated."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
-        if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the file is called
-            raw = gzip.decompress(raw)
+        check_regular(path, "data")
+        with open(path, "rb") as raw_file:
+            gzipped = raw_file.read(2) == b"\x1f\x8b"  # gzip magic, whatever the file is called
+        with (gzip.open(path, "rb") if gzipped else open(path, "rb")) as f:
+            head = f.read(4)
+            if len(head) < 4 or head[0] != 0 or head[1] != 0:
+                raise DataError(
+                    f"{path}: not an IDX file (the first two bytes must be zero). Pass the "
+                    "train/t10k images and labels files of an MNIST-style dataset."
+                )
+            if head[2] != element:
+                kind = "unsigned byte (0x08)" if element == _IDX_UBYTE else f"0x{element:02x}"
+                raise DataError(
+                    f"{path}: IDX element type 0x{head[2]:02x} is not {kind}; pass the file this "
+                    "dataset's loader asks for (images are unsigned bytes; QMNIST's labels are int32, 0x0c)."
+                )
+            ndim = head[3]
+            dims = f.read(4 * ndim)
+            if len(dims) < 4 * ndim:
+                raise DataError(f"{path}: truncated IDX header; download the file again.")
+            shape = tuple(int.from_bytes(dims[4 * i:4 * i + 4], "big") for i in range(ndim))
+            dtype = _IDX_TYPES[element]
+            expected = (int(np.prod(shape, dtype=object)) if shape else 0) * dtype.itemsize
+            if expected > MAX_IDX_BYTES:
+                raise DataError(f"{path}: the header promises shape {shape} ({expected / 2**30:,.1f} GiB), more "
+                                f"than the {MAX_IDX_BYTES >> 30} GiB dawnbench reads; this is not a dataset file.")
+            data = f.read(expected + 1)
     except (OSError, EOFError, gzip.BadGzipFile) as err:
         raise DataError(
             f"{path}: cannot read this IDX file ({err}). The file is missing, unreadable "
             "or a truncated gzip; download it again or fetch the dataset with "
             "`dawnbench data fetch`."
         ) from None
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
-        raise DataError(
-            f"{path}: not an IDX file (the first two bytes must be zero). Pass the "
-            "train/t10k images and labels files of an MNIST-style dataset."
-        )
-    if raw[2] != element:
-        kind = "unsigned byte (0x08)" if element == _IDX_UBYTE else f"0x{element:02x}"
-        raise DataError(
-            f"{path}: IDX element type 0x{raw[2]:02x} is not {kind}; pass the file this "
-            "dataset's loader asks for (images are unsigned bytes; QMNIST's labels are int32, 0x0c)."
-        )
-    ndim = raw[3]
-    header = 4 + 4 * ndim
-    if len(raw) < header:
-        raise DataError(f"{path}: truncated IDX header; download the file again.")
-    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
-    dtype = _IDX_TYPES[element]
-    expected = (int(np.prod(shape)) if shape else 0) * dtype.itemsize
-    found = len(raw) - header
-    if found != expected:
-        state = "truncated" if found < expected else "longer than its header says"
+    except DawnbenchError as err:
+        raise DataError(str(err)) from None
+    if len(data) != expected:
+        state = "truncated" if len(data) < expected else "longer than its header says"
+        found = f"{len(data)} bytes follow" if len(data) <= expected else "more bytes follow"
         raise DataError(
             f"{path}: file is {state}: the header promises shape {shape} "
-            f"({expected} bytes of data) but {found} bytes follow. Download it again."
+            f"({expected} bytes of data) but {found}. Download it again."
         )
-    return np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
+    return np.frombuffer(data, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
 
 
 def write_idx(path: Path, array: np.ndarray, compress: bool = False) -> None:
@@ -137,10 +153,9 @@ def read_cifar_python(path: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     blobs: dict[str, bytes] = {}
     wanted = set(CIFAR_TRAIN_BATCHES) | {CIFAR_TEST_BATCH}
     if path.is_dir():
-        for name in wanted:
-            hits = sorted(path.rglob(name))
-            if hits:
-                blobs[name] = hits[0].read_bytes()
+        for file in walk_foreign(path):  # regular files only: links are not followed
+            if file.name in wanted and file.name not in blobs:
+                blobs[file.name] = read_foreign(file, "data")
     else:
         try:
             with tarfile.open(path) as tar:

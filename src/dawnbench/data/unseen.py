@@ -23,6 +23,7 @@ import numpy as np
 
 from dawnbench.data.formats import read_idx
 from dawnbench.errors import DataError
+from dawnbench.io import check_regular
 
 QMNIST_MNIST_PART = 10_000   # QMNIST test rows that are MNIST's own test set
 
@@ -39,7 +40,8 @@ def _first(paths: Sequence[Path], names: Sequence[str]) -> Path | None:
     for p in paths:
         for name in names:
             candidate = p / name if p.is_dir() else p
-            if candidate.is_file() and candidate.name == name:
+            if candidate.name == name and (candidate.exists() or candidate.is_symlink()):
+                check_regular(candidate, "data")  # a link in a folder handed to dawnbench is not followed
                 return candidate
     return None
 

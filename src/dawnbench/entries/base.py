@@ -89,6 +89,8 @@ Rules
 from __future__ import annotations
 
 import copy
+import json
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -97,6 +99,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from dawnbench.bounds import Bound
 from dawnbench.distributed.world import shard_order
 from dawnbench.errors import EntryError
 from dawnbench.profiling.steps import StepCounter, StepLimitReached
@@ -140,6 +143,24 @@ class TrainContext:
         return shard_order(n, self.seed, epoch, self.rank, self.world_size, self.device)
 
 
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "an integer" if isinstance(value, int) else "a number"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _same_kind(default: Any, value: Any) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and math.isfinite(value)
+    return isinstance(value, type(default))
+
+
 def run_for_steps(gen: Iterator[Progress], steps: int) -> int:
     """Drive a ``train`` generator until ``steps`` optimizer steps or its first yield; return the steps."""
     try:
@@ -163,6 +184,23 @@ class Entry(ABC):
     warmup_steps: ClassVar[int] = 10          # optimizer steps of the default warm-up
     precisions: ClassVar[tuple[str, ...]] = ("fp32", "tf32", "bf16")  # the harness imposes these
     own_precisions: ClassVar[tuple[str, ...]] = ()  # the entry implements these itself
+    # Ranges of hyperparameters that would make a recipe loop forever or crash if wrong; an entry
+    # adds its own with {**Entry.hparam_bounds, "lr": Bound(0, 10)}.
+    hparam_bounds: ClassVar[dict[str, Bound]] = {"batch_size": Bound(1, 1 << 20, integer=True),
+                                                 "epochs": Bound(0, 100_000, low_open=True)}
+
+    @classmethod
+    def check_hparams(cls, task: Task, overrides: dict[str, Any]) -> None:
+        """``--set`` values before anything runs: each of the type of the default it replaces
+        (an integer where a number is expected is fine), and within ``hparam_bounds``."""
+        defaults = {**cls.hparams, **cls.hparams_by_task.get(task.name, {})}
+        for key, value in overrides.items():
+            default = defaults.get(key)
+            if default is not None and not _same_kind(default, value):
+                raise EntryError(f"--set {key}={json.dumps(value)}: entry '{cls.name}' expects "
+                                 f"{_kind(default)} (its default is {json.dumps(default)}).")
+            if key in cls.hparam_bounds:
+                cls.hparam_bounds[key].check(f"--set {key}=", value)
 
     def __init__(self, task: Task, device: torch.device, overrides: dict[str, Any] | None = None):
         self.task = task

@@ -35,12 +35,12 @@ import torch
 from dawnbench import data
 from dawnbench.data.corruptions import FAMILIES, check_family, shifted_split
 from dawnbench.data.unseen import UnseenSet, find_unseen
-from dawnbench.entries.saved import FINAL_MODEL_FILE, MODEL_FILE, load_saved_entry
+from dawnbench.entries.saved import FINAL_MODEL_FILE, MODEL_FILE, load_saved_entry, recorded_entry
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.evaluation import evaluate
 from dawnbench.harness.options import resolve_device
 from dawnbench.harness.record import read_result
-from dawnbench.io import atomic_write_json
+from dawnbench.io import atomic_write_json, output_dir, update_json, walk_foreign
 from dawnbench.tasks import get_task
 
 VARIANTS = {MODEL_FILE: "at target", FINAL_MODEL_FILE: "end of schedule"}
@@ -55,6 +55,7 @@ class GeneralizeOptions:
     unseen: tuple[Path, ...] = ()                # files or folders holding unseen sets
     device: str = "auto"
     out: Path | None = Path("generalization")
+    trust_entry: bool = False                    # import entry files that run records name (not built in)
 
 
 def parse_severities(text: str) -> tuple[int, ...]:
@@ -77,7 +78,8 @@ def run_dirs_under(paths: Sequence[str | Path]) -> list[Path]:
     for p in map(Path, paths):
         if not p.exists():
             raise DawnbenchError(f"{p}: no such file or directory. Pass run directories or folders of them.")
-        found += [p] if (p / "result.json").is_file() else sorted(r.parent for r in p.rglob("result.json"))
+        found += [p] if (p / "result.json").exists() else sorted(
+            f.parent for f in walk_foreign(p) if f.name == "result.json")
     if not found:
         raise DawnbenchError(f"{', '.join(map(str, paths))}: no run directory (with result.json) there.")
     return found
@@ -88,10 +90,11 @@ def _models(run_dir: Path) -> list[str]:
 
 
 def score_model(run_dir: Path, result: dict[str, Any], name: str,
-                sets: dict[str, tuple[torch.Tensor, torch.Tensor]], device: torch.device) -> dict[str, Any]:
+                sets: dict[str, tuple[torch.Tensor, torch.Tensor]], device: torch.device,
+                trust: bool = False) -> dict[str, Any]:
     """The metric of one saved model of the run (``result``: its result.json) on each named set."""
     task = get_task(result["task"])
-    entry, payload = load_saved_entry(run_dir, device, name, task)
+    entry, payload = load_saved_entry(run_dir, device, name, task, trust=trust)
     precision = result.get("precision", "fp32")
     values = {label: evaluate(entry, task, inputs, labels, precision) for label, (inputs, labels) in sets.items()}
     return {"run_dir": str(run_dir), "task": task.name, "entry": result["entry"], "seed": result.get("seed"),
@@ -134,25 +137,32 @@ def _group(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def _record(run_dir: Path, result: dict[str, Any], models: list[dict[str, Any]]) -> None:
+def _record(run_dir: Path, models: list[dict[str, Any]]) -> None:
     """``RUN/generalization.json`` and the summary in ``result.json`` (nothing else in it changes)."""
     atomic_write_json(run_dir / RESULT_FILE, models, indent=1)
-    result["generalization"] = {m["variant"]: {k: m.get(k) for k in ("epoch", "scored", "recheck", "suite_mean",
-                                                                     "suite_drop", "unseen")} for m in models}
-    atomic_write_json(run_dir / "result.json", result)
+    summary = {m["variant"]: {k: m.get(k) for k in ("epoch", "scored", "recheck", "suite_mean", "suite_drop", "unseen")}
+               for m in models}
+    # Re-read under the run folder's lock and change only `generalization` (an `infer` may be writing too).
+    update_json(run_dir / "result.json", lambda doc: doc.__setitem__("generalization", summary))
 
 
 def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = None,
                status: Callable[[str], None] = lambda msg: None) -> dict[str, Any]:
     options = options or GeneralizeOptions()
+    if options.suite and not options.families:
+        raise DawnbenchError(f"--families: name at least one corruption family ({', '.join(FAMILIES)}).")
     for family in options.families:
         check_family(family, 1)
+    if options.out is not None:
+        output_dir(options.out)
     runs = [r for r in run_dirs_under(paths) if _models(r)]
     if not runs:
         raise DawnbenchError(f"{', '.join(map(str, paths))}: no run there saved a model (model.pt is saved "
                              "when a run first reaches its target; model_final.pt with --continue).")
     device = resolve_device(options.device)
     results = {r: read_result(r) for r in runs}
+    for r in runs:  # every entry can be rebuilt (and may be: --trust-entry) before anything is written
+        recorded_entry(r, results[r]["entry"], options.trust_entry)
     by_task: dict[str, list[Path]] = defaultdict(list)
     for r in runs:
         by_task[results[r]["task"]].append(r)
@@ -186,14 +196,13 @@ def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = 
             run_models = []
             for name in _models(run_dir):
                 status(f"scoring {run_dir.name} ({VARIANTS[name]}) on {len(sets)} sets")
-                doc = score_model(run_dir, results[run_dir], name, sets, device)
+                doc = score_model(run_dir, results[run_dir], name, sets, device, options.trust_entry)
                 run_models.append(_summarise_model(doc, scored, suite, unseen))
-            _record(run_dir, results[run_dir], run_models)
+            _record(run_dir, run_models)
             models += run_models
     doc = {"models": models, "configurations": _group(models),
            "suite": {"families": list(options.families), "severities": list(options.severities)} if options.suite
            else None, "unseen": {t: [u.name for u in us] for t, us in unseen_found.items()}}
     if options.out is not None:
-        options.out.mkdir(parents=True, exist_ok=True)
         atomic_write_json(options.out / "generalization.json", doc, indent=1)
     return doc

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import psutil
 
+from dawnbench import bounds
 from dawnbench.distributed.world import LAUNCHED_AT_ENV, RUN_DIRS_ENV
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness import mllog
@@ -57,12 +58,9 @@ class LaunchOptions:
     threads: int | None = None          # per worker on a CPU; None: the cores shared out equally
 
     def check(self) -> None:
-        if self.nproc < 1:
-            raise DawnbenchError(f"--nproc must be at least 1, not {self.nproc}.")
-        if self.threads is not None and self.threads < 1:
-            raise DawnbenchError(f"--threads-per-worker must be at least 1, not {self.threads}.")
-        if self.nnodes < 1:
-            raise DawnbenchError(f"--nnodes must be at least 1, not {self.nnodes}.")
+        bounds.WORKERS["nproc"].check("--nproc", self.nproc)
+        bounds.WORKERS["threads"].check("--threads-per-worker", self.threads)
+        bounds.WORKERS["nnodes"].check("--nnodes", self.nnodes)
         if not 0 <= self.node_rank < self.nnodes:
             raise DawnbenchError(f"--node-rank {self.node_rank}: with --nnodes {self.nnodes} it must be "
                                  f"between 0 and {self.nnodes - 1}.")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,13 +34,16 @@ from typing import Any
 from torch import nn
 
 from dawnbench import data
+from dawnbench import bounds
+from dawnbench.bounds import check_all
 from dawnbench.entries import Entry
+from dawnbench.entries.saved import recorded_entry
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.driver import train_context
 from dawnbench.harness.options import RunOptions, prepare, seed_everything
 from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
-from dawnbench.io import atomic_write_json
+from dawnbench.io import atomic_write_json, output_dir, read_foreign_text
 from dawnbench.precision import precision_scope
 from dawnbench.profiling.flops import training_flops_per_sample
 from dawnbench.profiling.ops import Window, profile_window
@@ -64,13 +68,11 @@ class ProfileOptions:
     out: Path | None = None             # default: profiles/TASK-ENTRY-PRECISION
 
 
-def options_from_run(run_dir: Path, **changes: Any) -> ProfileOptions:
-    """The configuration of a finished run (task, entry, precision, hyperparameters, seed)."""
+def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -> ProfileOptions:
+    """The configuration of a finished run (task, entry, precision, hyperparameters, seed); an entry
+    that is not built in is loaded from the file the record names only with ``trust_entry``."""
     result = read_result(run_dir)
-    entry = result["entry"]
-    entry_file = (result.get("software") or {}).get("entry_file")
-    if entry_file and Path(entry_file).is_file():
-        entry = entry_file
+    entry = recorded_entry(run_dir, result["entry"], trust_entry)
     opts = ProfileOptions(task=result["task"], entry=entry, precision=result.get("precision", "fp32"),
                           seed=result.get("seed", 0), overrides=dict(result.get("hparams") or {}),
                           out=Path(run_dir) / "profile")
@@ -158,21 +160,23 @@ def _write(window: Window, summary: dict[str, Any], out: Path) -> None:
 
 def read_ops(out: Path) -> list[dict[str, Any]]:
     """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers (for the figures)."""
-    with (Path(out) / "ops.tsv").open(newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
+    path = Path(out) / "ops.tsv"
+    rows = list(csv.DictReader(io.StringIO(read_foreign_text(path, "profile")), delimiter="\t"))
     text = {"op", "shapes", "dtype", "precision", "bound"}
-    return [{k: (v if k in text else (float(v) if v else None)) for k, v in r.items()} for r in rows]
+    try:
+        return [{k: (v if k in text else (float(v) if v else None)) for k, v in r.items()} for r in rows]
+    except (TypeError, ValueError):
+        raise DawnbenchError(f"{path}: not the op table `dawnbench profile` writes; profile again.") from None
 
 
 def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]:
     """Profile one configuration (and its ``without`` variant); return the summary."""
-    if opts.steps < 1 or opts.warm_steps < 0:
-        raise DawnbenchError(f"--steps must be ≥ 1 and the warm steps ≥ 0 (got {opts.steps}, {opts.warm_steps}).")
+    check_all(bounds.PROFILE, opts)
     prep = prepare(RunOptions(task=opts.task, entry=opts.entry, device=opts.device, precision=opts.precision,
-                              overrides=opts.overrides))
+                              overrides=opts.overrides, seed=opts.seed))
+    out = output_dir(opts.out or Path("profiles") / f"{prep.task.name}-{prep.entry_cls.name}-{opts.precision}")
     data.ensure(prep.task.dataset)
     opts.entry = prep.entry_cls.name if opts.entry is None else opts.entry
-    out = opts.out or Path("profiles") / f"{prep.task.name}-{prep.entry_cls.name}-{opts.precision}"
     title = f"{prep.task.name} · {prep.entry_cls.name} · {opts.precision} · {opts.steps} steps"
     status("measuring this machine's roofs")
     roofs = measure_roofs(prep.device)

@@ -15,10 +15,11 @@ from typing import Any
 
 import psutil
 
+from dawnbench import bounds
 from dawnbench.analysis.scale import add_speedups, scale_row
 from dawnbench.errors import DawnbenchError
 from dawnbench.experiments.launch import Launched, LaunchOptions, launch
-from dawnbench.io import atomic_write_json
+from dawnbench.io import atomic_write_json, output_dir
 
 SCALE_FILE = "scale.json"
 
@@ -38,11 +39,13 @@ def run_scale(options: ScaleOptions,
               launched: Callable[[int, Launched], None] = lambda w, outcome: None) -> dict[str, Any]:
     """Launch every worker count in turn and tabulate them; writes ``scale.json`` in ``options.out``."""
     counts = sorted(set(options.workers))
-    if not counts or counts[0] < 1:
-        raise DawnbenchError(f"--workers {options.workers}: give positive worker counts, e.g. --workers 1,2.")
-    if options.runs < 1:
-        raise DawnbenchError(f"--runs must be at least 1, not {options.runs}.")
-    out = Path(options.out)
+    if not counts:
+        raise DawnbenchError(f"--workers {options.workers}: give worker counts, e.g. --workers 1,2.")
+    for count in counts:
+        bounds.WORKERS["nproc"].check("--workers", count)
+    bounds.RUN["runs"].check("--runs", options.runs)
+    bounds.WORKERS["threads"].check("--threads-per-worker", options.threads_per_worker)
+    out = output_dir(options.out)
     threads = options.threads_per_worker or max(1, (psutil.cpu_count() or 1) // counts[-1])
     rows, results_by_count = [], {}
     for workers in counts:
@@ -63,6 +66,5 @@ def run_scale(options: ScaleOptions,
            "scaling": options.scaling, "runs": options.runs, "baseline_workers": counts[0],
            "threads_per_worker": threads,
            "hardware": first.hardware, "rows": rows}
-    out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / SCALE_FILE, doc)
     return doc

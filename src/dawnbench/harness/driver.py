@@ -20,10 +20,15 @@ the others hold one that records nothing. Budgets and statuses (SPEC §3):
 * ``success``      an evaluation reached the target; TTA = timed seconds then.
 * ``not_reached``  the entry's schedule ended, or a budget was spent, first:
                    ``max_epochs`` (epochs trained) and ``max_seconds`` (timed
-                   seconds) are checked at each evaluation point.
+                   seconds) are checked at each evaluation point, and ``max_seconds``
+                   also inside a step (an entry that never yields cannot outrun it).
 * ``diverged``     the loss reported at a yield was not finite.
 * ``aborted``      the entry raised (in ``warmup``, ``train`` or ``predict``).
-* ``interrupted`` / ``timeout``  see :mod:`dawnbench.harness.signals`.
+* ``interrupted`` / ``timeout``  see :mod:`dawnbench.harness.signals` (``timeout`` also
+                   when the warm-up outlasts ``max_init_seconds``).
+* ``aborted`` also when the run's own files could not be written (a full disk, a
+                   failed checkpoint): :mod:`dawnbench.harness.recorder` still writes the
+                   final status, with the reason.
 * ``stopped``      (workers other than rank 0 only) rank 0 decided to stop.
 """
 
@@ -41,7 +46,7 @@ from dawnbench.harness.options import PreparedRun, RunOptions, seed_everything
 from dawnbench.harness.progress import ProgressProbe
 from dawnbench.harness.record import RUNNING, RunResult
 from dawnbench.harness.recorder import Recorder
-from dawnbench.harness.signals import StopRun, stop_on_signals
+from dawnbench.harness.signals import Budgets, StopRun, stop_on_signals
 from dawnbench.harness.warmup import compile_stats, compiler, synthetic_context
 from dawnbench.precision import make_scaler, precision_scope
 from dawnbench.profiling.steps import StepCounter
@@ -64,10 +69,9 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
     """One run of one seed on this worker; rank 0's ``recorder`` writes its record."""
     task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
     entry = prep.entry_cls(task, device, options.overrides)
-    result = recorder.open(entry, world)
-    recorder.monitor(world.local_peers())  # the other workers on this machine are the run's, not interference
     # The scored split's shapes drive the warm-up's synthetic data (its labels stay with rank 0's recorder).
     scored_inputs, scored_labels = data.load_split(task.dataset, task.scored_split, mmap=True)
+    train_count = data.read_meta(task.dataset)["splits"][task.train_split]["count"]
     timer = comm.CommTimer() if world.distributed else None
 
     def context(timed: comm.CommTimer | None = None) -> TrainContext:
@@ -75,18 +79,23 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
 
     gen: Generator[Progress, None, None] | None = None
     ended, error = RUNNING, None
-    with stop_on_signals(options.max_wall_seconds) as disarm:
+    # Signals and budgets are watched from the record's first line to its last: a Ctrl-C at
+    # any point leaves `interrupted`, never `running`.
+    with stop_on_signals(options.max_wall_seconds) as budgets:
         try:
+            result = recorder.open(entry, world)
+            recorder.monitor(world.local_peers())  # the other workers on this machine are the run's
             seed_everything(worker_seed(seed, world.rank))
             recorder.start(mllog.INIT_START)
             before = compile_stats()
-            with clock.segment("init"), precision_scope(prep.precision, device, own):
+            with clock.segment("init"), precision_scope(prep.precision, device, own), budgets.stage(
+                    options.max_init_seconds, "timeout",
+                    f"the warm-up (init) took longer than max_init_seconds={options.max_init_seconds:g}"):
                 entry.warmup(synthetic_context(context(), scored_inputs, scored_labels))
             compile_s = (compile_stats() - before)["seconds"] if prep.compile else None
             result.compile_s = compile_s
             recorder.end(mllog.INIT_STOP, {"compile_s": compile_s})
             seed_everything(worker_seed(seed, world.rank))
-            train_count = data.read_meta(task.dataset)["splits"][task.train_split]["count"]
             before = compile_stats()
             world.barrier()  # every worker is ready: the clock starts after a barrier
             clock.start()
@@ -96,7 +105,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
                                       options.max_epochs or entry.hp.get("epochs"))
                 recorder.training_started(probe)
                 gen = entry.train(context(timer.start() if timer else None))
-                ended = _drive(gen, entry, prep.precision, clock, recorder, world, timer)
+                ended = _drive(gen, entry, prep.precision, clock, recorder, world, timer, options, budgets)
             if options.continue_after_target:
                 recorder.save_final(entry)
         except StopRun as stop:
@@ -106,24 +115,31 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
                 raise
             ended = "aborted"
         finally:
-            disarm()
+            budgets.disarm()
             if gen is not None:
                 gen.close()
             if timer is not None:
                 timer.stop()
         if prep.compile:  # graphs compiled after run_start were timed
-            result.graphs_compiled_timed = (compile_stats() - before)["graphs"]
+            recorder.result.graphs_compiled_timed = (compile_stats() - before)["graphs"]
         return recorder.finish(entry, ended, error)
 
 
 def _drive(gen: Generator[Progress, None, None], entry: Entry, precision: str, clock: Clock,
-           recorder: Recorder, world: World, timer: comm.CommTimer | None) -> str:
+           recorder: Recorder, world: World, timer: comm.CommTimer | None, options: RunOptions,
+           budgets: Budgets) -> str:
     """Alternate timed training and untimed evaluation; return how the run ended."""
     last_samples, last_epoch = 0, 0.0
     while True:
         block = {"first_epoch_num": last_epoch, "samples_count": last_samples}
         recorder.start(mllog.BLOCK_START, block)
-        with clock.segment("train"), precision_scope(precision, entry.device, entry.own_precisions):
+        # --max-seconds holds inside a step too: an entry that never yields cannot outrun it.
+        left, why = None, ""
+        if options.max_seconds is not None:
+            left = options.max_seconds - clock.timed_s
+            why = f"max_seconds={options.max_seconds:g} of timed training passed before the entry's next yield"
+        with clock.segment("train"), precision_scope(precision, entry.device, entry.own_precisions), \
+                budgets.stage(left, "not_reached", why):
             progress = next(gen, None)
             world.barrier()
         recorder.end(mllog.BLOCK_STOP, {**block, "samples_count": progress.samples if progress else last_samples})

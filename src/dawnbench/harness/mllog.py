@@ -17,12 +17,14 @@ how this project fills it:
   evaluation points (``samples_count`` and ``first_epoch_num`` in the metadata), and
   ``eval_start`` / ``eval_stop`` around each evaluation.
 
-Each line is written and flushed at once (mllog logs through a ``logging`` file
-handler, which flushes every record); ``sync`` pushes the file to disk.
+Each line is appended whole or not at all (a full disk never leaves a torn line, and a
+line that could not be written raises instead of vanishing); ``sync`` pushes the file
+to disk.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -70,6 +72,38 @@ INTERVAL_START = C.INTERVAL_START
 INTERVAL_END = C.INTERVAL_END
 
 
+class _LineSink(logging.Handler):
+    """Appends each record to the file as one whole line or not at all.
+
+    A line is written with one ``write`` on an ``O_APPEND`` descriptor; if the disk fills
+    mid-line, the file is cut back to where the line began, so a reader never sees a torn
+    line. The error is kept for :class:`EventLog` to raise (``logging`` would swallow it).
+    """
+
+    def __init__(self, path: Path):
+        super().__init__(logging.INFO)
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        self.error: OSError | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = (self.format(record) + "\n").encode("utf-8")
+        start = os.fstat(self.fd).st_size
+        try:
+            done = os.write(self.fd, line)
+            while done < len(line):
+                done += os.write(self.fd, line[done:])
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, start)
+            self.error = err
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        super().close()
+
+
 class EventLog:
     """An mllog logger of one run, writing to its own file."""
 
@@ -77,28 +111,33 @@ class EventLog:
         # A logger object of its own, not registered with `logging`: runs in one process
         # never share a handler, and nothing outlives the run.
         self._logger = logging.Logger(f"dawnbench.events:{path}", level=logging.INFO)
-        self._handler = logging.FileHandler(path, mode="a", encoding="utf-8")
-        self._logger.addHandler(self._handler)
-        # stack offset 2: the caller of event/start/end is the one named in the metadata
-        self._mllog = MLLogger(logger=self._logger, default_namespace="", default_stack_offset=2)
+        self._sink = _LineSink(path)
+        self._logger.addHandler(self._sink)
+        # stack offset 3: the caller of event/start/end is the one named in the metadata
+        self._mllog = MLLogger(logger=self._logger, default_namespace="", default_stack_offset=3)
+
+    def _checked(self, log, key: str, value: Any, metadata: dict | None) -> None:
+        log(key, value, metadata=metadata)
+        if self._sink.error is not None:  # the line is not in the file: say so, never silently
+            err, self._sink.error = self._sink.error, None
+            raise err
 
     def event(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
-        self._mllog.event(key, value, metadata=metadata)
+        self._checked(self._mllog.event, key, value, metadata)
 
     def start(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
-        self._mllog.start(key, value, metadata=metadata)
+        self._checked(self._mllog.start, key, value, metadata)
 
     def end(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
-        self._mllog.end(key, value, metadata=metadata)
+        self._checked(self._mllog.end, key, value, metadata)
 
     def sync(self) -> None:
         """Push the log to disk (called after every evaluation)."""
-        self._handler.flush()
-        os.fsync(self._handler.stream.fileno())
+        os.fsync(self._sink.fd)
 
     def close(self) -> None:
-        self._handler.close()
-        self._logger.removeHandler(self._handler)
+        self._sink.close()
+        self._logger.removeHandler(self._sink)
 
 
 def parse_line(line: str) -> dict | None:

@@ -17,6 +17,8 @@ import numpy as np
 import torch
 
 from dawnbench import environment, pricing
+from dawnbench import bounds
+from dawnbench.bounds import check_all
 from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S
 from dawnbench.entries import Entry, load_entry_class
 from dawnbench.errors import DawnbenchError
@@ -35,6 +37,7 @@ class RunOptions:
     max_epochs: float | None = None
     max_seconds: float | None = None    # timed seconds
     max_wall_seconds: float | None = None
+    max_init_seconds: float | None = 1800.0  # the warm-up's budget (a longer one ends the run as timeout)
     continue_after_target: bool = False
     device: str = "auto"
     out_dir: Path = Path("runs")
@@ -78,10 +81,17 @@ def resolve_device(name: str) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         device = torch.device(name)
-    except RuntimeError:
+    except (RuntimeError, ValueError):
         raise DawnbenchError(f"--device {name!r} is not a device name; use auto, cpu, cuda or cuda:N.") from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise DawnbenchError(f"--device {name}: no CUDA device is available here; use --device cpu.")
+    if device.type not in ("cpu", "cuda") or (device.type == "cpu" and device.index not in (None, 0)):
+        raise DawnbenchError(f"--device {name}: dawnbench measures on cpu or cuda[:N] devices; use auto, cpu, "
+                             "cuda or cuda:N.")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise DawnbenchError(f"--device {name}: no CUDA device is available here; use --device cpu.")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise DawnbenchError(f"--device {name}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                                 f"cuda:0 to cuda:{torch.cuda.device_count() - 1}.")
     return device
 
 
@@ -97,14 +107,11 @@ def prepare(options: RunOptions) -> PreparedRun:
     if unknown:
         raise DawnbenchError(f"--set {', '.join(unknown)}: not a hyperparameter of entry "
                              f"'{entry_cls.name}'. Its hyperparameters: {', '.join(sorted(entry_cls.hparams))}.")
-    if options.runs < 1:
-        raise DawnbenchError(f"--runs must be at least 1, not {options.runs}.")
-    for name, value in [("--max-epochs", options.max_epochs), ("--max-seconds", options.max_seconds),
-                        ("--max-wall-seconds", options.max_wall_seconds),
-                        ("--resource-interval", options.resource_interval),
-                        ("--collective-timeout", options.collective_timeout)]:
-        if value is not None and not value > 0:
-            raise DawnbenchError(f"{name} must be a positive number, not {value}.")
+    entry_cls.check_hparams(task, options.overrides)
+    check_all(bounds.RUN, options)  # every numeric option in its range
+    if Path(options.out_dir).exists() and not Path(options.out_dir).is_dir():
+        raise DawnbenchError(f"--out {options.out_dir}: that is a file; pass a folder for the run records.")
+    task.metric_bound.check("--target", options.target)
     instance, price = pricing.resolve(options.instance, options.cost_per_hour)
     device = resolve_device(options.device)
     check_precision(options.precision, device, entry_cls)

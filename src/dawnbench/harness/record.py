@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dawnbench.errors import DawnbenchError
+from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.mllog import EventLog
-from dawnbench.io import atomic_write_json, atomic_write_text
+from dawnbench.io import DiskReserve, atomic_write_json, atomic_write_text, read_json
 
 RUNNING = "running"
 STATUSES = ("success", "not_reached", "diverged", "aborted", "interrupted", "timeout")
@@ -92,9 +92,13 @@ class RunResult:
 
 
 class RunRecord:
+    """The files of one run. It holds a :class:`~dawnbench.io.DiskReserve`: when the disk fills
+    up, :meth:`release_reserve` frees room for the final status."""
+
     def __init__(self, run_dir: Path, dawnbench_column: str):
         self.dir = Path(run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.reserve = DiskReserve(self.dir)
         self.events = EventLog(self.dir / "events.log")
         self._column = dawnbench_column
 
@@ -106,8 +110,63 @@ class RunRecord:
         atomic_write_text(self.dir / "epochs.tsv", "\n".join(rows) + "\n")
         atomic_write_json(self.dir / "result.json", result.to_dict())
 
+    def release_reserve(self) -> bool:
+        """Free the reserved space (True if there was some): the disk is full and the final
+        status must still be written."""
+        return self.reserve.release()
+
     def close(self) -> None:
         self.events.close()
+        self.reserve.release()
+
+
+# The type of every result.json field a command reads (absent fields are allowed: records
+# of older versions lack some). A record that breaks these is refused with the field named.
+_NUMBER = (int, float)
+_FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {  # field -> (types, may be null)
+    "task": ((str,), False), "entry": ((str,), False), "status": ((str,), False), "metric": ((str,), True),
+    "seed": ((int,), True), "official": ((bool,), True), "threshold": (_NUMBER, False),
+    "time_to_accuracy_s": (_NUMBER, True), "wall_s": (_NUMBER, True), "timed_s": (_NUMBER, True),
+    "eval_s": (_NUMBER, True), "init_s": (_NUMBER, True), "log_s": (_NUMBER, True),
+    "checkpoint_s": (_NUMBER, True), "compile_s": (_NUMBER, True), "graphs_compiled_timed": ((int,), True),
+    "precision": ((str,), True), "compile": ((str,), True), "epochs_to_target": (_NUMBER, True),
+    "samples_to_target": ((int,), True), "evals": ((list,), False), "hparams": ((dict,), True),
+    "budget": ((dict,), True), "hardware": ((dict,), True), "software": ((dict,), True),
+    "instance": ((str,), True), "cost_per_hour": (_NUMBER, True), "training_cost_usd": (_NUMBER, True),
+    "checkpoint": ((str,), True), "checkpoint_final": ((str,), True), "generalization": ((dict,), True),
+    "inference": ((dict,), True), "throughput": ((dict,), True), "resources": ((dict,), True),
+    "distributed": ((dict,), True), "error": ((str,), True), "started_at": ((str,), True),
+    "run_dir": ((str,), True), "data_pipeline": ((str,), True),
+}
+_EVAL_FIELDS = {"epoch": _NUMBER, "samples": (int,), "timed_s": _NUMBER, "value": _NUMBER}
+
+
+def _type_name(types: tuple[type, ...]) -> str:
+    return {(str,): "a string", (int,): "an integer", (bool,): "true or false", _NUMBER: "a number",
+            (list,): "a list", (dict,): "an object"}.get(types, "/".join(t.__name__ for t in types))
+
+
+def check_record(doc: Any, path: Path) -> dict[str, Any]:
+    """``doc`` if it is a run record whose fields have their types; a located error otherwise."""
+    if not isinstance(doc, dict):
+        raise FileError(path, "not a JSON object; this is not a dawnbench run record.")
+    missing = [k for k in ("task", "entry", "threshold", "status") if k not in doc]
+    if missing:
+        raise FileError(path, f"field(s) {', '.join(missing)} missing; this is not a dawnbench run record.")
+    for key, (types, nullable) in _FIELD_TYPES.items():
+        if key not in doc or (doc[key] is None and nullable):
+            continue
+        value = doc[key]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise FileError(path, f"field '{key}' must be {_type_name(types)}, not {json.dumps(value)[:60]}. The run "
+                                  "record was edited or damaged; re-run training.")
+    for i, e in enumerate(doc["evals"]):
+        bad = not isinstance(e, dict) or set(e) != set(_EVAL_FIELDS) or any(
+            not isinstance(e[k], t) or isinstance(e[k], bool) for k, t in _EVAL_FIELDS.items())
+        if bad:
+            raise FileError(path, f"evals[{i}] must be {{epoch, samples, timed_s, value}} with numbers, not "
+                                  f"{json.dumps(e)[:80]}. The run record was edited or damaged; re-run training.")
+    return doc
 
 
 def read_result(run_dir: Path) -> dict[str, Any]:
@@ -116,16 +175,6 @@ def read_result(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "result.json"
     if not run_dir.is_dir():
         raise DawnbenchError(f"{run_dir}: no such run directory. Pass a directory made by `dawnbench run`.")
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise DawnbenchError(f"{path}: missing. {run_dir} is not a run directory made by `dawnbench run`.")
-    try:
-        result = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise DawnbenchError(f"{path}: not valid JSON ({err}). The run record is damaged; "
-                             "re-run training.") from None
-    missing = [k for k in ("task", "entry", "threshold", "status") if k not in result] \
-        if isinstance(result, dict) else ["all"]
-    if missing:
-        raise DawnbenchError(f"{path}: field(s) {', '.join(missing)} missing; this is not a "
-                             "dawnbench run record.")
-    return result
+    return check_record(read_json(path, "run record"), path)

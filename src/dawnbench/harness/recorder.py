@@ -14,6 +14,7 @@ never makes a collective call itself.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import getpass
 import traceback
@@ -28,6 +29,7 @@ from dawnbench import data, environment, pricing, profiling
 from dawnbench.distributed import comm
 from dawnbench.distributed.world import World
 from dawnbench.entries import Entry, Progress, saved
+from dawnbench.errors import DawnbenchError
 from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.evaluation import evaluate
@@ -35,8 +37,14 @@ from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import PreparedRun, RunOptions
 from dawnbench.harness.progress import ProgressProbe
 from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult
+from dawnbench.io import atomic_write_text
 from dawnbench.precision import MLPERF_NAMES
 from dawnbench.profiling.resources import ResourceMonitor
+
+
+class RecordError(DawnbenchError):
+    """The run's own files could not be written (a full disk, a failed checkpoint): the run
+    ends ``aborted`` with this reason, and the final status is still written."""
 
 
 @dataclass
@@ -109,6 +117,7 @@ class RankZeroRecorder(Recorder):
         self._monitor: ResourceMonitor | None = None
         self._probe: ProgressProbe | None = None
         self._last = (0.0, 0)  # timed seconds and samples at the previous evaluation
+        self._record_failure: str | None = None  # why the run's own files could not be written
 
     def open(self, entry: Entry, world: World) -> RunResult:
         options, prep, task = self.options, self.prep, self.prep.task
@@ -122,29 +131,28 @@ class RankZeroRecorder(Recorder):
                            started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                            run_dir=str(self.run_dir), distributed=_distributed_facts(world, entry, options))
         self.result = result
-        log = self.log
-        log.event(mllog.SUBMISSION_BENCHMARK, task.name)
-        log.event(mllog.SUBMISSION_DIVISION, mllog.OPEN)
-        log.event(mllog.SUBMISSION_ORG, options.org or getpass.getuser())
-        log.event(mllog.SUBMISSION_PLATFORM, options.platform or environment.describe_hardware(prep.hardware))
-        log.event(mllog.OFFICIAL, prep.official)
-        log.event(mllog.CACHE_CLEAR, False)
+        self.event(mllog.SUBMISSION_BENCHMARK, task.name)
+        self.event(mllog.SUBMISSION_DIVISION, mllog.OPEN)
+        self.event(mllog.SUBMISSION_ORG, options.org or getpass.getuser())
+        self.event(mllog.SUBMISSION_PLATFORM, options.platform or environment.describe_hardware(prep.hardware))
+        self.event(mllog.OFFICIAL, prep.official)
+        self.event(mllog.CACHE_CLEAR, False)
         splits = data.read_meta(task.dataset)["splits"]
-        log.event(mllog.TRAIN_SAMPLES, splits[task.train_split]["count"])
-        log.event(mllog.EVAL_SAMPLES, splits[task.scored_split]["count"])
-        log.event(mllog.ENTRY, entry.name)
-        log.event(mllog.SEED, self.seed)
-        log.event(mllog.PRECISION, MLPERF_NAMES[prep.precision])
-        log.event(mllog.COMPILE, prep.compile)
-        log.event(mllog.HPARAMS, entry.hp)
+        self.event(mllog.TRAIN_SAMPLES, splits[task.train_split]["count"])
+        self.event(mllog.EVAL_SAMPLES, splits[task.scored_split]["count"])
+        self.event(mllog.ENTRY, entry.name)
+        self.event(mllog.SEED, self.seed)
+        self.event(mllog.PRECISION, MLPERF_NAMES[prep.precision])
+        self.event(mllog.COMPILE, prep.compile)
+        self.event(mllog.HPARAMS, entry.hp)
         if "batch_size" in entry.hp:
-            log.event(mllog.GLOBAL_BATCH_SIZE, entry.hp["batch_size"] * world.world_size)
+            self.event(mllog.GLOBAL_BATCH_SIZE, entry.hp["batch_size"] * world.world_size)
         if world.distributed:
-            log.event(mllog.WORLD_SIZE, world.world_size,
+            self.event(mllog.WORLD_SIZE, world.world_size,
                       {"backend": world.backend, "scaling": options.scaling,
                        "per_worker_batch_size": entry.hp.get("batch_size")})
-        log.event(mllog.EVAL_TARGET, prep.threshold)
-        self.record.write(result)
+        self.event(mllog.EVAL_TARGET, prep.threshold)
+        self._persist(result)
         return result
 
     def monitor(self, peers: list[int]) -> None:
@@ -154,13 +162,19 @@ class RankZeroRecorder(Recorder):
         self.observer.run_started(self.index, self.options.runs, self.result)
 
     def event(self, key: str, value: Any = None, metadata: dict[str, Any] | None = None) -> None:
-        self.log.event(key, value, metadata)
+        self._logged(self.log.event, key, value, metadata)
 
     def start(self, key: str, metadata: dict[str, Any] | None = None) -> None:
-        self.log.start(key, metadata=metadata)
+        self._logged(self.log.start, key, None, metadata)
 
     def end(self, key: str, metadata: dict[str, Any] | None = None) -> None:
-        self.log.end(key, metadata=metadata)
+        self._logged(self.log.end, key, None, metadata)
+
+    def _logged(self, log, key: str, value: Any, metadata: dict[str, Any] | None) -> None:
+        try:
+            log(key, value, metadata)
+        except OSError as err:
+            raise RecordError(f"writing {self.record.dir / 'events.log'} failed ({err.strerror or err})") from None
 
     def training_started(self, probe: ProgressProbe) -> None:
         self._probe = probe
@@ -201,7 +215,7 @@ class RankZeroRecorder(Recorder):
                 self._save(entry, saved.MODEL_FILE, progress.epoch, value)
         with clock.segment("log"):
             _update_times(result, clock)
-            self.record.write(result)
+            self._persist(result)
             last_timed, last_samples = self._last
             rate = (progress.samples - last_samples) / (timed - last_timed) if timed > last_timed else None
             self._last = (timed, progress.samples)
@@ -227,8 +241,12 @@ class RankZeroRecorder(Recorder):
         state = entry.inference_state()
         if state is None:
             return  # the entry cannot be saved; `dawnbench infer` says so
-        path = saved.save(self.record.dir, state, task=self.prep.task.name, entry=entry.name,
-                               hparams=dict(entry.hp), epoch=epoch, value=value, name=name)
+        try:
+            path = saved.save(self.record.dir, state, task=self.prep.task.name, entry=entry.name,
+                              hparams=dict(entry.hp), epoch=epoch, value=value, name=name)
+        except OSError as err:
+            raise RecordError(f"saving the model to {self.record.dir / name} failed ({err.strerror or err}) "
+                              f"at epoch {epoch:g}") from None
         assert self.result is not None
         if name == saved.MODEL_FILE:
             self.result.checkpoint = path.name
@@ -236,13 +254,21 @@ class RankZeroRecorder(Recorder):
             self.result.checkpoint_final = path.name
         self.event(mllog.CHECKPOINT, path.name, {"epoch_num": epoch})
 
+    def _persist(self, result: RunResult) -> None:
+        try:
+            self.record.write(result)
+        except OSError as err:
+            raise RecordError(f"writing the run record in {self.record.dir} failed ({err.strerror or err})") from None
+
     def failed(self, err: Exception) -> bool:
         assert self.result is not None
+        if isinstance(err, RecordError):  # the harness's own files, not the entry: no traceback to keep
+            self._record_failure = str(err)
+            self.result.error = str(err)
+            return True
         self.result.error = f"{type(err).__name__}: {err}"
-        try:
-            (self.run_dir / "error.txt").write_text(traceback.format_exc())
-        except OSError:
-            pass  # the record keeps the error's one-line form; the traceback is extra
+        with contextlib.suppress(OSError):  # the record keeps the error's one-line form; the traceback is extra
+            atomic_write_text(self.run_dir / "error.txt", traceback.format_exc())
         return True
 
     def finish(self, entry: Entry, status: str, error: str | None) -> RunResult:
@@ -251,21 +277,47 @@ class RankZeroRecorder(Recorder):
         if self._monitor is not None:
             self._monitor.stop()
             result.resources = self._monitor.summary()
-        # A run that passed keeps its success even if it was stopped while continuing.
-        result.status = "success" if result.time_to_accuracy_s is not None else status
         if error is not None:
             result.error = error
+        # A run that passed keeps its success even if it was stopped while continuing — unless its
+        # own record could not be kept: a run without its model or record is not a result.
+        result.status = "success" if result.time_to_accuracy_s is not None else status
+        if self._record_failure is not None:
+            self._abort_for_record(result, self._record_failure)
         _update_times(result, self.clock)
-        if result.evals:
+        if result.evals and self._record_failure is None:
             workers = result.distributed["world_size"] if result.distributed else 1
             result.throughput = _measure_throughput(entry, result, prep.device, prep.precision, workers)
         if result.time_to_accuracy_s is not None and prep.cost_per_hour is not None:
             result.training_cost_usd = pricing.training_cost(result.time_to_accuracy_s, prep.cost_per_hour)
-        self.end(mllog.RUN_STOP, {"status": result.status, "timed_s": self.clock.timed_s})
-        self.record.write(result)
+        self._write_final(result)
         self.record.close()
         self.observer.run_finished(result)
         return result
+
+    def _abort_for_record(self, result: RunResult, why: str) -> None:
+        if result.time_to_accuracy_s is not None:
+            why += f" (the run had reached its target at {result.time_to_accuracy_s:.2f} timed seconds)"
+        result.status, result.error = "aborted", why
+        result.time_to_accuracy_s = result.epochs_to_target = result.samples_to_target = None
+        result.training_cost_usd = None
+
+    def _write_final(self, result: RunResult) -> None:
+        """The final record, then ``run_stop``. If the disk is full, the reserve is freed and the
+        run is recorded as ``aborted`` with that reason: the status always reaches the disk."""
+        for attempt in range(2):
+            try:
+                self.record.write(result)
+                self.log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": self.clock.timed_s})
+                self.record.events.sync()
+                return
+            except OSError as err:
+                if attempt or not self.record.release_reserve():
+                    raise RecordError(f"{self.record.dir}: the final record could not be written "
+                                      f"({err.strerror or err}); result.json holds the last evaluation") from None
+                if result.status != "aborted" or self._record_failure is None:
+                    self._record_failure = f"the disk filled up while writing the run record ({err.strerror or err})"
+                    self._abort_for_record(result, self._record_failure)
 
 
 def _loss_value(progress: Progress) -> float | None:

@@ -1,16 +1,25 @@
-"""SIGINT/SIGTERM and the wall-time alarm, turned into a run's status (SPEC §3).
+"""SIGINT/SIGTERM and the budgets that stop a run even mid-step, turned into its status (SPEC §3).
 
 * ``interrupted``  SIGINT or SIGTERM arrived; the run stops where it is.
-* ``timeout``      ``max_wall_seconds`` of wall time since the block began passed;
-                   enforced by an alarm, so it can stop a run mid-step.
+* ``timeout``      ``max_wall_seconds`` of wall time since the block began passed, or the
+                   warm-up took longer than its budget (``max_init_seconds``).
+* ``not_reached``  ``max_seconds`` of timed training passed inside a training step: the
+                   entry had not yielded, so the check at the next evaluation point would
+                   never come (an entry whose loop does not advance, say).
+
+Budgets are enforced by one interval timer (``SIGALRM``) set to the nearest deadline, so
+they stop a run wherever it is — in the entry's own code too — by raising
+:class:`StopRun`, which the entry cannot swallow.
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 
 class StopRun(BaseException):
@@ -21,39 +30,94 @@ class StopRun(BaseException):
         self.status = status
 
 
+@dataclass
+class _Deadline:
+    at: float          # time.monotonic() when it passes
+    status: str
+    why: str
+
+
+class Budgets:
+    """The deadlines of one run: wall time for the whole block, and one at a time for a stage
+    (the warm-up, a stretch of timed training). The timer always points at the nearest."""
+
+    def __init__(self, active: bool):
+        self._active = active
+        self._wall: _Deadline | None = None
+        self._stage: _Deadline | None = None
+        self.disarmed = False
+
+    def _arm(self) -> None:
+        if not self._active or self.disarmed:
+            return
+        pending = [d.at for d in (self._wall, self._stage) if d is not None]
+        delay = max(1e-3, min(pending) - time.monotonic()) if pending else 0.0
+        signal.setitimer(signal.ITIMER_REAL, delay)
+
+    def wall(self, seconds: float | None) -> None:
+        if seconds:
+            self._wall = _Deadline(time.monotonic() + seconds, "timeout",
+                                   f"wall time passed max_wall_seconds={seconds:g}")
+            self._arm()
+
+    @contextmanager
+    def stage(self, seconds: float | None, status: str, why: str) -> Iterator[None]:
+        """Within the block, ``StopRun(status, why)`` once ``seconds`` pass (``None``: no limit)."""
+        if seconds is None:
+            yield
+            return
+        self._stage = _Deadline(time.monotonic() + max(seconds, 0.0), status, why)
+        self._arm()
+        try:
+            yield
+        finally:
+            self._stage = None
+            self._arm()
+
+    def expired(self) -> _Deadline | None:
+        now = time.monotonic()
+        return next((d for d in (self._wall, self._stage) if d is not None and now >= d.at - 1e-3), None)
+
+    def disarm(self) -> None:
+        """From now on, signals and deadlines are ignored until the block ends (the final record
+        is being written)."""
+        self.disarmed = True
+        if self._active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 @contextmanager
-def stop_on_signals(max_wall_seconds: float | None) -> Iterator[Callable[[], None]]:
-    """Turn SIGINT/SIGTERM into ``interrupted`` and the wall-time alarm into ``timeout``.
+def stop_on_signals(max_wall_seconds: float | None) -> Iterator[Budgets]:
+    """Turn SIGINT/SIGTERM into ``interrupted`` and the budgets into their statuses.
 
-    Yields ``disarm``: after it is called, signals are ignored until the block ends,
-    so that the final record is written whole.
+    Yields the run's :class:`Budgets`; after ``budgets.disarm()`` signals are ignored until
+    the block ends, so that the final record is written whole.
     """
-    fired: list[int] = []
-
-    def disarm() -> None:
-        fired.append(0)
-        signal.setitimer(signal.ITIMER_REAL, 0)
-
     if threading.current_thread() is not threading.main_thread():
-        yield lambda: None  # signals can only be handled in the main thread
+        yield Budgets(active=False)  # signals can only be handled in the main thread
         return
+    budgets = Budgets(active=True)
 
     def on_signal(signum, _frame):
-        if not fired:  # a second Ctrl-C while the record is written is ignored
-            fired.append(signum)
+        if not budgets.disarmed:  # a second Ctrl-C while the record is written is ignored
+            budgets.disarm()
             raise StopRun("interrupted", f"received {signal.Signals(signum).name}")
 
     def on_alarm(_signum, _frame):
-        if not fired:
-            fired.append(signal.SIGALRM)
-            raise StopRun("timeout", f"wall time passed max_wall_seconds={max_wall_seconds:g}")
+        if budgets.disarmed:
+            return
+        deadline = budgets.expired()
+        if deadline is None:  # the timer ran a little early: wait for the deadline itself
+            budgets._arm()
+            return
+        budgets.disarm()
+        raise StopRun(deadline.status, deadline.why)
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, on_alarm)
-    if max_wall_seconds:
-        signal.setitimer(signal.ITIMER_REAL, max_wall_seconds)
+    budgets.wall(max_wall_seconds)
     try:
-        yield disarm
+        yield budgets
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         for s, handler in previous.items():

@@ -23,7 +23,6 @@ marked ``official: false`` with the reason.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,8 @@ from typing import Any
 import torch
 
 from dawnbench import data, environment, pricing
+from dawnbench import bounds
+from dawnbench.bounds import check_all
 from dawnbench.entries import saved as saved_models
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
@@ -39,7 +40,7 @@ from dawnbench.harness.record import read_result
 from dawnbench.inference import figures as fig
 from dawnbench.inference.loops import batch_throughput, single_item_latencies
 from dawnbench.inference.scenarios import SCENARIOS, ScenarioSettings, run_scenario
-from dawnbench.io import atomic_write_json, atomic_write_text
+from dawnbench.io import atomic_write_text, output_dir, read_foreign_text, update_json
 from dawnbench.precision import check_precision, precision_scope
 from dawnbench.tasks import Task, get_task
 
@@ -63,15 +64,15 @@ class InferenceOptions:
     server_latency_ms: float | None = None  # default: 10 × the single-item p99
     precision: str | None = None        # None: the precision the run trained in
     overrides: dict[str, Any] = field(default_factory=dict)  # entry hparams changed for inference
+    trust_entry: bool = False           # import the entry file the run record names (not built in)
 
 
 def _check_options(options: InferenceOptions) -> None:
-    if not options.batch_sizes or any(b < 1 for b in options.batch_sizes):
-        raise DawnbenchError(f"--batch-sizes must be positive integers, not {list(options.batch_sizes)}.")
-    if options.threads is not None and options.threads < 1:
-        raise DawnbenchError(f"--threads must be at least 1, not {options.threads}.")
-    if options.max_items is not None and options.max_items < 1:
-        raise DawnbenchError(f"--max-items must be at least 1, not {options.max_items}.")
+    if not options.batch_sizes:
+        raise DawnbenchError("--batch-sizes: name at least one batch size, e.g. 1,16,64.")
+    for b in options.batch_sizes:
+        bounds.INFER["batch_size"].check("--batch-sizes", b)
+    check_all(bounds.INFER, options)
     for s in options.scenarios:
         if s not in SCENARIOS:
             raise DawnbenchError(f"--scenario {s}: unknown; choose from {', '.join(SCENARIOS)}.")
@@ -106,7 +107,7 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
     result = read_result(run_dir)
     saved = saved_models.load(run_dir)
     task = _resolve_task(result, saved, run_dir, options.task)
-    entry_cls = saved_models.entry_class_of(run_dir)
+    entry_cls = saved_models.entry_class_of(run_dir, saved["entry"], options.trust_entry)
     instance, price = _price(options, result)
     device = resolve_device(options.device)
     sync = torch.cuda.synchronize if device.type == "cuda" else None
@@ -118,7 +119,7 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
         torch.set_num_threads(options.threads)
     try:
         entry, _ = saved_models.load_saved_entry(run_dir, device, task=task, overrides=options.overrides,
-                                                  payload=saved)
+                                                  payload=saved, trust=options.trust_entry)
         inputs, labels = data.load_split(task.dataset, task.scored_split)
         inputs, labels = torch.from_numpy(inputs), torch.from_numpy(labels)
 
@@ -194,16 +195,19 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
 
 
 def _write(run_dir: Path, inference: dict[str, Any], latencies_ms: list[float]) -> None:
-    out = run_dir / INFERENCE_DIR
-    out.mkdir(exist_ok=True)
+    out = output_dir(run_dir / INFERENCE_DIR, "the run's inference folder")
     atomic_write_text(out / "latencies.tsv",
                       "item\tlatency_ms\n" + "".join(f"{i}\t{v:.6f}\n" for i, v in enumerate(latencies_ms)))
-    fresh = json.loads((run_dir / "result.json").read_text())  # re-read: change only `inference`
-    fresh["inference"] = inference
-    atomic_write_json(run_dir / "result.json", fresh)
+    # Re-read under the run folder's lock and change only `inference`: a `generalize` writing at the
+    # same time keeps its own change.
+    update_json(run_dir / "result.json", lambda doc: doc.__setitem__("inference", inference))
 
 
 def read_latencies(run_dir: Path) -> list[float]:
     """The batch-1 latencies (ms) that :func:`measure_run` wrote, item by item (for the histogram)."""
-    rows = (Path(run_dir) / INFERENCE_DIR / "latencies.tsv").read_text().splitlines()[1:]
-    return [float(row.split("\t")[1]) for row in rows]
+    path = Path(run_dir) / INFERENCE_DIR / "latencies.tsv"
+    rows = read_foreign_text(path, "latency table").splitlines()[1:]
+    try:
+        return [float(row.split("\t")[1]) for row in rows if row.strip()]
+    except (IndexError, ValueError):
+        raise DawnbenchError(f"{path}: not the item/latency_ms table `dawnbench infer` writes; measure again.") from None

@@ -85,10 +85,11 @@ def build_boards(folder: str | Path, until: dt.date | None = None) -> Boards:
     if not folder.is_dir():
         raise DawnbenchError(f"{folder}: no such folder. Pass a folder laid out like "
                              "dawnbench-entries: <Task>/train/*.json+.tsv and <Task>/inference/*.json.")
-    submissions = [read_submission(path, root) for path, root in find_submissions([folder])]
+    skipped: list[Problem] = []
+    submissions = [read_submission(path, root) for path, root in find_submissions([folder], skipped)]
     if not submissions:
         raise DawnbenchError(f"{folder}: no submission JSON files found under it.")
-    problems = [p for s in submissions for p in s.problems] + orphan_tsvs(folder)
+    problems = skipped + [p for s in submissions for p in s.problems] + orphan_tsvs(folder)
     tasks: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for task in BOARD_TASKS.values():
         entries = [s for s in submissions if s.task is task and s.ok and (until is None or s.date <= until)]

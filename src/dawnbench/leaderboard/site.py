@@ -2,31 +2,68 @@
 
 ``build_site(boards, out)`` writes ``index.html`` (the leader of every board and
 the problems found), ``task-<task>.html`` (the four sortable tables and a scatter
-of inference latency against training time) and ``entries/<file>.html`` (every
-field of one submission and its accuracy-against-time curve from its TSV).
+of inference latency against training time) and ``entries/<name>-<hash>.html`` (every
+field of one submission and its accuracy-against-time curve from its TSV; the name is
+the file's, cut to 60 safe characters, and the hash tells apart names that would
+otherwise collide, so every entry has a page of its own).
 Everything that came from a submission is escaped by Jinja2's autoescaping; a
 ``codeURL`` becomes a link only when it is http(s).
+
+The site owns its folder and nothing else: ``OUT`` must be new, empty, or a site
+built before (it holds ``.dawnbench-site.json``, the list of files the last build
+wrote). Rebuilding removes only the files that list names; anything else in the
+folder — a file the user put there — is left alone.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from dawnbench import __version__
+from dawnbench.errors import DawnbenchError
+from dawnbench.io import atomic_write_json, atomic_write_text, read_json
 from dawnbench.leaderboard import BOARD_TITLES, BOARDS, Boards, display
 from dawnbench.leaderboard.svg import line_chart, scatter
 from dawnbench.submissions.validate import BOARD_TASKS, Submission
 
 
+MANIFEST = ".dawnbench-site.json"
+
+
 def entry_page(file: str) -> str:
-    return "entries/" + re.sub(r"[^A-Za-z0-9._-]+", "_", file.removesuffix(".json")) + ".html"
+    """A page name of its own for every submission file: safe characters, bounded length."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", file.removesuffix(".json"))[:60]
+    return f"entries/{stem}-{hashlib.sha1(file.encode('utf-8', 'surrogateescape')).hexdigest()[:10]}.html"
+
+
+def _prepare(out: Path) -> None:
+    """``out`` ready for a build: new or empty, or an earlier site whose own files are removed."""
+    if out.exists() and not out.is_dir():
+        raise DawnbenchError(f"--html {out}: that is a file; pass a folder for the website.")
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = out / MANIFEST
+    if manifest.is_file() and not manifest.is_symlink():
+        try:
+            written = read_json(manifest, "site manifest").get("files", [])
+        except (DawnbenchError, AttributeError):
+            written = []
+        for name in written:
+            page = out / str(name)
+            # Only plain files this site wrote, inside its folder: never a link, never outside.
+            if (isinstance(name, str) and ".." not in Path(name).parts and not Path(name).is_absolute()
+                    and page.is_file() and not page.is_symlink()):
+                page.unlink()
+    elif any(out.iterdir()):
+        raise DawnbenchError(f"--html {out}: this folder is not empty and holds no site built by dawnbench "
+                             f"(no {MANIFEST}); the site would mix with files it does not own. Pass a new or "
+                             "empty folder.")
 
 
 def _href(url: str | None) -> str | None:
@@ -59,9 +96,14 @@ def _curve(sub: Submission) -> str | None:
 
 def build_site(boards: Boards, out_dir: str | Path, until: dt.date | None = None) -> Path:
     out = Path(out_dir)
-    if out.exists():
-        shutil.rmtree(out / "entries", ignore_errors=True)
-    (out / "entries").mkdir(parents=True, exist_ok=True)
+    _prepare(out)
+    (out / "entries").mkdir(exist_ok=True)
+    written: list[str] = []
+
+    def write(name: str, html: str) -> None:
+        atomic_write_text(out / name, html)
+        written.append(name)
+
     env = Environment(loader=PackageLoader("dawnbench.leaderboard", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
     env.filters["pretty"] = lambda v: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
@@ -78,13 +120,13 @@ def build_site(boards: Boards, out_dir: str | Path, until: dt.date | None = None
         tasks_view.append({"key": key, "boards": views})
         html = env.get_template("task.html.j2").render(task=task, boards=views, scatter=_scatter(task_boards),
                                                        root="", **common)
-        (out / f"task-{key}.html").write_text(html, encoding="utf-8")
+        write(f"task-{key}.html", html)
 
     ranked = {r["file"] for b in boards.tasks.values() for rows in b.values() for r in rows}
     index = env.get_template("index.html.j2").render(
         tasks=tasks_view, problems=boards.problems, n_entries=len(boards.submissions), n_ranked=len(ranked),
         root="", **common)
-    (out / "index.html").write_text(index, encoding="utf-8")
+    write("index.html", index)
 
     template = env.get_template("entry.html.j2")
     for sub in boards.submissions:
@@ -92,5 +134,6 @@ def build_site(boards: Boards, out_dir: str | Path, until: dt.date | None = None
         html = template.render(file=sub.file, kind=sub.kind, task=sub.task, fields=sub.fields,
                                training_time=time, curve=_curve(sub), problems=sub.problems,
                                root="../", **common)
-        (out / entry_page(sub.file)).write_text(html, encoding="utf-8")
+        write(entry_page(sub.file), html)
+    atomic_write_json(out / MANIFEST, {"generator": f"dawnbench {__version__}", "files": written})
     return out / "index.html"

@@ -57,8 +57,11 @@ def line_chart(xs: list[float], ys: list[float], threshold: float | None, x_labe
             f'role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>{"".join(parts)}</svg>')
 
 
-def scatter(points: list[tuple[float, float, str]], x_label: str, y_label: str, title: str) -> str:
-    """Log–log scatter; each point's label is its tooltip."""
+def scatter(points: list[tuple[float, float, str]], x_label: str, y_label: str, title: str) -> str | None:
+    """Log–log scatter; each point's label is its tooltip (points a log axis cannot show are left out)."""
+    points = [p for p in points if math.isfinite(p[0]) and math.isfinite(p[1]) and p[0] > 0 and p[1] > 0]
+    if not points:
+        return None
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     lo_x, hi_x, lo_y, hi_y = min(xs) / 1.5, max(xs) * 1.5, min(ys) / 1.5, max(ys) * 1.5
     fx, fy = _scale(lo_x, hi_x, PAD_L, W - PAD_R, log=True), _scale(lo_y, hi_y, H - PAD_B, PAD_T, log=True)

@@ -96,8 +96,13 @@ class ResourceMonitor:
         self._gpus = _Gpus()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="dawnbench-resources", daemon=True)
-        self.rows: list[dict[str, float | None]] = []
+        # Running sums, not the rows: a monitor keeps constant memory however long the run.
+        self.samples = 0
+        self._sums: dict[str, list[float]] = {}      # column -> [count, sum, max]
+        self._timed = 0.0                            # seconds sampled while the clock was timing
+        self._others_timed = 0.0                     # others' CPU-seconds then (summed before clipping)
         self._file = None
+        self.file_error: str | None = None           # the TSV could not be written (a full disk)
 
     # --- lifecycle -----------------------------------------------------------------
     def start(self) -> ResourceMonitor:
@@ -116,7 +121,8 @@ class ResourceMonitor:
         self._stop.set()
         self._thread.join()
         self._take()  # the last partial interval, so a short run still has a row
-        self._file.close()
+        with contextlib.suppress(OSError):
+            self._file.close()
         self._file = None
 
     def __enter__(self) -> ResourceMonitor:
@@ -163,28 +169,36 @@ class ResourceMonitor:
         }
         row.update(zip(self._gpus.columns(), self._gpus.sample()))
         self._last = now
-        self.rows.append(row)
-        self._file.write("\t".join("" if row[c] is None else f"{row[c]:.6g}" for c in self._columns) + "\n")
+        self.samples += 1
+        for col in self._columns[1:]:
+            value = row.get(col)
+            if value is not None and col != "timed_frac":
+                acc = self._sums.setdefault(col, [0, 0.0, value])
+                acc[0], acc[1], acc[2] = acc[0] + 1, acc[1] + value, max(acc[2], value)
+        self._timed += dt * row["timed_frac"]
+        self._others_timed += dt * row["timed_frac"] * (system - proc) / 100
+        if self._file is not None and self.file_error is None:
+            try:
+                self._file.write("\t".join("" if row[c] is None else f"{row[c]:.6g}" for c in self._columns) + "\n")
+            except OSError as err:  # the disk filled up: keep sampling for the summary, stop writing
+                self.file_error = f"{self.path.name} stopped at {self.samples - 1} rows: {err.strerror or err}"
 
     # --- summary -------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
         """Mean and max per column, and what other processes took while the clock was timing."""
-        out: dict[str, Any] = {"file": self.path.name, "interval_s": self.interval, "samples": len(self.rows),
+        out: dict[str, Any] = {"file": self.path.name, "interval_s": self.interval, "samples": self.samples,
                                "cpu_count": psutil.cpu_count()}
-        if not self.rows:
+        if self.file_error:
+            out["file_error"] = self.file_error
+        if not self.samples:
             return out
-        for col in self._columns[1:]:
-            if col == "timed_frac":
-                continue
-            values = [r[col] for r in self.rows if r.get(col) is not None]
-            if values:
-                out[col] = {"mean": sum(values) / len(values), "max": max(values)}
-        timed = sum(r["_dt"] * r["timed_frac"] for r in self.rows)
+        for col, (count, total, largest) in self._sums.items():
+            out[col] = {"mean": total / count, "max": largest}
+        timed = self._timed
         # Summed before clipping: the machine's busy time reaches /proc/stat in bursts (idle cores
         # account late), so a sample above the process's own use is often paid back by the next;
         # clipping each sample at 0 first would turn that jitter into phantom interference.
-        others = max(0.0, sum(r["_dt"] * r["timed_frac"] * (r["sys_cpu_pct"] - r["proc_cpu_pct"]) / 100
-                              for r in self.rows))
+        others = max(0.0, self._others_timed)
         share = others / (timed * out["cpu_count"]) if timed > 0 else 0.0
         out.update(timed_s_sampled=timed, others_cpu_s_timed=others, others_share_timed=share)
         if share > INTERFERENCE_SHARE:

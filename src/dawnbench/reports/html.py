@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import json
 import re
 import tempfile
 from pathlib import Path
@@ -26,6 +25,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from dawnbench import __version__
 from dawnbench.analysis import collect
+from dawnbench.analysis.mlperf import LogProblem
+from dawnbench.errors import FileError
+from dawnbench.io import atomic_write_text, output_dir, read_foreign, read_json, walk_foreign
 from dawnbench.analysis.sweep import sweep_rows
 from dawnbench.reports import plots
 from dawnbench.statistics import summarize
@@ -108,26 +110,48 @@ def _generalization(groups: list) -> list[dict[str, Any]]:
     return rows
 
 
-def _profiles(path: Path) -> list[dict[str, Any]]:
-    """Every `dawnbench profile` folder under ``path``: its figures and headline figures."""
+def _profile_ok(doc: Any) -> bool:
+    """The fields the report shows, of the types it shows them as (a summary.json that is not
+    what `dawnbench profile` writes is passed over)."""
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return (isinstance(doc, dict) and number(doc.get("window_s")) and isinstance(doc.get("step"), dict)
+            and number(doc["step"].get("flops_per_s")) and number(doc.get("memory_bound_share"))
+            and all(doc.get(k) is None or number(doc[k]) for k in ("samples_per_s", "fraction_of_peak", "steps")))
+
+
+def _profiles(path: Path, problems: list[LogProblem]) -> list[dict[str, Any]]:
+    """Every `dawnbench profile` folder under ``path``: its figures and headline figures. Figures
+    are embedded only when they are regular files (a link could point at any file)."""
     found = []
     root = Path(path)
-    for summary_path in sorted(root.rglob("summary.json")) if root.is_dir() else []:
+    for summary_path in [f for f in walk_foreign(root) if f.name == "summary.json"] if root.is_dir() else []:
         try:
-            doc = json.loads(summary_path.read_text())
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+            doc = read_json(summary_path, "profile")
+        except FileError as err:
+            problems.append(LogProblem(err.path, err.line, err.reason))
             continue
-        if not isinstance(doc, dict) or "window_s" not in doc:
+        if not _profile_ok(doc):
             continue
-        figures = {name: base64.b64encode((summary_path.parent / f"{name}.png").read_bytes()).decode("ascii")
-                   for name in ("roofline", "cdf") if (summary_path.parent / f"{name}.png").is_file()}
+        doc = {**{k: None for k in ("samples_per_s", "fraction_of_peak", "steps", "task", "entry", "precision")},
+               **doc}
+        figures = {}
+        for name in ("roofline", "cdf"):
+            png = summary_path.parent / f"{name}.png"
+            if png.exists() or png.is_symlink():
+                try:
+                    figures[name] = base64.b64encode(read_foreign(png, "figure")).decode("ascii")
+                except FileError as err:
+                    problems.append(LogProblem(err.path, err.line, err.reason))
         found.append({"where": str(summary_path.parent.relative_to(root)), "doc": doc, "figures": figures})
     return found
 
 
 def build_report(path: str | Path, out_dir: str | Path, include_suspect: bool = False) -> Path:
     """Write ``out_dir/index.html`` for the runs under ``path``; return its path."""
+    out = output_dir(out_dir)
     groups, problems = collect(path, include_suspect)
+    profiles = _profiles(Path(path), problems)
     summaries = [summarize(g.samples) for g in groups]
     tasks = {r.task for g in groups for r in g.results}
     threshold = TASKS[next(iter(tasks))].threshold if len(tasks) == 1 and next(iter(tasks)) in TASKS else None
@@ -143,11 +167,9 @@ def build_report(path: str | Path, out_dir: str | Path, include_suspect: bool = 
         source=str(path), generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), version=__version__,
         groups=[{"name": g.name, **s} for g, s in zip(groups, summaries)],
         sweep=_sweep(groups, summaries), figures=figures, problems=problems,
-        resources=_resources(groups), workers=_workers(groups), profiles=_profiles(Path(path)),
+        resources=_resources(groups), workers=_workers(groups), profiles=profiles,
         generalization=_generalization(groups),
         excluded=[{"group": g.name, **e} for g in groups for e in g.excluded])
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     index = out / "index.html"
-    index.write_text(html, encoding="utf-8")
+    atomic_write_text(index, html)
     return index

@@ -11,6 +11,9 @@ import matplotlib
 import numpy as np
 
 matplotlib.use("Agg")
+# Labels come from run records and file names: a "$" in one must be a dollar sign, never
+# the start of a TeX expression that fails to parse when the figure is saved.
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 
 
@@ -249,7 +252,7 @@ def gantt_figure(doc: dict[str, Any], path: Path) -> Path:
     names = list(doc["jobs"])
     colours = {n: plt.get_cmap("tab10")(i % 10) for i, n in enumerate(names)}
     g = doc["accelerators"]
-    fig, axes = plt.subplots(2, 1, figsize=(10, 1.2 + 0.9 * g), dpi=110, sharex=True)
+    fig, axes = plt.subplots(2, 1, figsize=(10, min(1.2 + 0.9 * g, 30)), dpi=110, sharex=True)
     for ax, key in zip(axes, ("naive", "best")):
         plan = doc[key]
         for p in plan["placements"]:
@@ -259,7 +262,8 @@ def gantt_figure(doc: dict[str, Any], path: Path) -> Path:
             middle = p["accelerators"][len(p["accelerators"]) // 2]
             ax.text((p["start_s"] + p["end_s"]) / 2, middle, f"{p['job']}\n×{p['workers']}",
                     ha="center", va="center", fontsize=7)
-        ax.set_yticks(range(g), [f"acc {a}" for a in range(g)])
+        ticks = range(0, g, max(1, g // 16))
+        ax.set_yticks(ticks, [f"acc {a}" for a in ticks])
         ax.set_title(f"{key}: makespan {plan['makespan_s']:.1f} s", fontsize=10)
     axes[-1].set_xlabel("seconds")
     fig.tight_layout()

@@ -6,11 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from dawnbench.reports.plots import plt  # configured there: Agg, no TeX parsing of labels
 
 COLOURS = {"fp32": "tab:blue", "tf32": "tab:cyan", "bf16": "tab:orange", "fp16": "tab:red"}
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from dawnbench import __version__
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.record import RunResult, read_result
-from dawnbench.io import atomic_write_text
+from dawnbench.io import atomic_write_bytes, atomic_write_text, output_dir, read_foreign
 from dawnbench.statistics import summarize
 from dawnbench.submissions.validate import BOARD_TASKS
 from dawnbench.tasks import get_task
@@ -64,7 +63,7 @@ def _file_date(path: Path) -> str:
 
 def _common(result: dict[str, Any], author: str, email: str, code_url: str | None) -> dict[str, Any]:
     doc = {"version": "v1.0", "author": author, "authorEmail": email,
-           "framework": f"PyTorch {result.get('software', {}).get('torch', '')}".strip(),
+           "framework": f"PyTorch {(result.get('software') or {}).get('torch', '')}".strip(),
            "model": f"{result['entry']} (dawnbench entry)"}
     if code_url:
         doc["codeURL"] = code_url
@@ -75,10 +74,10 @@ def _expand(run_dirs: list[str | Path]) -> list[Path]:
     """Run directories as given, or the run directories directly inside a folder."""
     found: list[Path] = []
     for d in map(Path, run_dirs):
-        if (d / "result.json").is_file() or not d.is_dir():
+        if (d / "result.json").exists() or not d.is_dir():
             found.append(d)
         else:
-            found += sorted(p.parent for p in d.glob("*/result.json"))
+            found += sorted(p.parent for p in d.glob("*/result.json") if not p.parent.is_symlink())
     if not found:
         raise DawnbenchError(f"no run directories in {', '.join(map(str, run_dirs))}.")
     return found
@@ -112,12 +111,11 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         raise DawnbenchError(f"none of the {len(dirs)} run(s) reached its target; only a configuration "
                              "that reached it can be submitted.")
     chosen = ok[(len(ok) - 1) // 2]
-    chosen_dir = Path(chosen["run_dir"]) if (Path(chosen["run_dir"]) / "epochs.tsv").is_file() else \
-        dirs[results.index(chosen)]
+    chosen_dir = dirs[results.index(chosen)]  # the folder given, never the path its record names
     author, email = _author(author, email)
     summary = summarize([RunResult.from_dict(r) for r in results])
     doc = _common(chosen, author, email, code_url)
-    doc["hardware"] = _hardware(chosen, chosen.get("hardware", {}))
+    doc["hardware"] = _hardware(chosen, chosen.get("hardware") or {})
     if chosen.get("cost_per_hour") is not None:
         doc["costPerHour"] = chosen["cost_per_hour"]
     doc["timestamp"] = (chosen.get("started_at") or "")[:10] or _file_date(chosen_dir / "result.json")
@@ -131,11 +129,11 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         "hparams": chosen.get("hparams")}}
     stem = "_".join(_slug(s) for s in (author, chosen["entry"], chosen.get("instance") or
                                        doc["hardware"].split(",")[0], "pytorch"))
-    folder = Path(out_dir) / _board_folder(chosen["task"]) / "train"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"]) / "train")
     json_path, tsv_path = folder / f"{stem}.json", folder / f"{stem}.tsv"
+    tsv = read_foreign(chosen_dir / "epochs.tsv", "training log")
     atomic_write_text(json_path, json.dumps(doc, indent=4) + "\n")
-    shutil.copyfile(chosen_dir / "epochs.tsv", tsv_path)
+    atomic_write_bytes(tsv_path, tsv)
     return [json_path, tsv_path]
 
 
@@ -148,16 +146,22 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
     if not inference:
         raise DawnbenchError(f"{run_dir / 'result.json'}: no inference figures yet. "
                              f"Run `dawnbench infer {run_dir}` first.")
+    if not all(isinstance(inference.get(k), (int, float)) and not isinstance(inference.get(k), bool)
+               for k in ("latency_mean_ms", "value")):
+        raise DawnbenchError(f"{run_dir / 'result.json'}: its 'inference' figures are not the ones `dawnbench "
+                             f"infer` writes (latency_mean_ms and value must be numbers). Measure again with "
+                             f"`dawnbench infer {run_dir}`.")
     author, email = _author(author, email)
     task = get_task(result["task"])
     doc = _common(result, author, email, code_url)
     instance = inference.get("instance")
-    described = describe_hardware(inference.get("hardware", {}))
+    described = describe_hardware(inference.get("hardware") or {})
     doc["hardware"] = f"{instance} ({described})" if instance else described
     doc["latency"] = inference["latency_mean_ms"]
     doc["cost"] = inference.get("cost_per_item_usd")
     doc[task.metric.dawnbench_column] = round(inference["value"], 4)
-    doc["timestamp"] = (inference.get("measured_at") or "")[:10] or _file_date(run_dir / "result.json")
+    measured = inference.get("measured_at")
+    doc["timestamp"] = (measured if isinstance(measured, str) else "")[:10] or _file_date(run_dir / "result.json")
     doc["misc"] = {"dawnbench": __version__, "task": task.name, "seed": result.get("seed"),
                    **{k: inference.get(k) for k in ("latency_p50_ms", "latency_p90_ms", "latency_p99_ms",
                                                     "items", "warmup_items", "threads", "precision",
@@ -165,8 +169,7 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
                                                     "throughput_items_per_s", "throughput_batch_size",
                                                     "cost_per_hour", "official", "unofficial_reasons")}}
     stem = "_".join(_slug(s) for s in (author, result["entry"], instance or described.split(",")[0], "pytorch"))
-    folder = out_dir / _board_folder(task.name) / "inference"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = output_dir(output_dir(out_dir) / _board_folder(task.name) / "inference")
     path = folder / f"{stem}_inference.json"
     atomic_write_text(path, json.dumps(doc, indent=4) + "\n")
     return path

@@ -8,11 +8,17 @@ file, line (when one applies), severity and a message that says how to fix it.
 
 Errors keep an entry off the boards; warnings do not. The rules:
 
-errors    JSON that does not parse; a required field missing or of the wrong type;
-          a timestamp that is not a date; a training entry without its TSV; a TSV
-          without the task's metric column or ``hours``, with a cell that is not a
-          number, or whose ``hours`` decrease; an entry that never reaches the
-          task's threshold; an unknown task folder.
+errors    JSON that does not parse (or is nested too deep, or holds numbers out of
+          range); a file that is not a regular file (a symbolic link, a FIFO) or is
+          larger than a submission can be; a required field missing or of the wrong
+          type; a timestamp that is not a date; a training entry without its TSV; a
+          TSV without the task's metric column or ``hours``, with a cell that is not
+          a number, whose ``hours`` decrease, are negative or not finite, or are over
+          ``MAX_HOURS``; an accuracy outside 0–100 (F1 outside 0–1) after rescaling;
+          a training time of zero (the first row at the threshold has ``hours`` 0);
+          an inference ``latency`` not above 0 ms or over an hour, a ``cost`` or
+          ``costPerHour`` that is negative or absurd; an entry that never reaches
+          the task's threshold; an unknown task folder.
 warnings  a byte-order mark or CRLF line ends; a timestamp not written
           ``yyyy-mm-dd``; ``version`` other than ``v1.0``; ``misc`` not an object;
           blank columns (extra tabs); epochs that do not increase; accuracies on
@@ -31,7 +37,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dawnbench.errors import FileError
+from dawnbench.io import MAX_JSON_DEPTH, json_depth, read_foreign, strict_loads, walk_foreign
+
 ERROR, WARNING = "error", "warning"
+MAX_HOURS = 10_000.0          # over a year of training: no real entry, and display would overflow far above it
+MAX_LATENCY_MS = 3_600_000.0  # an hour per item
+MAX_PRICE = 100_000.0         # USD per hour
 
 
 @dataclass(frozen=True)
@@ -150,17 +162,27 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         problems.append(Problem(name, None, ERROR, "not under a known task folder "
                                 f"({', '.join(t.folder for t in BOARD_TASKS.values())}); move it there"))
     try:
-        raw = json_path.read_bytes()
-    except OSError as err:
-        problems.append(Problem(name, None, ERROR, f"cannot read: {err.strerror}"))
+        raw = read_foreign(json_path, "submission")
+    except FileError as err:
+        problems.append(Problem(name, None, ERROR, err.reason))
         return sub
     text = _decode(raw, name, problems)
     if text is None:
         return sub
     try:
-        fields = json.loads(text)
+        fields = strict_loads(text)
     except json.JSONDecodeError as err:
         problems.append(Problem(name, err.lineno, ERROR, f"not valid JSON: {err.msg} (column {err.colno})"))
+        return sub
+    except RecursionError:
+        problems.append(Problem(name, None, ERROR, "JSON nested far too deep; a submission is one flat object"))
+        return sub
+    except ValueError as err:
+        problems.append(Problem(name, None, ERROR, f"{err}; write plain numbers"))
+        return sub
+    if json_depth(fields) > MAX_JSON_DEPTH:
+        problems.append(Problem(name, None, ERROR, f"JSON nested more than {MAX_JSON_DEPTH} deep; a submission "
+                                "is one flat object"))
         return sub
     if not isinstance(fields, dict):
         problems.append(Problem(name, 1, ERROR, "the JSON must be an object with the DAWNBench fields"))
@@ -185,9 +207,9 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         _check_inference(sub, line)
     else:
         if "costPerHour" in fields and fields["costPerHour"] is not None and not (
-                _number(fields["costPerHour"]) and fields["costPerHour"] > 0):
+                _number(fields["costPerHour"]) and 0 < fields["costPerHour"] <= MAX_PRICE):
             problems.append(Problem(name, line("costPerHour"), ERROR, "'costPerHour' must be a positive "
-                                    f"number of USD, not {fields['costPerHour']!r}"))
+                                    f"number of USD up to {MAX_PRICE:,.0f}, not {fields['costPerHour']!r}"))
         _read_tsv(sub, json_path.with_suffix(".tsv"), root)
     return sub
 
@@ -211,11 +233,11 @@ def _date(value: Any, name: str, line: int | None, problems: list[Problem]) -> d
 def _check_inference(sub: Submission, line) -> None:
     name, fields, task, problems = sub.file, sub.fields, sub.task, sub.problems
     latency = fields.get("latency")
-    if not (_number(latency) and latency > 0):
+    if not (_number(latency) and 0 < latency <= MAX_LATENCY_MS):
         problems.append(Problem(name, line("latency"), ERROR, "'latency' must be a positive number of "
-                                f"milliseconds per item, not {latency!r}"))
+                                f"milliseconds per item, at most an hour, not {latency!r}"))
     cost = fields.get("cost")
-    if cost is not None and not (_number(cost) and cost >= 0):
+    if cost is not None and not (_number(cost) and 0 <= cost <= MAX_PRICE):
         problems.append(Problem(name, line("cost"), ERROR, f"'cost' must be USD per item or null, not {cost!r}"))
     elif _number(cost) and cost > 0 and _number(latency) and latency > 0:
         per_hour = cost / (latency / 3_600_000)
@@ -234,6 +256,10 @@ def _check_inference(sub: Submission, line) -> None:
         problems.append(_scale_warning(task.column, factor, name, line(task.column)))
     value = float(value) * factor
     fields[task.column] = value
+    if not 0 <= value <= (1.0 if task.column == "f1Score" else 100.0):
+        problems.append(Problem(name, line(task.column), ERROR, f"{task.column} {value:g} is impossible: "
+                                f"{_range_text(task.column)}"))
+        return
     if value < task.threshold:
         problems.append(Problem(name, line(task.column), ERROR, f"{task.column} {value:g} is below the "
                                 f"threshold {task.threshold:g}: the model must reach it to be ranked"))
@@ -242,14 +268,14 @@ def _check_inference(sub: Submission, line) -> None:
 def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
     problems, task = sub.problems, sub.task
     name = str(tsv.relative_to(root)) if tsv.is_relative_to(root) else str(tsv)
-    if not tsv.is_file():
+    if not tsv.exists() and not tsv.is_symlink():
         problems.append(Problem(sub.file, None, ERROR, f"its training log {name} is missing; a training "
                                 "entry is a JSON and a TSV of the same name"))
         return
     try:
-        text = _decode(tsv.read_bytes(), name, problems)
-    except OSError as err:
-        problems.append(Problem(name, None, ERROR, f"cannot read: {err.strerror}"))
+        text = _decode(read_foreign(tsv, "training log"), name, problems)
+    except FileError as err:
+        problems.append(Problem(name, None, ERROR, err.reason))
         return
     if text is None:
         return
@@ -276,8 +302,11 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
                 row[column] = float(cell)
             except ValueError:
                 if column in needed or column == "epoch":
-                    problems.append(Problem(name, number, ERROR, f"{column} {cell!r} is not a number"))
+                    problems.append(Problem(name, number, ERROR, f"{column} {cell[:40]!r} is not a number"))
                     return
+            if column in needed and not math.isfinite(row[column]):
+                problems.append(Problem(name, number, ERROR, f"{column} {cell!r} is not a finite number"))
+                return
         if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
             problems.append(Problem(name, number, WARNING, "more cells than header columns; extras ignored"))
         parsed.append((number, row))
@@ -291,11 +320,20 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
             for _, r in parsed:
                 if column in r:
                     r[column] *= factor
-    last_hours, last_epoch, warned_epoch = -math.inf, -math.inf, False
+    last_hours, last_epoch, warned_epoch = 0.0, -math.inf, False
     for number, row in parsed:
-        if not math.isfinite(row["hours"]) or row["hours"] < last_hours:
+        if not 0 <= row["hours"] <= MAX_HOURS:
+            problems.append(Problem(name, number, ERROR, f"hours {row['hours']:g} is impossible: cumulative "
+                                    f"training hours run from 0 to at most {MAX_HOURS:,.0f}"))
+            return
+        if row["hours"] < last_hours:
             problems.append(Problem(name, number, ERROR, f"hours {row['hours']:g} is less than the row before "
                                     f"({last_hours:g}); hours are cumulative"))
+            return
+        bad = [c for c in ACCURACY_COLUMNS if c in row and not 0 <= row[c] <= (1.0 if c == "f1Score" else 100.0)]
+        if bad:
+            problems.append(Problem(name, number, ERROR, f"{bad[0]} {row[bad[0]]:g} is impossible: "
+                                    f"{_range_text(bad[0])}"))
             return
         if "epoch" in row and row["epoch"] <= last_epoch and not warned_epoch:
             warned_epoch = True
@@ -303,6 +341,10 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
         last_hours, last_epoch = row["hours"], row.get("epoch", last_epoch)
         sub.rows.append(row)
         if task and sub.training_hours is None and row[task.column] >= task.threshold:
+            if row["hours"] <= 0:
+                problems.append(Problem(name, number, ERROR, f"reaches the threshold at hours {row['hours']:g}: a "
+                                        "training time of zero is impossible (hours count from the start)"))
+                return
             sub.training_hours = row["hours"]
     if task and sub.training_hours is None:
         best = max(r[task.column] for r in sub.rows)
@@ -310,15 +352,20 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
                                 f"(best {best:g}); only entries that reach the threshold are ranked"))
 
 
-def find_submissions(paths: list[str | Path]) -> list[tuple[Path, Path]]:
-    """(json file, root) for every submission JSON under the given files or folders."""
+def find_submissions(paths: list[str | Path], skipped: list[Problem] | None = None) -> list[tuple[Path, Path]]:
+    """(json file, root) for every submission JSON under the given files or folders. Folders
+    are walked without following links; what was skipped (links, FIFOs) goes to ``skipped``."""
     found = []
     for p in map(Path, paths):
-        if p.is_file():
+        if p.is_dir() and not p.is_symlink():
+            passed: list[tuple[Path, str]] = []
+            found += [(f, p) for f in walk_foreign(p, passed) if f.suffix == ".json"]
+            if skipped is not None:  # a submission JSON that is a link or a FIFO cannot be read (a TSV is
+                skipped += [Problem(_relative(path, p), None, ERROR, why)  # reported with its JSON)
+                            for path, why in passed if path.suffix == ".json"]
+        elif p.exists() or p.is_symlink():
             root = next((a.parent for a in p.parents if a.name.lower() in BOARD_TASKS), p.parent)
             found.append((p, root))
-        elif p.is_dir():
-            found += [(f, p) for f in sorted(p.rglob("*.json"))]
     return found
 
 
@@ -326,4 +373,12 @@ def orphan_tsvs(folder: Path) -> list[Problem]:
     """Training logs with no JSON of the same name."""
     return [Problem(str(t.relative_to(folder)), None, WARNING, "TSV without a JSON of the same name; "
                     "name the pair alike (model.json + model.tsv)")
-            for t in sorted(folder.rglob("*.tsv")) if not t.with_suffix(".json").exists()]
+            for t in walk_foreign(folder) if t.suffix == ".tsv" and not t.with_suffix(".json").exists()]
+
+
+def _relative(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+def _range_text(column: str) -> str:
+    return "F1 runs from 0 to 1" if column == "f1Score" else f"{column} runs from 0 to 100 (percent)"
