@@ -40,10 +40,9 @@ def bare_seconds(task_name: str, entry_name: str | None, seed: int, epochs: floa
     task = get_task(task_name)
     entry = load_entry_class(entry_name or task.default_entry)(task, torch.device("cpu"), {"epochs": epochs})
     ctx = TrainContext(task, seed, torch.device("cpu"), entry.hp,
-                       lambda: data.load_split(task.dataset, task.train_split))
-    test_inputs, test_labels = data.load_split(task.dataset, task.scored_split)
+                       lambda: data.load_train(task.dataset, task.train_split))
     seed_everything(seed)
-    entry.warmup(synthetic_context(ctx, test_inputs, test_labels))  # as the harness does
+    entry.warmup(synthetic_context(ctx, data.open_split(task.dataset, task.scored_split, mmap=True)))  # as the harness
     seed_everything(seed)
     start = time.perf_counter()
     for _ in entry.train(ctx):

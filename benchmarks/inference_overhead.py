@@ -1,11 +1,11 @@
 """Inference measurement overhead: the latency loop against a bare loop of the same calls.
 
-    python benchmarks/inference_overhead.py [--run RUN_DIR] [--task mnist] [--threads 1] [--pairs 5]
+    python benchmarks/inference_overhead.py [--run RUN_DIR [--trust-entry]] [--task mnist] [--threads 1] [--pairs 5]
 
 Both loops call the entry's ``predict`` on every item of the scored split, one at a
-time, under ``torch.inference_mode()``. The measurement loop
-(``dawnbench.inference.loops.single_item_latencies``) also reads the clock twice per
-item and keeps every latency and output; the bare loop is timed once as a whole.
+time, under ``torch.inference_mode()``, reading the items the same way. The measurement
+loop (``dawnbench.inference.loops.single_item_latencies``) also reads the clock twice per
+item, keeps every latency and scores the answers; the bare loop is timed once as a whole.
 With ``--run`` the saved model of that run is measured, otherwise the task's default
 entry with freshly initialised weights (the cost of a call does not depend on the
 weights). Pairs alternate to cancel drift. Prints the ratio of median seconds
@@ -25,13 +25,14 @@ import torch
 from dawnbench import data
 from dawnbench.entries import load_entry_class
 from dawnbench.entries.saved import load_saved_entry
+from dawnbench.data.splits import Split
 from dawnbench.inference.loops import single_item_latencies
-from dawnbench.tasks import get_task
+from dawnbench.tasks import Metric, get_task
 
 
-def load_entry(run: str | None, task_name: str):
+def load_entry(run: str | None, task_name: str, trust: bool = False):
     if run:
-        entry, _ = load_saved_entry(Path(run), torch.device("cpu"))
+        entry, _ = load_saved_entry(Path(run), torch.device("cpu"), trust=trust)
         task = entry.task
     else:
         task = get_task(task_name)
@@ -40,45 +41,46 @@ def load_entry(run: str | None, task_name: str):
     return entry, task
 
 
-def bare_seconds(predict, inputs: torch.Tensor) -> float:
+def bare_seconds(predict, split: Split) -> float:
     start = time.perf_counter()
     with torch.inference_mode():
-        for i in range(len(inputs)):
-            predict(inputs[i:i + 1])
+        for inputs, _ in split.batches(1):
+            predict(inputs)
     return time.perf_counter() - start
 
 
-def measured_seconds(predict, inputs: torch.Tensor) -> float:
+def measured_seconds(predict, split: Split, metric: Metric) -> float:
     start = time.perf_counter()
-    single_item_latencies(predict, inputs, warmup_items=0)
+    single_item_latencies(predict, split, metric, warmup_items=0)
     return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", help="a run directory with a saved model")
+    parser.add_argument("--trust-entry", action="store_true", help="import the entry file the run names (not built in)")
     parser.add_argument("--task", default="mnist")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--pairs", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    entry, task = load_entry(args.run, args.task)
+    entry, task = load_entry(args.run, args.task, args.trust_entry)
     data.ensure(task.dataset)
-    inputs = torch.from_numpy(data.load_split(task.dataset, task.scored_split)[0])
-    bare_seconds(entry.predict, inputs[:500])  # warm up both paths
-    measured_seconds(entry.predict, inputs[:500])
+    split = data.open_split(task.dataset, task.scored_split)
+    bare_seconds(entry.predict, split.head(500))  # warm up both paths
+    measured_seconds(entry.predict, split.head(500), task.metric)
     bare, measured = [], []
     for i in range(args.pairs):
-        bare.append(bare_seconds(entry.predict, inputs))
-        measured.append(measured_seconds(entry.predict, inputs))
+        bare.append(bare_seconds(entry.predict, split))
+        measured.append(measured_seconds(entry.predict, split, task.metric))
         print(f"pair {i + 1}: bare {bare[-1]:.3f} s, measured {measured[-1]:.3f} s, "
               f"ratio {measured[-1] / bare[-1]:.4f}", flush=True)
     ratio = statistics.median(measured) / statistics.median(bare)
-    print(f"{entry.name} on {task.name}, {len(inputs):,} items, {args.threads} thread(s): "
+    print(f"{entry.name} on {task.name}, {split.count:,} items, {args.threads} thread(s): "
           f"median bare {statistics.median(bare):.3f} s, median measured {statistics.median(measured):.3f} s, "
           f"ratio {ratio:.4f} (target <= 1.03)")
     evidence.write("inference_overhead", {
-        "entry": entry.name, "task": task.name, "run": args.run, "items": len(inputs), "threads": args.threads,
+        "entry": entry.name, "task": task.name, "run": args.run, "items": split.count, "threads": args.threads,
         "pairs": args.pairs, "bare_s": bare, "measured_s": measured, "ratio_of_medians": ratio,
         "target": 1.03, "met": ratio <= 1.03})
 

@@ -70,7 +70,8 @@ def test_cifar10_1_loader_and_its_errors(tmp_path):
     np.save(tmp_path / "cifar10.1_v6_data.npy", RGB)
     np.save(tmp_path / "cifar10.1_v6_labels.npy", np.array([0, 1, 2, 3, 4, 9]))
     [found] = find_unseen("cifar10", [tmp_path])
-    assert found.name == "cifar10.1" and found.inputs.shape == (6, 32, 32, 3) and list(found.labels) == [0, 1, 2, 3, 4, 9]
+    assert found.name == "cifar10.1" and found.split.inputs.shape == (6, 32, 32, 3)
+    assert list(found.split.labels) == [0, 1, 2, 3, 4, 9]
     np.save(tmp_path / "bad.npy", GREY)
     with pytest.raises(DawnbenchError, match=r"bad\.npy: expected uint8 images N×32×32×3"):
         load_cifar10_1(tmp_path / "bad.npy", tmp_path / "cifar10.1_v6_labels.npy")
@@ -90,8 +91,8 @@ def test_qmnist_loader_keeps_only_the_50000_extra_digits(tmp_path):
     write_idx(tmp_path / "qmnist-test-images-idx3-ubyte.gz", images, compress=True)
     _write_int_idx(tmp_path / "qmnist-test-labels-idx2-int", labels)
     [found] = find_unseen("mnist", [tmp_path])
-    assert found.name == "qmnist-extra" and found.inputs.shape == (4, 28, 28)
-    assert list(found.inputs[:, 0, 0]) == [1, 2, 3, 4] and list(found.labels) == [7, 8, 9, 0]
+    assert found.name == "qmnist-extra" and found.split.inputs.shape == (4, 28, 28)
+    assert list(found.split.inputs[:, 0, 0]) == [1, 2, 3, 4] and list(found.split.labels) == [7, 8, 9, 0]
     _write_int_idx(tmp_path / "wrong-labels", labels[:, :1].reshape(-1))
     with pytest.raises(DawnbenchError, match=r"wrong-labels: expected 10004 rows of QMNIST's extended labels"):
         load_qmnist_extra(tmp_path / "qmnist-test-images-idx3-ubyte.gz", tmp_path / "wrong-labels")

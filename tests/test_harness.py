@@ -97,7 +97,8 @@ def test_run_record_files(tiny_task, tmp_path):
                 "wall_s", "eval_s", "init_s", "epochs_to_target", "evals", "hparams", "hardware", "software",
                 "cost_per_hour", "training_cost_usd", "inference"):
         assert key in saved, key
-    assert saved["evals"][1] == {"epoch": 2.0, "samples": 16, "timed_s": LOAD_S + BUILD_S + 2 * STEP_S, "value": 100.0}
+    assert saved["evals"][1] == {"epoch": 2.0, "samples": 16, "timed_s": LOAD_S + BUILD_S + 2 * STEP_S, "value": 100.0,
+                                 "extra": {}}
     assert {"python", "torch", "dawnbench"} <= set(saved["software"])
     assert {"cpu", "cores", "accelerator", "memory_gib"} <= set(saved["hardware"])
 

@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from tiny_model_entry import TinyLinear
@@ -24,6 +25,7 @@ from dawnbench.inference.figures import (
 )
 from dawnbench.inference.scenarios import ScenarioSettings, run_scenario
 from dawnbench.submissions import export_inference
+from dawnbench.data.splits import ArraySplit
 from dawnbench.tasks import Task
 
 # TinyLinear is an entry file of the tests, not a built-in: measuring it imports it (--trust-entry).
@@ -155,7 +157,7 @@ def slow_predict(delay_s: float):
 
 
 def test_singlestream_issues_next_query_after_previous_completes(tmp_path):
-    inputs = torch.zeros(50, 4, 4, dtype=torch.uint8)
+    inputs = ArraySplit(np.zeros((50, 4, 4), np.uint8), np.zeros(50, np.int64))
     run = run_scenario("singlestream", slow_predict(0.0005), inputs,
                        ScenarioSettings(seconds=0.3, expected_latency_ms=0.5), tmp_path)
     q = run.queries
@@ -166,7 +168,7 @@ def test_singlestream_issues_next_query_after_previous_completes(tmp_path):
 
 
 def test_offline_issues_every_sample_at_once(tmp_path):
-    inputs = torch.zeros(64, 4, 4, dtype=torch.uint8)
+    inputs = ArraySplit(np.zeros((64, 4, 4), np.uint8), np.zeros(64, np.int64))
     run = run_scenario("offline", slow_predict(0.0), inputs,
                        ScenarioSettings(seconds=0.2, expected_qps=2000, batch_size=32), tmp_path)
     q = run.queries
@@ -175,7 +177,7 @@ def test_offline_issues_every_sample_at_once(tmp_path):
 
 
 def test_server_issues_queries_without_waiting_for_answers(tmp_path):
-    inputs = torch.zeros(64, 4, 4, dtype=torch.uint8)
+    inputs = ArraySplit(np.zeros((64, 4, 4), np.uint8), np.zeros(64, np.int64))
     run = run_scenario("server", slow_predict(0.01), inputs,
                        ScenarioSettings(seconds=0.5, server_qps=400, server_latency_ms=50, batch_size=8), tmp_path)
     q = run.queries

@@ -97,6 +97,12 @@ PROFILE: dict[str, Bound] = {                   # dawnbench profile
     "warm_steps": Bound(0, 10_000, integer=True),
     "top": Bound(1, 10_000, integer=True),
 }
+IMPORT: dict = {                                # dawnbench data fetch imagenet (import settings)
+    "max_side": Bound(32, 4096, integer=True), "max_side_default": 384,
+    "quality": Bound(1, 100, integer=True), "quality_default": 90,
+    "shard_size": Bound(1, 100_000, integer=True), "shard_size_default": 256,
+    "workers": Bound(1, CORES, integer=True),
+}
 ACCELERATORS = Bound(1, 4096, integer=True)     # dawnbench schedule --accelerators
 TOP = Bound(1, 100_000, integer=True)           # rows shown by leaderboard --top
 PICK = Bound(1, 1000, integer=True)             # dawnbench similarity --pick

@@ -6,9 +6,10 @@ Entries may not change any of the four. A run may ask for another threshold
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,23 +20,75 @@ if TYPE_CHECKING:  # torch loads on first use: commands that never train start f
     import torch
 
 
-def top1_accuracy(outputs: torch.Tensor, labels: torch.Tensor) -> float:
-    """Percent of items whose top-scoring class (or predicted label) is the label."""
-    predicted = outputs.argmax(dim=1) if outputs.ndim == 2 else outputs
-    return 100.0 * (predicted.long().cpu() == labels.long().cpu()).double().mean().item()
+def top1_hits(outputs: torch.Tensor, labels: np.ndarray) -> dict[str, np.ndarray]:
+    """Per item: 1 where the top-scoring class (or the predicted label) is the label."""
+    predicted = (outputs.argmax(dim=1) if outputs.ndim == 2 else outputs).long().cpu().numpy()
+    return {"top1_accuracy": (predicted == np.asarray(labels)).astype(np.float64)}
+
+
+def top5_hits(outputs: torch.Tensor, labels: np.ndarray) -> dict[str, np.ndarray]:
+    """Per item: 1 where the label is among the five top-scoring classes; top-1 beside it."""
+    labels = np.asarray(labels)
+    if outputs.ndim != 2:
+        raise ValueError("top-5 needs class scores (N×C) from predict, not labels")
+    top = outputs.float().topk(min(5, outputs.shape[1]), dim=1).indices.cpu().numpy()
+    return {"top5_accuracy": (top == labels[:, None]).any(axis=1).astype(np.float64),
+            "top1_accuracy": (top[:, 0] == labels).astype(np.float64)}
 
 
 @dataclass(frozen=True)
 class Metric:
-    name: str                 # key used in records, e.g. "top1_accuracy"
-    dawnbench_column: str     # column of the DAWNBench TSV, e.g. "top1Accuracy"
-    unit: str                 # "%" or "" (F1 on 0–100)
-    compute: Callable[[torch.Tensor, torch.Tensor], float]
+    """How predictions are scored: per item (so a split is scored as it streams), then averaged.
+
+    ``per_item(outputs, targets)`` returns arrays of per-item scores in [0, 1], one per key;
+    the task's value for a key is 100 × their mean. ``name`` is the key that decides (the
+    threshold applies to it); every other key is recorded beside it. ``columns`` maps keys
+    to the DAWNBench TSV (column, scale from the value), the deciding key first.
+    """
+
+    name: str
+    per_item: Callable[[Any, Any], dict[str, np.ndarray]]
+    columns: tuple[tuple[str, str, float], ...]
+    unit: str = "%"
     low: float = 0.0          # the values the metric can take (a --target outside them is bad input)
     high: float = 100.0
 
+    @property
+    def dawnbench_column(self) -> str:
+        return self.columns[0][1]
 
-TOP1 = Metric("top1_accuracy", "top1Accuracy", "%", top1_accuracy)
+    def compute(self, outputs: Any, targets: Any) -> float:
+        """The deciding value of a whole set of predictions at once."""
+        return 100.0 * float(np.mean(self.per_item(outputs, targets)[self.name]))
+
+
+class Tally:
+    """A metric's per-item scores summed as batches arrive: ``values()`` gives every key's value."""
+
+    def __init__(self, metric: Metric):
+        self.metric, self.count, self.sums = metric, 0, {}
+
+    def add(self, outputs: Any, targets: Any) -> None:
+        scores = self.metric.per_item(outputs, targets)
+        for key, per_item in scores.items():
+            self.sums[key] = self.sums.get(key, 0.0) + float(np.sum(per_item))
+        self.count += len(scores[self.metric.name])
+
+    def values(self) -> dict[str, float]:
+        return {k: 100.0 * v / self.count for k, v in self.sums.items()} if self.count else {}
+
+    @property
+    def value(self) -> float:
+        return self.values()[self.metric.name]
+
+    @property
+    def extra(self) -> dict[str, float]:
+        return {k: v for k, v in self.values().items() if k != self.metric.name}
+
+
+TOP1 = Metric("top1_accuracy", top1_hits, (("top1_accuracy", "top1Accuracy", 1.0),))
+TOP5 = Metric("top5_accuracy", top5_hits, (("top5_accuracy", "top5Accuracy", 1.0),
+                                           ("top1_accuracy", "top1Accuracy", 1.0)))
 
 
 @dataclass(frozen=True)
@@ -48,6 +101,7 @@ class Task:
     default_entry: str
     train_split: str = "train"
     role: str = ""
+    subset: str | None = None   # a tree other than the official one (imported with --subset): unofficial
 
     @property
     def metric_bound(self) -> Bound:
@@ -63,12 +117,24 @@ TASKS: dict[str, Task] = {
         Task("mnist", "mnist", TOP1, 99.0, "test", "small-cnn", role="CPU-scale task, the default"),
         Task("fashion-mnist", "fashion-mnist", TOP1, 92.0, "test", "small-cnn", role="CPU-scale task"),
         Task("cifar10", "cifar10", TOP1, 94.0, "test", "cifar10-fast", role="DAWNBench task"),
+        Task("imagenet", "imagenet", TOP5, 93.0, "val", "imagenet-resnet50", role="DAWNBench task"),
     ]
 }
 DEFAULT_TASK = "mnist"
+SUBSET_TASKS = ("imagenet",)   # tasks whose data a user imports, and may import as a named subset
 
 
-def get_task(name: str) -> Task:
+def get_task(name: str, subset: str | None = None) -> Task:
+    """The task, or — with ``subset`` — the same task on the tree imported under that name
+    (``dawnbench data fetch imagenet --from DIR --subset NAME``): its runs are unofficial."""
     if name not in TASKS:
         raise DawnbenchError(f"unknown task '{name}'. Known tasks: {', '.join(TASKS)}.")
-    return TASKS[name]
+    task = TASKS[name]
+    if subset is None:
+        return task
+    if name not in SUBSET_TASKS:
+        raise DawnbenchError(f"--subset: {name} has one official dataset; subsets are for "
+                             f"{', '.join(SUBSET_TASKS)}, whose data you import yourself.")
+    if not subset or not all(c.isalnum() or c in "-_." for c in subset):
+        raise DawnbenchError(f"--subset {subset!r}: name it with letters, digits, '-', '_' or '.'.")
+    return dataclasses.replace(task, dataset=f"{task.dataset}@{subset}", subset=subset)

@@ -58,7 +58,7 @@ class Group:
 
 def _config_key(r: RunResult) -> tuple[Any, ...]:
     workers = (r.distributed or {}).get("world_size") or 1
-    return (r.task, r.entry, r.precision, r.compile, r.threshold, workers,
+    return (r.task + (f"@{r.subset}" if r.subset else ""), r.entry, r.precision, r.compile, r.threshold, workers,
             json.dumps(r.hparams, sort_keys=True, default=str))
 
 

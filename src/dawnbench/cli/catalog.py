@@ -9,9 +9,11 @@ from rich.console import Console
 from rich.text import Text
 
 from dawnbench import data, pricing
+from dawnbench import bounds
 from dawnbench.cli.common import (
     EXIT_OK,
     print_json,
+    ranged,
 )
 from dawnbench.errors import DawnbenchError
 from dawnbench.tasks import TASKS
@@ -32,13 +34,22 @@ def cmd_data_fetch(args: argparse.Namespace, out: Console, err: Console) -> int:
         for name in args.names:
             bar = progress.add_task(name, total=3, step="checking the cache")
 
-            def status(msg: str, bar=bar) -> None:
+            def status(msg: str, done: int | None = None, total: int | None = None, bar=bar) -> None:
+                if total:  # a long step in parts (ImageNet's shards): the bar follows them
+                    progress.update(bar, total=total, completed=done, step=msg)
+                    return
                 index = next((i for i, s in enumerate(steps) if msg.startswith(s)), 0)
                 progress.update(bar, completed=max(index - 1, 0), step=msg)
 
+            settings = {k: v for k, v in (("max_side", args.max_side), ("quality", args.quality),
+                                          ("shard_size", args.shard_size), ("workers", args.workers))
+                        if v is not None}
+            if settings and data.get_spec(name).kind != "shards":
+                raise DawnbenchError(f"--max-side, --quality, --shard-size and --workers are ImageNet's import "
+                                     f"settings; {name} has none.")
             path = data.fetch(name, source=Path(args.source) if args.source else None,
-                              force=args.force, status=status)
-            progress.update(bar, completed=3, step=f"ready in {path}")
+                              force=args.force, status=status, subset=args.subset, settings=settings)
+            progress.update(bar, completed=progress.tasks[bar].total, step=f"ready in {path}")
             done.append({"name": name, "path": str(path)})
     if args.json:
         print_json({"datasets": done})
@@ -53,11 +64,12 @@ def cmd_data_list(args: argparse.Namespace, out: Console, err: Console) -> int:
         print_json({"data_root": str(data.data_root()), "datasets": rows})
         return EXIT_OK
     table = Table(title=f"datasets in {data.data_root()}")
-    for col in ("name", "ready", "train", "test", "source"):
+    for col in ("name", "ready", "train", "scored (test, val or dev)", "source"):
         table.add_column(col)
     for r in rows:
+        scored = sum(n for split, n in r["counts"].items() if split != "train")
         table.add_row(r["name"], Text("yes", style="green") if r["ready"] else "no",
-                      f"{r['counts'].get('train', 0):,}", f"{r['counts'].get('test', 0):,}", r["source"])
+                      f"{r['counts'].get('train', 0):,}", f"{scored:,}", r["source"])
     out.print(table)
     return EXIT_OK
 
@@ -107,6 +119,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     fetch.add_argument("names", nargs="+", metavar="NAME", help=", ".join(data.DATASETS))
     fetch.add_argument("--from", dest="source", metavar="PATH", help="import the official files you already have")
     fetch.add_argument("--force", action="store_true", help="prepare again even if cached")
+    fetch.add_argument("--subset", metavar="NAME", help="imagenet, squad: import a tree that is not the official "
+                                                        "one under this name (runs on it are unofficial)")
+    i = bounds.IMPORT
+    fetch.add_argument("--max-side", type=int, help=ranged("imagenet: longer side of the re-encoded JPEGs "
+                                                           f"(default {i['max_side_default']})", i["max_side"]))
+    fetch.add_argument("--quality", type=int, help=ranged("imagenet: JPEG quality of the re-encoded images "
+                                                          f"(default {i['quality_default']})", i["quality"]))
+    fetch.add_argument("--shard-size", type=int, help=ranged("imagenet: images per shard "
+                                                             f"(default {i['shard_size_default']})", i["shard_size"]))
+    fetch.add_argument("--workers", type=int, help=ranged("imagenet: processes encoding shards (default: every core)",
+                                                          bounds.WORKERS["threads"]))
     fetch.add_argument("--json", action="store_true")
     fetch.set_defaults(func=cmd_data_fetch)
     lst = data_p.add_parser("list", help="show which datasets are ready")

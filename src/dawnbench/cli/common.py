@@ -83,6 +83,8 @@ def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "
     parser.add_argument("--platform", help="submission_platform in events.log (default: the hardware)")
     parser.add_argument("--resource-interval", type=float, default=0.5, metavar="S", help=ranged(
         "seconds between samples of the resource monitor (resources.tsv; default 0.5)", r["resource_interval"]))
+    parser.add_argument("--subset", metavar="NAME", help="imagenet, squad: train on the tree imported under this "
+                                                         "name (`data fetch TASK --from DIR --subset NAME`); unofficial")
 
 
 def options_argv(options: Any) -> list[str]:
@@ -115,7 +117,7 @@ def run_options(args: argparse.Namespace) -> Any:
                       cost_per_hour=args.cost_per_hour, overrides=parse_set(args.set),
                       precision=args.precision, compile=args.compile, org=args.org, platform=args.platform,
                       resource_interval=args.resource_interval, scaling=getattr(args, "scaling", "weak"),
-                      collective_timeout=args.collective_timeout)
+                      collective_timeout=args.collective_timeout, subset=args.subset)
 
 
 def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True) -> None:

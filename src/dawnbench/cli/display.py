@@ -192,8 +192,8 @@ def result_card(r: RunResult) -> Panel:
     grid.add_column(style="bold")
     grid.add_column()
     style = STATUS_STYLE.get(r.status, "")
-    official = Text("official") if r.official else Text.assemble(("unofficial", "yellow"),
-                                                                " (target differs from the task's)")
+    why = f" (on the subset {r.subset!r}, not the official data)" if r.subset else " (target differs from the task's)"
+    official = Text("official") if r.official else Text.assemble(("unofficial", "yellow"), why)
     last = r.evals[-1].value if r.evals else None
     rows = [
         ("status", Text.assemble((r.status, style), f" — {r.error}" if r.error else "")),

@@ -38,10 +38,11 @@ def latency_figure(run_dir: Path, inference: dict[str, Any]) -> Path:
 
 
 def generalization_figures(doc: dict[str, Any], out: Path) -> list[Path]:
-    """Metric against severity per corruption family, one figure per task (shifted suite only)."""
+    """Metric against severity per corruption family, one figure per task that has a shifted suite
+    (ImageNet has none: its unseen set is in the table)."""
     if not doc.get("suite"):
         return []
-    tasks = sorted({m["task"] for m in doc["models"]})
+    tasks = sorted({r["task"] for r in doc["configurations"] if r.get("by_set")})
     return [plots.generalization_figure(doc, t, out / f"generalization-{t}.png") for t in tasks]
 
 

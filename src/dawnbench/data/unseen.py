@@ -3,6 +3,9 @@
 * **CIFAR-10.1** (Recht et al., 2018), ``cifar10.1_v6_data.npy`` (N×32×32×3 uint8) and
   ``cifar10.1_v6_labels.npy`` (N integer labels 0–9): new images drawn from the same
   source as CIFAR-10 ten years later; 2,000 of them in v6.
+* **ImageNetV2** (Recht et al., 2019): a folder of ``<class index>/*.jpeg`` as published
+  (e.g. ``imagenetv2-matched-frequency-format-val``), 10,000 new validation images; the
+  JPEGs are handed to ``predict`` as they are, like ImageNet's own.
 * **QMNIST** (Yadav & Bottou, 2019), ``qmnist-test-images-idx3-ubyte[.gz]`` (60,000×28×28)
   and ``qmnist-test-labels-idx2-int[.gz]`` (60,000×8 int32, the class in column 0): its
   first 10,000 test digits reconstruct MNIST's test set, so only the other **50,000**
@@ -22,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from dawnbench.data.formats import read_idx
+from dawnbench.data.splits import ArraySplit, Split
 from dawnbench.errors import DataError
 from dawnbench.io import check_regular
 
@@ -31,8 +35,7 @@ QMNIST_MNIST_PART = 10_000   # QMNIST test rows that are MNIST's own test set
 @dataclass
 class UnseenSet:
     name: str
-    inputs: np.ndarray   # uint8, the scored split's item shape
-    labels: np.ndarray   # int64
+    split: Split         # items in the scored split's form, with their labels
     source: str
 
 
@@ -61,7 +64,7 @@ def load_cifar10_1(data_path: Path, labels_path: Path) -> UnseenSet:
                         "Pass the cifar10.1_v6_labels.npy that goes with the data file.")
     if labels.min() < 0 or labels.max() > 9:
         raise DataError(f"{labels_path}: labels must be classes 0–9, found {labels.min()}–{labels.max()}.")
-    return UnseenSet("cifar10.1", inputs, labels.astype(np.int64), str(data_path))
+    return UnseenSet("cifar10.1", ArraySplit(inputs, labels.astype(np.int64)), str(data_path))
 
 
 def load_qmnist_extra(images_path: Path, labels_path: Path) -> UnseenSet:
@@ -79,7 +82,7 @@ def load_qmnist_extra(images_path: Path, labels_path: Path) -> UnseenSet:
     classes = labels[QMNIST_MNIST_PART:, 0]
     if classes.min() < 0 or classes.max() > 9:
         raise DataError(f"{labels_path}: column 0 must hold classes 0–9, found {classes.min()}–{classes.max()}.")
-    return UnseenSet("qmnist-extra", images[QMNIST_MNIST_PART:].copy(), classes.astype(np.int64),
+    return UnseenSet("qmnist-extra", ArraySplit(images[QMNIST_MNIST_PART:].copy(), classes.astype(np.int64)),
                      str(images_path))
 
 
@@ -101,9 +104,18 @@ def find_unseen(dataset: str, paths: Sequence[str | Path], strict: bool = True) 
         labels = _first(where, ["qmnist-test-labels-idx2-int", "qmnist-test-labels-idx2-int.gz"])
         if images and labels:
             found.append(load_qmnist_extra(images, labels))
+    if dataset.split("@")[0] == "imagenet":
+        for p in where:
+            if p.is_dir() and not p.is_symlink() and any(c.is_dir() and c.name.isdigit() for c in p.iterdir()):
+                from dawnbench.data.imagenet import imagenet_v2
+
+                name = p.name if p.name.lower().startswith("imagenetv2") else "imagenetv2"
+                found.append(UnseenSet(name, imagenet_v2(p), str(p)))
     if strict and where and not found:
         expected = {"cifar10": "cifar10.1_v6_data.npy and cifar10.1_v6_labels.npy",
-                    "mnist": "qmnist-test-images-idx3-ubyte[.gz] and qmnist-test-labels-idx2-int[.gz]"}
+                    "mnist": "qmnist-test-images-idx3-ubyte[.gz] and qmnist-test-labels-idx2-int[.gz]",
+                    "imagenet": "an ImageNetV2 folder of <class index>/*.jpeg"}
+        dataset = dataset.split("@")[0]
         raise DataError(f"--from {', '.join(map(str, where))}: no unseen set for {dataset} there. "
                         + (f"Expected {expected[dataset]}." if dataset in expected
                            else f"No unseen set is defined for {dataset}."))

@@ -24,6 +24,7 @@ BUILTIN: dict[str, str] = {
     "cifar10-resnet164": "resnet_seed",
     "mnist-standard": "standard_cnn",
     "fashion-mnist-standard": "standard_cnn",
+    "imagenet-resnet50": "imagenet_resnet50",
 }
 
 

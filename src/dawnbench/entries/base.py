@@ -96,7 +96,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
 import torch
 
 from dawnbench.bounds import Bound
@@ -123,7 +122,7 @@ class TrainContext:
     seed: int
     device: torch.device
     hparams: dict[str, Any]
-    load_train: Callable[[], tuple[np.ndarray, np.ndarray]]  # (uint8 inputs, int64 labels)
+    load_train: Callable[[], Any]            # arrays: (uint8 inputs, int64 labels); SQuAD: its questions
     precision: str = "fp32"                  # fp32, tf32, bf16 or fp16 (SPEC §12)
     scaler: torch.amp.GradScaler = field(default_factory=lambda: torch.amp.GradScaler("cpu", enabled=False))
     compile: Callable[[torch.nn.Module], torch.nn.Module] = lambda module: module
@@ -133,6 +132,10 @@ class TrainContext:
     world_size: int = 1                      # workers training together
     backend: str | None = None               # gloo or nccl; None in a one-process run
     distribute: Callable[[torch.nn.Module], torch.nn.Module] = lambda module: module  # wrap for DDP
+    # Datasets larger than memory (ImageNet) are streamed, not loaded: one epoch of this worker's batches,
+    # ctx.stream(epoch=, batch_size=, resolution=, pipeline="auto"|"cpu"|"gpu"|"dali", workers=2) — see
+    # data.imagenet.train_stream. In warm-up: random batches of the same shapes.
+    stream: Callable[..., Any] | None = None
 
     def epoch_order(self, n: int, epoch: int) -> torch.Tensor:
         """The indices of the ``n`` in-memory training items this worker trains on in

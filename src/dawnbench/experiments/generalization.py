@@ -33,7 +33,8 @@ from typing import Any
 import torch
 
 from dawnbench import data
-from dawnbench.data.corruptions import FAMILIES, check_family, shifted_split
+from dawnbench.data.corruptions import DATASET_TABLES, FAMILIES, check_family, shifted_split
+from dawnbench.data.splits import ArraySplit, Split
 from dawnbench.data.unseen import UnseenSet, find_unseen
 from dawnbench.entries.saved import FINAL_MODEL_FILE, MODEL_FILE, load_saved_entry, recorded_entry
 from dawnbench.errors import DawnbenchError
@@ -89,14 +90,13 @@ def _models(run_dir: Path) -> list[str]:
     return [name for name in VARIANTS if (run_dir / name).is_file()]
 
 
-def score_model(run_dir: Path, result: dict[str, Any], name: str,
-                sets: dict[str, tuple[torch.Tensor, torch.Tensor]], device: torch.device,
-                trust: bool = False) -> dict[str, Any]:
+def score_model(run_dir: Path, result: dict[str, Any], name: str, sets: dict[str, Split],
+                device: torch.device, trust: bool = False) -> dict[str, Any]:
     """The metric of one saved model of the run (``result``: its result.json) on each named set."""
-    task = get_task(result["task"])
+    task = get_task(result["task"], result.get("subset"))
     entry, payload = load_saved_entry(run_dir, device, name, task, trust=trust)
     precision = result.get("precision", "fp32")
-    values = {label: evaluate(entry, task, inputs, labels, precision) for label, (inputs, labels) in sets.items()}
+    values = {label: evaluate(entry, task, split, precision)[0] for label, split in sets.items()}
     return {"run_dir": str(run_dir), "task": task.name, "entry": result["entry"], "seed": result.get("seed"),
             "variant": VARIANTS[name], "model": name, "epoch": payload["epoch"],
             "recorded": payload["value"], "values": values}
@@ -163,34 +163,37 @@ def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = 
     results = {r: read_result(r) for r in runs}
     for r in runs:  # every entry can be rebuilt (and may be: --trust-entry) before anything is written
         recorded_entry(r, results[r]["entry"], options.trust_entry)
-    by_task: dict[str, list[Path]] = defaultdict(list)
+    by_task: dict[tuple[str, str | None], list[Path]] = defaultdict(list)  # a subset is a task of its own
     for r in runs:
-        by_task[results[r]["task"]].append(r)
-    unseen_found: dict[str, list[UnseenSet]] = {}
-    for task_name in by_task:
-        unseen_found[task_name] = find_unseen(get_task(task_name).dataset, options.unseen, strict=False)
+        by_task[(results[r]["task"], results[r].get("subset"))].append(r)
+    unseen_found: dict[tuple[str, str | None], list[UnseenSet]] = {}
+    for key in by_task:
+        unseen_found[key] = find_unseen(get_task(*key).dataset, options.unseen, strict=False)
     if options.unseen and not any(unseen_found.values()):
-        find_unseen(get_task(next(iter(by_task))).dataset, options.unseen)  # raises, naming what was expected
+        find_unseen(get_task(*next(iter(by_task))).dataset, options.unseen)  # raises, naming what was expected
 
     models: list[dict[str, Any]] = []
-    for task_name, task_runs in by_task.items():
-        task = get_task(task_name)
+    notes: list[str] = []
+    for (task_name, subset), task_runs in by_task.items():
+        task = get_task(task_name, subset)
         data.ensure(task.dataset)
         scored = task.scored_split
-        inputs, labels = data.load_split(task.dataset, scored)
-        labels_t = torch.from_numpy(labels)
-        sets = {scored: (torch.from_numpy(inputs), labels_t)}
+        sets: dict[str, Split] = {scored: data.open_split(task.dataset, scored)}
         suite = []
-        if options.suite:
+        if options.suite and data.base_name(task.dataset) in DATASET_TABLES:
+            labels = data.load_split(task.dataset, scored)[1]
             for family in options.families:
                 for severity in options.severities:
                     status(f"{task_name}: preparing {family} at severity {severity}")
                     key = f"{family}/{severity}"
-                    sets[key] = (torch.from_numpy(shifted_split(task.dataset, scored, family, severity)), labels_t)
+                    sets[key] = ArraySplit(shifted_split(task.dataset, scored, family, severity), labels)
                     suite.append(key)
+        elif options.suite:
+            notes.append(f"{task_name}: no shifted suite for {task.dataset} (there is one for "
+                         f"{', '.join(DATASET_TABLES)}); scored on the scored split and unseen sets only")
         unseen = []
-        for u in unseen_found[task_name]:
-            sets[u.name] = (torch.from_numpy(u.inputs), torch.from_numpy(u.labels))
+        for u in unseen_found[(task_name, subset)]:
+            sets[u.name] = u.split
             unseen.append(u.name)
         for run_dir in task_runs:
             run_models = []
@@ -202,7 +205,8 @@ def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = 
             models += run_models
     doc = {"models": models, "configurations": _group(models),
            "suite": {"families": list(options.families), "severities": list(options.severities)} if options.suite
-           else None, "unseen": {t: [u.name for u in us] for t, us in unseen_found.items()}}
+           else None, "unseen": {t.dataset: [u.name for u in us] for t, us in
+                                  ((get_task(*key), us) for key, us in unseen_found.items())}, "notes": notes}
     if options.out is not None:
         atomic_write_json(options.out / "generalization.json", doc, indent=1)
     return doc

@@ -66,6 +66,7 @@ class ProfileOptions:
     seed: int = 0
     overrides: dict[str, Any] = field(default_factory=dict)
     out: Path | None = None             # default: profiles/TASK-ENTRY-PRECISION
+    subset: str | None = None           # ImageNet, SQuAD: the tree imported under this name
 
 
 def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -> ProfileOptions:
@@ -75,7 +76,7 @@ def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -
     entry = recorded_entry(run_dir, result["entry"], trust_entry)
     opts = ProfileOptions(task=result["task"], entry=entry, precision=result.get("precision", "fp32"),
                           seed=result.get("seed", 0), overrides=dict(result.get("hparams") or {}),
-                          out=Path(run_dir) / "profile")
+                          out=Path(run_dir) / "profile", subset=result.get("subset"))
     return with_changes(opts, **changes)
 
 
@@ -97,11 +98,10 @@ def strip_modules(model: nn.Module, classes: tuple[str, ...]) -> int:
 
 def _window(entry: Entry, prep: Any, opts: ProfileOptions, out: Path) -> tuple[Window, dict[str, Any]]:
     task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
-    test_inputs, test_labels = data.load_split(task.dataset, task.scored_split)
+    scored = data.open_split(task.dataset, task.scored_split, mmap=True)
     seed_everything(opts.seed)
     with precision_scope(opts.precision, device, own):
-        entry.warmup(synthetic_context(train_context(entry, task, opts.seed, opts.precision),
-                                       test_inputs, test_labels))
+        entry.warmup(synthetic_context(train_context(entry, task, opts.seed, opts.precision), scored))
     seed_everything(opts.seed)
     with precision_scope(opts.precision, device, own):
         window = profile_window(entry.train(train_context(entry, task, opts.seed, opts.precision)), device,
@@ -173,7 +173,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     """Profile one configuration (and its ``without`` variant); return the summary."""
     check_all(bounds.PROFILE, opts)
     prep = prepare(RunOptions(task=opts.task, entry=opts.entry, device=opts.device, precision=opts.precision,
-                              overrides=opts.overrides, seed=opts.seed))
+                              overrides=opts.overrides, seed=opts.seed, subset=opts.subset))
     out = output_dir(opts.out or Path("profiles") / f"{prep.task.name}-{prep.entry_cls.name}-{opts.precision}")
     data.ensure(prep.task.dataset)
     opts.entry = prep.entry_cls.name if opts.entry is None else opts.entry

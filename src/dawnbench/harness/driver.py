@@ -34,7 +34,8 @@ the others hold one that records nothing. Budgets and statuses (SPEC §3):
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
+from typing import Any
 
 from dawnbench import data
 from dawnbench.distributed import comm
@@ -54,14 +55,23 @@ from dawnbench.tasks import Task
 
 
 def train_context(entry: Entry, task: Task, seed: int, precision: str, compile_mode: str | None = None,
-                  world: World = World(), timer: comm.CommTimer | None = None) -> TrainContext:
+                  world: World = World(), timer: comm.CommTimer | None = None,
+                  on_stream: Callable[[str], None] = lambda pipeline: None) -> TrainContext:
     """A fresh context for ``entry``'s ``train`` — one for warm-up, one for the run, so no
-    loss-scaler state leaks from one to the other. ``timer`` times the run's DDP steps."""
+    loss-scaler state leaks from one to the other. ``timer`` times the run's DDP steps;
+    ``on_stream`` learns which data pipeline a streamed dataset's ``ctx.stream`` chose."""
+
+    def stream(**options: Any) -> Any:
+        epoch_stream = data.train_stream(task.dataset, seed=seed, rank=world.rank, world_size=world.world_size,
+                                         device=entry.device, **options)
+        on_stream(epoch_stream.pipeline)
+        return epoch_stream
+
     return TrainContext(task=task, seed=seed, device=entry.device, hparams=entry.hp,
-                        load_train=lambda: data.load_split(task.dataset, task.train_split),
+                        load_train=lambda: data.load_train(task.dataset, task.train_split),
                         precision=precision, scaler=make_scaler(precision, entry.device, entry.own_precisions),
                         compile=compiler(compile_mode), rank=world.rank, world_size=world.world_size,
-                        backend=world.backend, distribute=comm.ddp_wrapper(world, timer))
+                        backend=world.backend, distribute=comm.ddp_wrapper(world, timer), stream=stream)
 
 
 def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, recorder: Recorder,
@@ -69,13 +79,13 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
     """One run of one seed on this worker; rank 0's ``recorder`` writes its record."""
     task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
     entry = prep.entry_cls(task, device, options.overrides)
-    # The scored split's shapes drive the warm-up's synthetic data (its labels stay with rank 0's recorder).
-    scored_inputs, scored_labels = data.load_split(task.dataset, task.scored_split, mmap=True)
-    train_count = data.read_meta(task.dataset)["splits"][task.train_split]["count"]
+    # The scored split's form drives the warm-up's synthetic inputs (its targets stay with rank 0's recorder).
+    scored = data.open_split(task.dataset, task.scored_split, mmap=True)
+    train_count = data.train_count(task.dataset, task.train_split)
     timer = comm.CommTimer() if world.distributed else None
 
     def context(timed: comm.CommTimer | None = None) -> TrainContext:
-        return train_context(entry, task, seed, prep.precision, prep.compile, world, timed)
+        return train_context(entry, task, seed, prep.precision, prep.compile, world, timed, recorder.data_pipeline)
 
     gen: Generator[Progress, None, None] | None = None
     ended, error = RUNNING, None
@@ -91,7 +101,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
             with clock.segment("init"), precision_scope(prep.precision, device, own), budgets.stage(
                     options.max_init_seconds, "timeout",
                     f"the warm-up (init) took longer than max_init_seconds={options.max_init_seconds:g}"):
-                entry.warmup(synthetic_context(context(), scored_inputs, scored_labels))
+                entry.warmup(synthetic_context(context(), scored))
             compile_s = (compile_stats() - before)["seconds"] if prep.compile else None
             result.compile_s = compile_s
             recorder.end(mllog.INIT_STOP, {"compile_s": compile_s})

@@ -51,6 +51,7 @@ class RunOptions:
     resource_interval: float = 0.5      # seconds between resource samples (SPEC §14)
     scaling: str = "weak"               # under torchrun: weak (per-worker batch fixed) or strong (SPEC §13)
     collective_timeout: float = DEFAULT_COLLECTIVE_TIMEOUT_S  # a peer silent this long ends the run
+    subset: str | None = None           # ImageNet, SQuAD: a tree imported under this name (unofficial)
 
 
 @dataclass
@@ -97,7 +98,7 @@ def resolve_device(name: str) -> torch.device:
 
 def prepare(options: RunOptions) -> PreparedRun:
     """Everything that can fail on bad input, checked before any measurement."""
-    task = options.task if isinstance(options.task, Task) else get_task(options.task)
+    task = options.task if isinstance(options.task, Task) else get_task(options.task, options.subset)
     entry = options.entry or task.default_entry
     entry_cls = entry if isinstance(entry, type) else load_entry_class(entry)
     if entry_cls.tasks and task.name not in entry_cls.tasks:
@@ -118,7 +119,7 @@ def prepare(options: RunOptions) -> PreparedRun:
     if options.compile is not None and options.compile not in COMPILE_MODES:
         raise DawnbenchError(f"--compile {options.compile!r}: not a torch.compile mode; use one of "
                              f"{', '.join(COMPILE_MODES)}, or leave --compile out.")
-    official = options.target is None or options.target == task.threshold
+    official = (options.target is None or options.target == task.threshold) and task.subset is None
     return PreparedRun(task, entry_cls, device, instance, price, official,
                        task.threshold if options.target is None else options.target,
                        environment.hardware_info(device), environment.software_info(entry_cls),

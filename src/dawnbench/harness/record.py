@@ -30,7 +30,8 @@ class Evaluation:
     epoch: float
     samples: int
     timed_s: float
-    value: float
+    value: float                                            # the task's deciding metric
+    extra: dict[str, float] = field(default_factory=dict)  # the metric's other values (top-1 beside top-5, EM)
 
 
 @dataclass
@@ -67,6 +68,8 @@ class RunResult:
     training_cost_usd: float | None = None
     checkpoint: str | None = None       # model file saved at the first pass, relative to run_dir
     checkpoint_final: str | None = None  # with --continue: the model after the last evaluation
+    subset: str | None = None           # a tree imported under a name, not the official one (unofficial)
+    data_pipeline: str | None = None    # a streamed dataset's decoding: cpu, gpu (nvJPEG) or dali (SPEC §16)
     generalization: dict[str, Any] | None = None  # `dawnbench generalize` (SPEC §15)
     inference: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
@@ -93,20 +96,28 @@ class RunResult:
 
 class RunRecord:
     """The files of one run. It holds a :class:`~dawnbench.io.DiskReserve`: when the disk fills
-    up, :meth:`release_reserve` frees room for the final status."""
+    up, :meth:`release_reserve` frees room for the final status.
 
-    def __init__(self, run_dir: Path, dawnbench_column: str):
+    ``columns``: the metric's DAWNBench TSV columns as (key, column, scale), the deciding key
+    first — e.g. ``top5Accuracy`` and ``top1Accuracy`` for ImageNet, ``f1Score`` (0–1) for SQuAD.
+    """
+
+    def __init__(self, run_dir: Path, columns: tuple[tuple[str, str, float], ...]):
         self.dir = Path(run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.reserve = DiskReserve(self.dir)
         self.events = EventLog(self.dir / "events.log")
-        self._column = dawnbench_column
+        self._columns = columns
 
     def write(self, result: RunResult) -> None:
         """Flush everything measured so far (called after every evaluation)."""
         self.events.sync()
-        rows = [f"epoch\thours\t{self._column}"]
-        rows += [f"{e.epoch:g}\t{e.timed_s / 3600:.9f}\t{e.value:.4f}" for e in result.evals]
+        deciding = self._columns[0][0]
+        rows = ["\t".join(["epoch", "hours", *(column for _, column, _ in self._columns)])]
+        for e in result.evals:
+            values = {**e.extra, deciding: e.value}
+            cells = [f"{values[key] * scale:.6g}" if key in values else "" for key, _, scale in self._columns]
+            rows.append("\t".join([f"{e.epoch:g}", f"{e.timed_s / 3600:.9f}", *cells]))
         atomic_write_text(self.dir / "epochs.tsv", "\n".join(rows) + "\n")
         atomic_write_json(self.dir / "result.json", result.to_dict())
 
@@ -136,9 +147,10 @@ _FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {  # field -> (types, m
     "checkpoint": ((str,), True), "checkpoint_final": ((str,), True), "generalization": ((dict,), True),
     "inference": ((dict,), True), "throughput": ((dict,), True), "resources": ((dict,), True),
     "distributed": ((dict,), True), "error": ((str,), True), "started_at": ((str,), True),
-    "run_dir": ((str,), True), "data_pipeline": ((str,), True),
+    "run_dir": ((str,), True), "data_pipeline": ((str,), True), "subset": ((str,), True),
 }
 _EVAL_FIELDS = {"epoch": _NUMBER, "samples": (int,), "timed_s": _NUMBER, "value": _NUMBER}
+_EVAL_OPTIONAL = {"extra"}   # {key: number}: the metric's other values
 
 
 def _type_name(types: tuple[type, ...]) -> str:
@@ -161,8 +173,10 @@ def check_record(doc: Any, path: Path) -> dict[str, Any]:
             raise FileError(path, f"field '{key}' must be {_type_name(types)}, not {json.dumps(value)[:60]}. The run "
                                   "record was edited or damaged; re-run training.")
     for i, e in enumerate(doc["evals"]):
-        bad = not isinstance(e, dict) or set(e) != set(_EVAL_FIELDS) or any(
-            not isinstance(e[k], t) or isinstance(e[k], bool) for k, t in _EVAL_FIELDS.items())
+        bad = (not isinstance(e, dict) or not set(_EVAL_FIELDS) <= set(e) <= set(_EVAL_FIELDS) | _EVAL_OPTIONAL
+               or any(not isinstance(e[k], t) or isinstance(e[k], bool) for k, t in _EVAL_FIELDS.items())
+               or not all(isinstance(v, _NUMBER) and not isinstance(v, bool) and isinstance(k, str)
+                          for k, v in (e.get("extra") or {}).items()) or not isinstance(e.get("extra", {}), dict))
         if bad:
             raise FileError(path, f"evals[{i}] must be {{epoch, samples, timed_s, value}} with numbers, not "
                                   f"{json.dumps(e)[:80]}. The run record was edited or damaged; re-run training.")

@@ -78,6 +78,9 @@ class Recorder:
 
     def training_started(self, probe: ProgressProbe) -> None: ...
 
+    def data_pipeline(self, name: str) -> None:
+        """The entry's streamed dataset is decoded by this pipeline (cpu, gpu, dali)."""
+
     def account(self, workers: list[list[float]], epoch: float) -> None:
         """Fold every worker's communication timers (gathered by the loop) into the record."""
 
@@ -108,12 +111,11 @@ class RankZeroRecorder(Recorder):
                  observer: RunObserver, index: int) -> None:
         super().__init__(options, prep, seed, clock)
         self.run_dir, self.observer, self.index = Path(run_dir), observer, index
-        self.record = RunRecord(run_dir, prep.task.metric.dawnbench_column)
+        self.record = RunRecord(run_dir, prep.task.metric.columns)
         self.log = self.record.events
         task = prep.task
-        # The scored split belongs to the harness: loaded before run_start, never timed.
-        inputs, labels = data.load_split(task.dataset, task.scored_split)
-        self.test_inputs, self.test_labels = torch.from_numpy(inputs), torch.from_numpy(labels)
+        # The scored split belongs to the harness: opened before run_start, never timed.
+        self.scored = data.open_split(task.dataset, task.scored_split)
         self._monitor: ResourceMonitor | None = None
         self._probe: ProgressProbe | None = None
         self._last = (0.0, 0)  # timed seconds and samples at the previous evaluation
@@ -129,7 +131,8 @@ class RankZeroRecorder(Recorder):
                            budget={"max_epochs": options.max_epochs, "max_seconds": options.max_seconds,
                                    "max_wall_seconds": options.max_wall_seconds},
                            started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                           run_dir=str(self.run_dir), distributed=_distributed_facts(world, entry, options))
+                           run_dir=str(self.run_dir), distributed=_distributed_facts(world, entry, options),
+                           subset=task.subset)
         self.result = result
         self.event(mllog.SUBMISSION_BENCHMARK, task.name)
         self.event(mllog.SUBMISSION_DIVISION, mllog.OPEN)
@@ -137,9 +140,8 @@ class RankZeroRecorder(Recorder):
         self.event(mllog.SUBMISSION_PLATFORM, options.platform or environment.describe_hardware(prep.hardware))
         self.event(mllog.OFFICIAL, prep.official)
         self.event(mllog.CACHE_CLEAR, False)
-        splits = data.read_meta(task.dataset)["splits"]
-        self.event(mllog.TRAIN_SAMPLES, splits[task.train_split]["count"])
-        self.event(mllog.EVAL_SAMPLES, splits[task.scored_split]["count"])
+        self.event(mllog.TRAIN_SAMPLES, data.train_count(task.dataset, task.train_split))
+        self.event(mllog.EVAL_SAMPLES, self.scored.count)
         self.event(mllog.ENTRY, entry.name)
         self.event(mllog.SEED, self.seed)
         self.event(mllog.PRECISION, MLPERF_NAMES[prep.precision])
@@ -180,6 +182,10 @@ class RankZeroRecorder(Recorder):
         self._probe = probe
         self.observer.training_started(probe)
 
+    def data_pipeline(self, name: str) -> None:
+        assert self.result is not None
+        self.result.data_pipeline = name
+
     def account(self, workers: list[list[float]], epoch: float) -> None:
         figures = comm.accounting(workers, self.clock.timed_s, epoch)
         assert self.result is not None and self.result.distributed is not None
@@ -197,13 +203,13 @@ class RankZeroRecorder(Recorder):
             return Verdict(stop=True, status="diverged")
         self.start(mllog.EVAL_START, {"epoch_num": progress.epoch})
         with clock.segment("eval"):
-            value = evaluate(entry, task, self.test_inputs, self.test_labels, self.prep.precision)
+            value, extra = evaluate(entry, task, self.scored, self.prep.precision)
         with clock.segment("log"):
             timed = clock.timed_s
-            result.evals.append(Evaluation(progress.epoch, progress.samples, timed, value))
+            result.evals.append(Evaluation(progress.epoch, progress.samples, timed, value, extra))
             self.end(mllog.EVAL_STOP, {"epoch_num": progress.epoch})
             self.event(mllog.EVAL_ACCURACY, value, {"epoch_num": progress.epoch, "samples_count": progress.samples,
-                                                    "timed_s": timed, "loss": loss})
+                                                    "timed_s": timed, "loss": loss, **extra})
             passed = task.passes(value, self.prep.threshold)
             first_pass = passed and result.time_to_accuracy_s is None
             if first_pass:

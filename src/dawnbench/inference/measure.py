@@ -30,8 +30,7 @@ from typing import Any
 
 import torch
 
-from dawnbench import data, environment, pricing
-from dawnbench import bounds
+from dawnbench import bounds, data, environment, pricing
 from dawnbench.bounds import check_all
 from dawnbench.entries import saved as saved_models
 from dawnbench.errors import DawnbenchError
@@ -45,6 +44,7 @@ from dawnbench.precision import check_precision, precision_scope
 from dawnbench.tasks import Task, get_task
 
 INFERENCE_DIR = "inference"
+LOADGEN_ITEMS = 10_000   # items LoadGen's queries draw from, held in memory (all of MNIST's and CIFAR-10's)
 
 
 @dataclass
@@ -89,7 +89,7 @@ def _resolve_task(result: dict[str, Any], saved: dict[str, Any], run_dir: Path,
     if name is not None and name != result["task"]:
         raise DawnbenchError(f"--task {name}: {run_dir} is a run of task '{result['task']}'. "
                              f"Drop --task, or pass a run directory of task '{name}'.")
-    return expected if isinstance(expected, Task) else get_task(result["task"])
+    return expected if isinstance(expected, Task) else get_task(result["task"], result.get("subset"))
 
 
 def _price(options: InferenceOptions, result: dict[str, Any]) -> tuple[str | None, float | None]:
@@ -120,28 +120,30 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
     try:
         entry, _ = saved_models.load_saved_entry(run_dir, device, task=task, overrides=options.overrides,
                                                   payload=saved, trust=options.trust_entry)
-        inputs, labels = data.load_split(task.dataset, task.scored_split)
-        inputs, labels = torch.from_numpy(inputs), torch.from_numpy(labels)
+        split = data.open_split(task.dataset, task.scored_split)
 
-        def scoped_predict(batch: torch.Tensor) -> torch.Tensor:
+        def scoped_predict(batch: Any) -> Any:
             # autocast is thread-local and LoadGen calls from its own threads: enter it per call there
             with precision_scope(precision, device, entry.own_precisions):
                 return entry.predict(batch)
-        partial = options.max_items is not None and options.max_items < len(inputs)
+        partial = options.max_items is not None and options.max_items < split.count
         if partial:
-            inputs, labels = inputs[:options.max_items], labels[:options.max_items]
+            split = split.head(options.max_items)
 
         with precision_scope(precision, device, entry.own_precisions):  # once: nothing added per query
-            status(f"latency: {len(inputs):,} items one at a time")
-            single = single_item_latencies(entry.predict, inputs, options.warmup_items, sync,
-                                           progress=lambda n: status(f"latency: {n:,}/{len(inputs):,} items"))
+            status(f"latency: {split.count:,} items one at a time")
+            single = single_item_latencies(entry.predict, split, task.metric, options.warmup_items, sync,
+                                           progress=lambda n: status(f"latency: {n:,}/{split.count:,} items"))
             status(f"throughput at batch sizes {', '.join(map(str, options.batch_sizes))}")
-            rates = batch_throughput(entry.predict, inputs, options.batch_sizes, options.throughput_seconds, sync)
-        value = task.metric.compute(single.outputs, labels)
+            rates = batch_throughput(entry.predict, split, options.batch_sizes, options.throughput_seconds, sync)
+        value, extra = single.tally.value, single.tally.extra
         latency = fig.latency_summary(single.latencies_ms)
         best_bs = max(rates, key=rates.get)
 
         scenarios = {}
+        if options.scenarios:
+            status(f"LoadGen: holding the first {min(split.count, LOADGEN_ITEMS):,} items in memory")
+            held = split.head(LOADGEN_ITEMS)
         for name in options.scenarios:
             status(f"LoadGen {name} scenario ({options.scenario_seconds:g} s)")
             settings = ScenarioSettings(
@@ -149,7 +151,7 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
                 expected_latency_ms=latency["latency_p90_ms"], expected_qps=rates[best_bs],
                 server_qps=options.server_qps or rates[best_bs] / 2,
                 server_latency_ms=options.server_latency_ms or 10 * latency["latency_p99_ms"])
-            scenarios[name] = run_scenario(name, scoped_predict, inputs, settings,
+            scenarios[name] = run_scenario(name, scoped_predict, held, settings,
                                            run_dir / INFERENCE_DIR / f"loadgen-{name}", sync).figures
         hardware = environment.hardware_info(device)
     finally:
@@ -160,12 +162,12 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
         reasons.append(f"the model scores {value:.2f} on the {task.scored_split} split, below the "
                        f"threshold {task.threshold:g}")
     if partial:
-        reasons.append(f"measured on the first {len(inputs):,} items only (--max-items)")
+        reasons.append(f"measured on the first {split.count:,} items only (--max-items)")
     if not result.get("official", True):
         reasons.append("the training run was unofficial")
     inference = {
         **latency,
-        "items": len(inputs),
+        "items": split.count,
         "warmup_items": single.warmup_items,
         "batch_size": 1,
         "throughput_items_per_s": rates[best_bs],
@@ -173,6 +175,7 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
         "throughput_by_batch_size": {str(bs): r for bs, r in rates.items()},
         "metric": task.metric.name,
         "value": value,
+        "extra": extra,
         "threshold": task.threshold,
         "official": not reasons,
         "unofficial_reasons": reasons,

@@ -36,6 +36,7 @@ from typing import Any
 
 import torch
 
+from dawnbench.data.splits import MemorySplit
 from dawnbench.errors import DawnbenchError
 
 SCENARIOS = ("singlestream", "offline", "server")
@@ -121,10 +122,11 @@ def _summarise(scenario: str, raw: dict[str, Any]) -> dict[str, Any]:
     return figures
 
 
-def run_scenario(scenario: str, predict: Callable[[torch.Tensor], torch.Tensor], inputs: torch.Tensor,
+def run_scenario(scenario: str, predict: Callable[[Any], Any], split: MemorySplit,
                  settings: ScenarioSettings, out_dir: Path,
                  sync: Callable[[], None] | None = None) -> ScenarioRun:
-    """Drive one LoadGen scenario against ``predict`` on ``inputs``; logs go to ``out_dir``."""
+    """Drive one LoadGen scenario against ``predict`` on the items of ``split`` (held in memory,
+    so that any query can be answered at once); logs go to ``out_dir``."""
     if scenario not in SCENARIOS:
         raise DawnbenchError(f"--scenario {scenario}: unknown; choose from {', '.join(SCENARIOS)}.")
     lg = _loadgen()
@@ -135,7 +137,7 @@ def run_scenario(scenario: str, predict: Callable[[torch.Tensor], torch.Tensor],
 
     def answer(batch: list[tuple[int, Query]]) -> None:
         with torch.inference_mode():
-            predict(inputs[torch.tensor([q.index for _, q in batch])])
+            predict(split.take([q.index for _, q in batch]))
             if sync:
                 sync()
         done = time.perf_counter()
@@ -173,7 +175,7 @@ def run_scenario(scenario: str, predict: Callable[[torch.Tensor], torch.Tensor],
     thread = threading.Thread(target=worker, daemon=True)
     thread.start()
     sut = lg.ConstructSUT(issue_queries, lambda: None)
-    qsl = lg.ConstructQSL(len(inputs), len(inputs), lambda s: None, lambda s: None)
+    qsl = lg.ConstructQSL(split.count, split.count, lambda s: None, lambda s: None)
     ts = lg.TestSettings()
     ts.scenario = {"singlestream": lg.TestScenario.SingleStream, "offline": lg.TestScenario.Offline,
                    "server": lg.TestScenario.Server}[scenario]

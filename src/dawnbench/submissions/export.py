@@ -102,9 +102,9 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
     """
     dirs = _expand(run_dirs)
     results = [read_result(d) for d in dirs]
-    keys = {(r["task"], r["entry"], json.dumps(r.get("hparams"), sort_keys=True)) for r in results}
+    keys = {(r["task"], r.get("subset"), r["entry"], json.dumps(r.get("hparams"), sort_keys=True)) for r in results}
     if len(keys) > 1:
-        raise DawnbenchError(f"the runs differ in task, entry or hyperparameters ({len(keys)} configurations "
+        raise DawnbenchError(f"the runs differ in task, subset, entry or hyperparameters ({len(keys)} configurations "
                              f"among {len(dirs)} runs); export one configuration at a time.")
     ok = sorted((r for r in results if r["status"] == "success"), key=lambda r: r["time_to_accuracy_s"])
     if not ok:
@@ -120,7 +120,7 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         doc["costPerHour"] = chosen["cost_per_hour"]
     doc["timestamp"] = (chosen.get("started_at") or "")[:10] or _file_date(chosen_dir / "result.json")
     doc["misc"] = {"dawnbench": {
-        "version": __version__, "task": chosen["task"], "runs": summary["runs"],
+        "version": __version__, "task": chosen["task"], "subset": chosen.get("subset"), "runs": summary["runs"],
         "successes": summary["successes"], "success_fraction": summary["success_fraction"],
         "tta_median_s": summary["tta_median_s"], "tta_cov": summary["tta_cov"],
         "olympic_mean_s": summary["olympic_mean_s"], "seeds": [r.get("seed") for r in results],
@@ -152,17 +152,20 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
                              f"infer` writes (latency_mean_ms and value must be numbers). Measure again with "
                              f"`dawnbench infer {run_dir}`.")
     author, email = _author(author, email)
-    task = get_task(result["task"])
+    task = get_task(result["task"], result.get("subset"))
     doc = _common(result, author, email, code_url)
     instance = inference.get("instance")
     described = describe_hardware(inference.get("hardware") or {})
     doc["hardware"] = f"{instance} ({described})" if instance else described
     doc["latency"] = inference["latency_mean_ms"]
     doc["cost"] = inference.get("cost_per_item_usd")
-    doc[task.metric.dawnbench_column] = round(inference["value"], 4)
+    values = {**(inference.get("extra") or {}), task.metric.name: inference["value"]}
+    for key, column, scale in task.metric.columns:  # the accuracy fields on DAWNBench's scale (F1: 0–1)
+        if isinstance(values.get(key), (int, float)):
+            doc[column] = round(values[key] * scale, 6)
     measured = inference.get("measured_at")
     doc["timestamp"] = (measured if isinstance(measured, str) else "")[:10] or _file_date(run_dir / "result.json")
-    doc["misc"] = {"dawnbench": __version__, "task": task.name, "seed": result.get("seed"),
+    doc["misc"] = {"dawnbench": __version__, "task": task.name, "subset": result.get("subset"), "seed": result.get("seed"),
                    **{k: inference.get(k) for k in ("latency_p50_ms", "latency_p90_ms", "latency_p99_ms",
                                                     "items", "warmup_items", "threads", "precision",
                                                     "overrides",

@@ -1,0 +1,392 @@
+"""ImageNet as WebDataset shards (SPEC §16): written once by the import, streamed by every run.
+
+**Layout** (``$DAWNBENCH_DATA/imagenet[@subset]/``): ``train/shard-NNNNNN.tar`` and
+``val/shard-NNNNNN.tar`` in WebDataset's tar layout — ``<key>.jpg`` (the image
+re-encoded: RGB, longer side at most ``max_side``, JPEG quality ``quality``) and
+``<key>.cls`` (the class index, ASCII) — and ``meta.json`` (classes, counts, the shard
+list, the settings). NVIDIA DALI's ``fn.readers.webdataset`` reads the same files.
+Training images are shuffled once before they are split into shards, so every shard
+mixes classes; validation keeps file-name order.
+
+**Import** (:func:`write_shards`): one task per shard, spread over the cores; each shard
+is written to ``.partial`` and renamed when whole, in a staging folder that survives a
+failed or interrupted import, so running it again redoes only the missing shards. The
+dataset appears under its name only when every shard and ``meta.json`` are there. An
+image that cannot be read stops the import with its path.
+
+**Streaming** (:func:`assign`, :class:`TrainStream`): an epoch deals the *full* shards
+(every shard has ``shard_size`` images but the last) out to the consumers — every
+DataLoader worker of every rank — after a shuffle seeded by the run's seed and the epoch:
+each consumer gets the same number of shards, so every rank takes the same number of
+steps, and no image is seen twice in an epoch. What does not divide evenly (fewer than
+one shard per consumer, and the short last shard) waits for another epoch's shuffle.
+Inside a consumer, samples pass through a shuffle buffer and are batched, dropping the
+last partial batch. This is the fix for WebDataset's known pitfall, ranks with unequal
+batch counts (a DDP all-reduce would wait forever): the counts are equal by construction.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from dawnbench.bounds import IMPORT
+from dawnbench.data.imagenet import pipeline
+from dawnbench.data.splits import MemorySplit, Split
+from dawnbench.errors import DataError, DawnbenchError
+from dawnbench.io import atomic_write_json, fsync_dir, read_foreign, read_json
+
+FORMAT = 1
+MAX_SIDE = IMPORT["max_side_default"]      # 384: the short side of a 4:3 image stays ≥ 256, the evaluation size
+QUALITY = IMPORT["quality_default"]        # 90
+SHARD_SIZE = IMPORT["shard_size_default"]  # 256 images: 5,005 training shards, so little waits per epoch
+SHUFFLE_BUFFER = 1000
+
+
+# --- writing (the import) -------------------------------------------------------------------
+
+def reencode(path: Path, max_side: int, quality: int) -> bytes:
+    """The image at ``path`` as an RGB JPEG whose longer side is at most ``max_side``."""
+    try:
+        img = Image.open(io.BytesIO(read_foreign(path, "data")))
+        img.draft("RGB", (max_side, max_side))    # JPEG: decode at a reduced size where that suffices
+        img = img.convert("RGB")                   # CMYK, greyscale, palette, a PNG named .JPEG: all RGB
+        img.thumbnail((max_side, max_side), Image.Resampling.BICUBIC, reducing_gap=2.0)
+        out = io.BytesIO()
+        img.save(out, "JPEG", quality=quality)
+    except DawnbenchError as err:
+        raise DataError(f"{err}") from None
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as err:
+        raise DataError(f"{path}: cannot read this image ({type(err).__name__}: {err}). Replace the file or "
+                        "delete it, and import again: finished shards are kept, the import resumes.") from None
+    return out.getvalue()
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    path: Path                          # the .tar to write
+    items: list[tuple[str, str, int]]   # (key, source file, class)
+    max_side: int
+    quality: int
+
+
+def write_shard(job: ShardJob) -> tuple[str, int, int]:
+    """Write one shard (to ``.partial``, then renamed); return (file, images, bytes)."""
+    import tarfile
+
+    partial = job.path.with_name(job.path.name + ".partial")
+    size = 0
+    with open(partial, "wb") as raw, tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for key, source, label in job.items:
+            for suffix, payload in ((".jpg", reencode(Path(source), job.max_side, job.quality)),
+                                    (".cls", str(label).encode())):
+                info = tarfile.TarInfo(key + suffix)
+                info.size, info.mtime, info.mode = len(payload), 0, 0o644
+                tar.addfile(info, io.BytesIO(payload))
+                size += len(payload)
+        tar.close()
+        raw.flush()
+        os.fsync(raw.fileno())
+    os.replace(partial, job.path)
+    return job.path.name, len(job.items), size
+
+
+def plan_shards(items: Sequence[tuple[Path, int]], shard_size: int, folder: Path, max_side: int,
+                quality: int) -> list[ShardJob]:
+    return [ShardJob(folder / f"shard-{n:06d}.tar",
+                     [(f"{start + i:08d}", str(p), label) for i, (p, label) in enumerate(items[start:start + shard_size])],
+                     max_side, quality)
+            for n, start in enumerate(range(0, len(items), shard_size))]
+
+
+def write_shards(jobs: list[ShardJob], workers: int, progress: Callable[[int, int, int], None]) -> dict[str, Any]:
+    """Write the shards not yet written, ``workers`` at a time; ``progress(done, total, images)``."""
+    todo = [j for j in jobs if not j.path.exists()]
+    done = len(jobs) - len(todo)
+    images = sum(len(j.items) for j in jobs if j.path.exists())
+    start, written = time.perf_counter(), 0
+    progress(done, len(jobs), images)
+    if todo:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
+            futures = [pool.submit(write_shard, j) for j in todo]
+            try:
+                for future in as_completed(futures):
+                    _, count, _ = future.result()
+                    done, images, written = done + 1, images + count, written + count
+                    progress(done, len(jobs), images)
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    seconds = time.perf_counter() - start
+    return {"images_written": written, "seconds": seconds}
+
+
+# --- reading --------------------------------------------------------------------------------
+
+def _samples(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
+    """The samples of these shards, in order, with WebDataset's own tar readers. The files are
+    opened here (not through WebDataset's URL opener, which would also run ``pipe:`` commands)."""
+    from webdataset.tariterators import group_by_keys, tar_file_expander
+
+    def opened() -> Iterator[dict[str, Any]]:
+        for path in paths:
+            with open(path, "rb") as stream:
+                yield {"url": str(path), "stream": stream}
+
+    yield from group_by_keys(tar_file_expander(opened()))
+
+
+def _label(sample: dict[str, Any]) -> int:
+    return int(sample["cls"])
+
+
+class ShardSplit(Split):
+    """A split read from its shards in order: inputs are JPEG bytes, targets the class indices."""
+
+    def __init__(self, folder: Path, files: list[str], count: int):
+        self.folder, self.files, self.count = folder, files, count
+
+    def batches(self, batch_size: int) -> Iterator[tuple[list[bytes], np.ndarray]]:
+        jpegs: list[bytes] = []
+        labels: list[int] = []
+        for sample in _samples([self.folder / f for f in self.files]):
+            jpegs.append(sample["jpg"])
+            labels.append(_label(sample))
+            if len(jpegs) == batch_size:
+                yield jpegs, np.array(labels, np.int64)
+                jpegs, labels = [], []
+        if jpegs:
+            yield jpegs, np.array(labels, np.int64)
+
+    def head(self, n: int) -> JpegSplit:
+        jpegs: list[bytes] = []
+        labels: list[int] = []
+        for batch, targets in self.batches(min(n, 1024)):
+            jpegs += batch
+            labels += targets.tolist()
+            if len(jpegs) >= n:
+                break
+        return JpegSplit(jpegs[:n], np.array(labels[:n], np.int64))
+
+    def synthetic(self, n: int, seed: int = 0) -> list[bytes]:
+        return synthetic_jpegs(n, seed)
+
+
+class JpegSplit(MemorySplit):
+    """JPEG bytes and labels in memory (a head of the split, or an unseen set such as ImageNetV2)."""
+
+    def __init__(self, jpegs: list[bytes], labels: np.ndarray):
+        self.jpegs, self.labels, self.count = jpegs, labels, len(labels)
+
+    def batches(self, batch_size: int) -> Iterator[tuple[list[bytes], np.ndarray]]:
+        for start in range(0, self.count, batch_size):
+            yield self.jpegs[start:start + batch_size], self.labels[start:start + batch_size]
+
+    def head(self, n: int) -> JpegSplit:
+        return self if n >= self.count else JpegSplit(self.jpegs[:n], self.labels[:n])
+
+    def take(self, indices: Sequence[int]) -> list[bytes]:
+        return [self.jpegs[i] for i in indices]
+
+    def synthetic(self, n: int, seed: int = 0) -> list[bytes]:
+        return synthetic_jpegs(n, seed)
+
+
+class FileJpegSplit(Split):
+    """JPEG files read in order (ImageNetV2's folders), regular files only."""
+
+    def __init__(self, files: list[Path], labels: np.ndarray):
+        self.files, self.labels, self.count = files, labels, len(labels)
+
+    def batches(self, batch_size: int) -> Iterator[tuple[list[bytes], np.ndarray]]:
+        for start in range(0, self.count, batch_size):
+            yield ([read_foreign(f, "data") for f in self.files[start:start + batch_size]],
+                   self.labels[start:start + batch_size])
+
+    def head(self, n: int) -> JpegSplit:
+        return JpegSplit([read_foreign(f, "data") for f in self.files[:n]], self.labels[:n])
+
+    def synthetic(self, n: int, seed: int = 0) -> list[bytes]:
+        return synthetic_jpegs(n, seed)
+
+
+def synthetic_jpegs(n: int, seed: int = 0, size: tuple[int, int] = (MAX_SIDE, MAX_SIDE * 3 // 4)) -> list[bytes]:
+    """``n`` random JPEGs of the stored size, for the warm-up of ``predict`` (never the data)."""
+    rng = np.random.default_rng([0x5EED, seed])
+    out = []
+    for k in range(min(n, 8)):  # a few distinct images, repeated: decoding costs what it costs
+        buf = io.BytesIO()
+        Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)).save(buf, "JPEG", quality=QUALITY)
+        out.append(buf.getvalue())
+    return [out[k % len(out)] for k in range(n)]
+
+
+# --- streaming for training -----------------------------------------------------------------
+
+def assign(full_shards: int, epoch: int, seed: int, world_size: int, workers: int) -> list[list[list[int]]]:
+    """``[rank][worker]`` → the shard indices it reads this epoch, in the order it reads them: the
+    same number for everyone, none twice; the rest wait for another epoch's shuffle."""
+    consumers = world_size * workers
+    per_consumer = full_shards // consumers
+    if per_consumer == 0:
+        raise DataError(f"{full_shards} full shard(s) cannot be dealt out to {world_size} rank(s) × {workers} "
+                        "loader worker(s): use fewer workers (--set workers=N) or import with a smaller "
+                        "--shard-size.")
+    order = np.random.default_rng([seed, epoch, 0x5A4D]).permutation(full_shards)[:per_consumer * consumers]
+    return [[order[(rank * workers + w)::consumers].tolist() for w in range(workers)]  # read in shuffled order
+            for rank in range(world_size)]
+
+
+@dataclass
+class Batch:
+    """One training batch, as the pipeline hands it to the entry."""
+
+    images: Any          # uint8 N×res×res×3 (cpu) or N×3×res×res on the device (gpu)
+    labels: Any          # int64 N
+    layout: str          # "NHWC" or "NCHW"
+
+
+class _Consumer:
+    """What one DataLoader worker does: its shards → shuffle → decode (or draw boxes) → batches."""
+
+    def __init__(self, folder: Path, files: list[str], shards_by_worker: list[list[int]], batch_size: int, res: int,
+                 seed: int, gpu: bool, scale: tuple[float, float]):
+        self.folder, self.files, self.shards_by_worker = folder, files, shards_by_worker
+        self.batch_size, self.res, self.seed, self.gpu, self.scale = batch_size, res, seed, gpu, scale
+
+    def __call__(self, worker: int) -> Iterator[tuple[Any, ...]]:
+        import webdataset as wds
+
+        rng = random.Random(self.seed * 1009 + worker)
+        paths = [self.folder / self.files[i] for i in self.shards_by_worker[worker]]
+        samples = wds.shuffle(SHUFFLE_BUFFER, initial=SHUFFLE_BUFFER // 2, rng=random.Random(rng.random()))(
+            _samples(paths))
+        jpegs: list[bytes] = []
+        labels: list[int] = []
+        for sample in samples:
+            jpegs.append(sample["jpg"])
+            labels.append(_label(sample))
+            if len(jpegs) == self.batch_size:
+                yield self._batch(jpegs, labels, rng)
+                jpegs, labels = [], []
+
+    def _batch(self, jpegs: list[bytes], labels: list[int], rng: random.Random) -> tuple[Any, ...]:
+        import torch
+
+        boxes = np.array([pipeline.random_crop(*pipeline.header_size(j), rng, self.scale) for j in jpegs])
+        flips = np.array([rng.random() < 0.5 for _ in jpegs])
+        target = torch.tensor(labels, dtype=torch.int64)
+        if self.gpu:  # decoded on the device by the main process
+            return jpegs, boxes, flips, target
+        images = np.empty((len(jpegs), self.res, self.res, 3), np.uint8)
+        for i, jpeg in enumerate(jpegs):
+            images[i] = pipeline.decode_crop(jpeg, tuple(boxes[i]), bool(flips[i]), self.res)
+        return torch.from_numpy(images), target
+
+
+def _iterable(consumer: _Consumer):
+    import torch
+
+    class Stream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            info = torch.utils.data.get_worker_info()
+            return consumer(0 if info is None else info.id)
+
+    return Stream()
+
+
+class TrainStream:
+    """One epoch of training batches for this rank: ``len()`` steps, the same on every rank."""
+
+    def __init__(self, folder: Path, meta: dict[str, Any], *, epoch: int, seed: int, rank: int, world_size: int,
+                 batch_size: int, res: int, pipeline_name: str, device: Any, workers: int,
+                 scale: tuple[float, float] = pipeline.SCALE, decoder: pipeline.Decoder | None = None):
+        split = meta["splits"]["train"]
+        files = [s["file"] for s in split["shards"] if s["count"] == split["shard_size"]]
+        consumers = max(1, workers)
+        shards = assign(len(files), epoch, seed, world_size, consumers)[rank]
+        per_worker = len(shards[0]) * split["shard_size"] // batch_size
+        if per_worker == 0:
+            raise DataError(f"batch size {batch_size} is larger than the {len(shards[0]) * split['shard_size']} images "
+                            f"each of the {consumers} loader worker(s) of a rank gets per epoch; use a smaller batch, "
+                            "fewer workers, or a larger dataset.")
+        self.steps, self.pipeline, self.device, self.res = per_worker * consumers, pipeline_name, device, res
+        gpu = pipeline_name == "gpu"
+        self._decode = (decoder or pipeline.nvjpeg_decoder()) if gpu else None
+        consumer = _Consumer(folder / "train", [f.removeprefix("train/") for f in files], shards, batch_size, res,
+                             (seed * 1_000_003 + epoch * 1009 + rank) % 2**31, gpu, scale)
+        import torch
+
+        # workers = 0 reads in the main process (one consumer); otherwise that many worker processes
+        self._loader = torch.utils.data.DataLoader(
+            _iterable(consumer), batch_size=None, num_workers=workers,
+            pin_memory=getattr(device, "type", "cpu") == "cuda",
+            multiprocessing_context="fork" if workers > 0 else None)
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def __iter__(self) -> Iterator[Batch]:
+        for step, item in enumerate(self._loader):
+            if step >= self.steps:
+                break
+            if self._decode is not None:
+                jpegs, boxes, flips, labels = item
+                images = pipeline.device_crop(jpegs, boxes, flips, self.res, self.device, self._decode)
+                yield Batch(images, labels.to(self.device, non_blocking=True), "NCHW")
+            else:
+                images, labels = item
+                yield Batch(images.to(self.device, non_blocking=True), labels.to(self.device, non_blocking=True),
+                            "NHWC")
+
+
+class SyntheticStream:
+    """The warm-up's stand-in for :class:`TrainStream`: random batches of the same shapes, on the device."""
+
+    def __init__(self, *, batch_size: int, res: int, pipeline_name: str, device: Any, seed: int, classes: int,
+                 steps: int = 1_000_000):
+        import torch
+
+        generator = torch.Generator().manual_seed(seed)
+        shape = (batch_size, 3, res, res) if pipeline_name == "gpu" else (batch_size, res, res, 3)
+        self.images = torch.randint(0, 256, shape, dtype=torch.uint8, generator=generator).to(device)
+        self.labels = torch.randint(0, classes, (batch_size,), generator=generator).to(device)
+        self.layout = "NCHW" if pipeline_name == "gpu" else "NHWC"
+        self.steps, self.pipeline = steps, pipeline_name
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def __iter__(self) -> Iterator[Batch]:
+        for _ in range(self.steps):
+            yield Batch(self.images, self.labels, self.layout)
+
+
+def read_meta(folder: Path) -> dict[str, Any]:
+    meta = read_json(folder / "meta.json", "run record")
+    if not isinstance(meta, dict) or meta.get("kind") != "shards" or meta.get("format") != FORMAT:
+        raise DataError(f"{folder / 'meta.json'}: not an ImageNet import of format {FORMAT}; import again.")
+    return meta
+
+
+def write_meta(folder: Path, meta: dict[str, Any]) -> None:
+    atomic_write_json(folder / "meta.json", {"format": FORMAT, "kind": "shards", **meta})
+    fsync_dir(folder)
+
+
+def split_files(meta: dict[str, Any], split: str) -> tuple[list[str], int]:
+    entry = meta["splits"][split]
+    return [s["file"] for s in entry["shards"]], int(entry["count"])
+
