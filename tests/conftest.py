@@ -18,7 +18,7 @@ THIRD_PARTY = Path(__file__).resolve().parents[1] / "third_party"
 # workers; `browser`: headless Chromium; `slow`: those two, whole modules that train real
 # networks, and tests that need a trained model or CIFAR-10.
 SLOW_MODULES = {"test_distributed", "test_small_cnn", "test_crash_safety", "test_cifar10_entries"}
-SLOW_FIXTURES = {"mnist_run_97", "cifar10_ready", "imagenet_run"}
+SLOW_FIXTURES = {"mnist_run_97", "cifar10_ready", "imagenet_run", "squad_run"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

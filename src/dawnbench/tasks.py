@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dawnbench import squad_eval
 from dawnbench.bounds import Bound
 from dawnbench.errors import DawnbenchError
 
@@ -86,9 +87,18 @@ class Tally:
         return {k: v for k, v in self.values().items() if k != self.metric.name}
 
 
+def span_scores(outputs: Any, targets: Any) -> dict[str, np.ndarray]:
+    """Per question: the official SQuAD v1.1 F1 and EM (0–1) of the answer string against its gold
+    answers; ``None`` (no answer) scores 0."""
+    scored = [squad_eval.score_question(answer, golds) for answer, golds in zip(outputs, targets, strict=True)]
+    return {"f1": np.array([f for f, _ in scored], np.float64),
+            "exact_match": np.array([e for _, e in scored], np.float64)}
+
+
 TOP1 = Metric("top1_accuracy", top1_hits, (("top1_accuracy", "top1Accuracy", 1.0),))
 TOP5 = Metric("top5_accuracy", top5_hits, (("top5_accuracy", "top5Accuracy", 1.0),
                                            ("top1_accuracy", "top1Accuracy", 1.0)))
+SPAN_F1 = Metric("f1", span_scores, (("f1", "f1Score", 0.01),))   # the TSV's f1Score is 0–1; EM is recorded beside
 
 
 @dataclass(frozen=True)
@@ -118,10 +128,11 @@ TASKS: dict[str, Task] = {
         Task("fashion-mnist", "fashion-mnist", TOP1, 92.0, "test", "small-cnn", role="CPU-scale task"),
         Task("cifar10", "cifar10", TOP1, 94.0, "test", "cifar10-fast", role="DAWNBench task"),
         Task("imagenet", "imagenet", TOP5, 93.0, "val", "imagenet-resnet50", role="DAWNBench task"),
+        Task("squad", "squad", SPAN_F1, 75.0, "dev", "squad-minilm", role="DAWNBench task"),
     ]
 }
 DEFAULT_TASK = "mnist"
-SUBSET_TASKS = ("imagenet",)   # tasks whose data a user imports, and may import as a named subset
+SUBSET_TASKS = ("imagenet", "squad")   # tasks whose data a user imports, and may import as a named subset
 
 
 def get_task(name: str, subset: str | None = None) -> Task:

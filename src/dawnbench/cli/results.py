@@ -34,6 +34,23 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def cmd_score(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.data import squad
+
+    result = squad.score_files(Path(args.data), Path(args.predictions))
+    if args.json:
+        print_json(result)
+        return EXIT_OK
+    out.print(Text(f"exact_match {result['exact_match']:.4f} · f1 {result['f1']:.4f} over {result['total']:,} "
+                   f"questions ({result['answered']:,} answered)"))
+    if result["answered"] < result["total"]:
+        err.print(Text(f"{result['total'] - result['answered']:,} question(s) had no prediction and scored 0, "
+                       "as in the official script."))
+    if result["unknown_ids"]:
+        err.print(Text(f"{result['unknown_ids']:,} prediction(s) name ids that are not in the data file; ignored."))
+    return EXIT_OK
+
+
 def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis import analyze
     from dawnbench.cli.display import groups_table
@@ -254,6 +271,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     validate.add_argument("paths", nargs="+", metavar="PATH", help="submission JSON files or folders")
     validate.add_argument("--json", action="store_true")
     validate.set_defaults(func=cmd_validate)
+
+    score = sub.add_parser("score", help="the official SQuAD v1.1 F1 and EM of a predictions file")
+    score.add_argument("task", choices=["squad"], help="squad (SQuAD v1.1)")
+    score.add_argument("data", metavar="DATA.json", help="the dataset file, e.g. dev-v1.1.json")
+    score.add_argument("predictions", metavar="PREDICTIONS.json", help='{"question id": "answer", ...}')
+    score.add_argument("--json", action="store_true")
+    score.set_defaults(func=cmd_score)
 
     board = sub.add_parser("leaderboard", help="the four rankings per task, and optionally the website")
     board.add_argument("dir", metavar="DIR", help="a folder laid out like dawnbench-entries (<Task>/train, <Task>/inference)")

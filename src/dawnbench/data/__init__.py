@@ -159,6 +159,11 @@ DATASETS: dict[str, DatasetSpec] = {
                     "LOC_val_solution.csv or the devkit)", kind="shards",
                     how_to_get="ImageNet is licensed per user: download ILSVRC-2012 (train and val) from "
                                "https://image-net.org after agreeing to its terms."),
+        DatasetSpec("squad", "SQuAD v1.1, questions on Wikipedia paragraphs", {"train": 87_599, "dev": 10_570},
+                    (), 0, "your SQuAD v1.1 files (--from)", None, None,
+                    "a folder with train-v1.1.json and dev-v1.1.json", kind="questions",
+                    how_to_get="SQuAD v1.1 (CC BY-SA 4.0) is published at https://rajpurkar.github.io/SQuAD-explorer/ "
+                               "as train-v1.1.json and dev-v1.1.json; download both into one folder."),
     ]
 }
 

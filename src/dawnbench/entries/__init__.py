@@ -25,6 +25,8 @@ BUILTIN: dict[str, str] = {
     "mnist-standard": "standard_cnn",
     "fashion-mnist-standard": "standard_cnn",
     "imagenet-resnet50": "imagenet_resnet50",
+    "squad-minilm": "squad_minilm",
+    "squad-bidaf": "squad_bidaf",
 }
 
 

@@ -64,11 +64,13 @@ Rules
       entry wants fractional-epoch evaluations. Code after the final ``yield`` is
       never timed toward TTA and need not run: the harness may close the generator
       at any yield.
-    * ``predict(inputs)`` receives a batch of the scored split in its stored form (a
-      uint8 tensor, e.g. N×28×28 for MNIST or N×32×32×3 for CIFAR-10) and returns
-      class scores (N×C) or labels (N). It runs under ``torch.inference_mode()``;
-      test-time augmentation is allowed and counts as inference. The entry never
-      sees the scored split's labels.
+    * ``predict(inputs)`` receives a batch of the scored split in the form the task
+      gives it (``data/splits.py``: a uint8 tensor, e.g. N×28×28 for MNIST or N×32×32×3
+      for CIFAR-10; a list of JPEG byte strings for ImageNet; a list of ``Question``
+      — id, question, context — for SQuAD) and returns class scores (N×C) or labels
+      (N), or for SQuAD one answer string per question. It runs under
+      ``torch.inference_mode()``; test-time augmentation is allowed and counts as
+      inference. The entry never sees the scored split's labels or answers.
     * Report the training loss in ``Progress.loss`` (a float or a 0-d tensor); a
       non-finite value ends the run with status ``diverged``.
     * Randomness comes from ``torch``, ``numpy`` and ``random``, which the harness

@@ -1,0 +1,84 @@
+"""SQuAD feature preparation per core (issue "SQuAD v1.1 to F1 75"): tokenise + windows + answer positions.
+
+    python benchmarks/squad_features.py [--articles 300] [--repeats 3]
+
+On a generated set in the official format (``dawnbench.data.squad.generate``), with the
+packaged MiniLM tokenizer at squad-minilm's settings (384-token windows, 128-token
+stride, offsets on), on one core (``RAYON_NUM_THREADS=1``, one torch thread):
+
+* ``tokenizers`` alone: ``encode_batch`` of the (question, context) pairs — the scale
+  the issue quotes;
+* the whole preparation, ``entries.spans.train_features``: the same encoding, every
+  window's ids, masks and offsets as tensors, and each window's answer token positions.
+
+Target ≥ 2,000 questions/s per core (moonshot 4,000). Best of ``--repeats``.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["RAYON_NUM_THREADS"] = "1"          # before tokenizers starts its thread pool
+os.environ["TOKENIZERS_PARALLELISM"] = "false"
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import evidence  # noqa: E402
+import torch  # noqa: E402
+
+from dawnbench.data import squad  # noqa: E402
+from dawnbench.data.squad import generate  # noqa: E402
+from dawnbench.entries import spans  # noqa: E402
+from dawnbench.entries.squad_minilm import HPARAMS, load_tokenizer  # noqa: E402
+
+TARGET, MOONSHOT = 2000, 4000
+
+
+def best(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--articles", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-evidence", action="store_true", help="print the figures, store nothing")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        files = generate.write_set(Path(tmp) / "files", articles=args.articles, dev_articles=1)
+        squad.import_files(files, Path(tmp) / "squad@bench", subset="bench")
+        questions = squad.load_questions(Path(tmp) / "squad@bench", "train")
+    max_length, stride = HPARAMS["max_length"], HPARAMS["stride"]
+    tokenizer = spans.configure(load_tokenizer(), max_length, stride)
+    pairs = [(q.question, q.context) for q in questions]
+    alone = best(lambda: tokenizer.encode_batch(pairs), args.repeats)
+    whole = best(lambda: spans.train_features(tokenizer, questions, max_length, stride), args.repeats)
+    features, _, _ = spans.train_features(tokenizer, questions, max_length, stride)
+    figures = {
+        "questions": len(questions), "features": len(features), "max_length": max_length, "stride": stride,
+        "mean_context_words": sum(len(q.context.split()) for q in questions) / len(questions),
+        "tokenizers_alone_questions_per_s": len(questions) / alone,
+        "train_features_questions_per_s": len(questions) / whole,
+        "target": TARGET, "moonshot": MOONSHOT,
+    }
+    figures["met"] = figures["train_features_questions_per_s"] >= TARGET
+    print(f"{len(questions):,} questions ({figures['mean_context_words']:.0f} context words on average), "
+          f"{len(features):,} windows, one core: tokenizers alone {figures['tokenizers_alone_questions_per_s']:,.0f} "
+          f"q/s; whole preparation {figures['train_features_questions_per_s']:,.0f} q/s (target {TARGET:,})")
+    if not args.no_evidence:
+        evidence.write("squad_features", figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
