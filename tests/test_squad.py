@@ -246,3 +246,19 @@ def test_two_gloo_workers_train_squad(easy, tmp_path, monkeypatch):
     assert result["status"] == "success" and result["distributed"]["world_size"] == 2
     steps = [w["steps"] for w in result["distributed"]["workers"]]
     assert steps[0] == steps[1] > 0
+
+
+@pytest.mark.slow
+def test_bidaf_learns_from_scratch_and_its_saved_model_answers(easy, tmp_path, monkeypatch, capsys):
+    """The seed model, shrunk (hidden 32), to F1 40 on the easy set: it learns to read spans; its
+    saved model (weights and vocabulary) is rebuilt by infer."""
+    monkeypatch.setenv("DAWNBENCH_DATA", str(easy))
+    small = ["--set", "hidden=32", "--set", "word_dim=32", "--set", "char_filters=32", "--set", "batch_size=16",
+             "--set", "lr=1.0", "--set", "epochs=15"]
+    assert main(["run", "squad", "--subset", "easy", "--entry", "squad-bidaf", "--target", "40", "--out",
+                 str(tmp_path), *small]) == 0
+    [run] = tmp_path.iterdir()
+    assert json.loads((run / "result.json").read_text())["evals"][-1]["value"] >= 40
+    capsys.readouterr()
+    assert main(["infer", str(run), "--batch-sizes", "1", "--warmup-items", "2", "--max-items", "12", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["inference"]["value"] >= 20

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from tokenizers import Tokenizer
 
@@ -52,16 +53,20 @@ def windows(tokenizer: Tokenizer, questions: Sequence, max_length: int, stride: 
     except Exception as err:  # tokenizers raises a bare Exception when a question leaves no room for the context
         raise EntryError(f"max_length={max_length}, stride={stride}: a window cannot hold a question and part of "
                          f"its context ({err}). Raise --set max_length=N or lower --set stride=N.") from None
-    ids, types, masks, owners, offsets = [], [], [], [], []
-    for index, first in enumerate(encodings):
-        for enc in (first, *first.overflowing):
-            ids.append(enc.ids)
-            types.append(enc.type_ids)
-            masks.append(enc.attention_mask)
-            owners.append(index)
-            offsets.append([o if s == 1 else (-1, -1) for o, s in zip(enc.offsets, enc.sequence_ids)])
-    return Features(torch.tensor(ids), torch.tensor(masks), torch.tensor(types), torch.tensor(owners),
-                    torch.tensor(offsets, dtype=torch.int64).view(len(ids), max_length, 2))
+    windows_of = [[first, *first.overflowing] for first in encodings]   # .overflowing copies: read it once
+    encs = [enc for group in windows_of for enc in group]
+    owners = [i for i, group in enumerate(windows_of) for _ in group]
+    ids = np.array([e.ids for e in encs], dtype=np.int64)
+    types = np.array([e.type_ids for e in encs], dtype=np.int64)
+    offsets = np.array([e.offsets for e in encs], dtype=np.int64).reshape(len(encs), max_length, 2)
+    # BERT's layout: [CLS] question [SEP] context [SEP] [PAD]…, the context part (and its [SEP]) typed 1.
+    # Derived from ids and types rather than read per token from two more lists: this is the slow part.
+    mask = ids != tokenizer.padding["pad_id"]
+    last_sep = mask.sum(1, keepdims=True) - 1
+    context = (types == 1) & (np.arange(max_length)[None, :] < last_sep)
+    offsets[~context] = -1                        # only context tokens keep their character offsets
+    return Features(torch.from_numpy(ids), torch.from_numpy(mask.astype(np.int64)), torch.from_numpy(types),
+                    torch.tensor(owners), torch.from_numpy(offsets))
 
 
 def train_features(tokenizer: Tokenizer, questions: Sequence, max_length: int,
