@@ -262,3 +262,10 @@ def test_bidaf_learns_from_scratch_and_its_saved_model_answers(easy, tmp_path, m
     capsys.readouterr()
     assert main(["infer", str(run), "--batch-sizes", "1", "--warmup-items", "2", "--max-items", "12", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["inference"]["value"] >= 20
+
+
+def test_profile_counts_a_span_models_flops(squad_run, easy, tmp_path, monkeypatch):
+    monkeypatch.setenv("DAWNBENCH_DATA", str(easy))
+    assert main(["profile", str(squad_run), "--steps", "2", "--out", str(tmp_path / "p")]) == 0
+    result = json.loads((squad_run / "result.json").read_text())
+    assert result["throughput"]["flops_per_sample"] > 0          # counted on the tuple of start and end logits

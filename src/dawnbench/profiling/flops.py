@@ -25,7 +25,9 @@ def training_flops_per_sample(model: nn.Module, batch: torch.Tensor) -> float:
     """FLOPs of one forward and backward pass per item of ``batch`` (model left untouched)."""
     probe = copy.deepcopy(model).train()  # a copy: BatchNorm statistics of the original stay as trained
     with FlopCounterMode(display=False) as counter:
-        probe(batch).float().sum().backward()
+        out = probe(batch)
+        outputs = out if isinstance(out, (tuple, list)) else (out,)   # span models: start and end logits
+        sum(o.float().sum() for o in outputs).backward()
     return counter.get_total_flops() / len(batch)
 
 
