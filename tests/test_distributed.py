@@ -91,8 +91,8 @@ def test_every_built_in_entry_trains_under_ddp(name, task, mnist_ready, cifar10_
     try:
         world = World(rank=0, world_size=1, backend="gloo")
         entry = load_entry_class(name)(get_task(task), torch.device("cpu"))
-        x, y = data.load_split(get_task(task).dataset, get_task(task).scored_split)
-        ctx = synthetic_context(train_context(entry, get_task(task), 0, "fp32", world=world), x[:10], y)
+        scored = data.open_split(get_task(task).dataset, get_task(task).scored_split).head(10)
+        ctx = synthetic_context(train_context(entry, get_task(task), 0, "fp32", world=world), scored)
         assert run_for_steps(entry.train(ctx), 3) == 3
         assert isinstance(ctx.distribute(entry.make_model()), torch.nn.parallel.DistributedDataParallel)
     finally:
@@ -170,8 +170,7 @@ def test_report_shows_the_workers(scaled, tmp_path):
 
 def _test_split():
     from dawnbench import data
-    x, y = data.load_split("mnist", "test")
-    return torch.from_numpy(x), torch.from_numpy(y)
+    return data.open_split("mnist", "test")
 
 
 def test_scale_table_and_speedups(scaled):
