@@ -87,8 +87,14 @@ def measure_bandwidth(device: torch.device, seconds: float = 0.5) -> float:
     return _best_rate(lambda: dst.copy_(src), 2 * 4 * numel, sync, seconds)
 
 
-@lru_cache(maxsize=None)
 def measure_roofs(device: torch.device, seconds_per_probe: float = 0.4) -> Roofs:
+    """The roofs at the process's current torch thread count (a CPU's roof scales with it, and
+    ``infer --threads`` or a worker changes it), measured once per device and thread count."""
+    return _measure_roofs(device, seconds_per_probe, torch.get_num_threads())
+
+
+@lru_cache(maxsize=None)
+def _measure_roofs(device: torch.device, seconds_per_probe: float, threads: int) -> Roofs:
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     flops, probes = {}, {}
     for precision in supported_precisions(device):
