@@ -22,7 +22,7 @@ which must never touch the data.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -86,6 +86,27 @@ class ArraySplit(MemorySplit):
 
         generator = torch.Generator().manual_seed(seed)
         return torch.randint(0, 256, (n, *self.item_shape), dtype=torch.uint8, generator=generator)
+
+
+class ListSplit(MemorySplit):
+    """Items in a Python list (JPEG byte strings, questions) with their targets (an array of labels,
+    lists of gold answers), in memory; ``synthetic(n, seed)`` makes the warm-up's stand-ins."""
+
+    def __init__(self, inputs: list, targets: Any, synthetic: Callable[[int, int], list]):
+        self.inputs, self.targets, self.count, self._synthetic = inputs, targets, len(inputs), synthetic
+
+    def batches(self, batch_size: int) -> Iterator[tuple[list, Any]]:
+        for start in range(0, self.count, batch_size):
+            yield self.inputs[start:start + batch_size], self.targets[start:start + batch_size]
+
+    def head(self, n: int) -> ListSplit:
+        return self if n >= self.count else ListSplit(self.inputs[:n], self.targets[:n], self._synthetic)
+
+    def take(self, indices: Sequence[int]) -> list:
+        return [self.inputs[i] for i in indices]
+
+    def synthetic(self, n: int, seed: int = 0) -> list:
+        return self._synthetic(n, seed)
 
 
 def concatenate_targets(parts: list[Any]) -> Any:

@@ -45,7 +45,7 @@ from PIL import Image
 
 from dawnbench.bounds import IMPORT
 from dawnbench.data.imagenet import pipeline
-from dawnbench.data.splits import MemorySplit, Split
+from dawnbench.data.splits import ListSplit, Split
 from dawnbench.errors import DataError, DawnbenchError
 from dawnbench.io import atomic_write_json, fsync_dir, read_foreign, read_json
 
@@ -189,7 +189,7 @@ class ShardSplit(Split):
         if jpegs:
             yield jpegs, np.array(labels, np.int64)
 
-    def head(self, n: int) -> JpegSplit:
+    def head(self, n: int) -> ListSplit:
         jpegs: list[bytes] = []
         labels: list[int] = []
         for batch, targets in self.batches(min(n, 1024)):
@@ -197,27 +197,7 @@ class ShardSplit(Split):
             labels += targets.tolist()
             if len(jpegs) >= n:
                 break
-        return JpegSplit(jpegs[:n], np.array(labels[:n], np.int64))
-
-    def synthetic(self, n: int, seed: int = 0) -> list[bytes]:
-        return synthetic_jpegs(n, seed)
-
-
-class JpegSplit(MemorySplit):
-    """JPEG bytes and labels in memory (a head of the split, or an unseen set such as ImageNetV2)."""
-
-    def __init__(self, jpegs: list[bytes], labels: np.ndarray):
-        self.jpegs, self.labels, self.count = jpegs, labels, len(labels)
-
-    def batches(self, batch_size: int) -> Iterator[tuple[list[bytes], np.ndarray]]:
-        for start in range(0, self.count, batch_size):
-            yield self.jpegs[start:start + batch_size], self.labels[start:start + batch_size]
-
-    def head(self, n: int) -> JpegSplit:
-        return self if n >= self.count else JpegSplit(self.jpegs[:n], self.labels[:n])
-
-    def take(self, indices: Sequence[int]) -> list[bytes]:
-        return [self.jpegs[i] for i in indices]
+        return ListSplit(jpegs[:n], np.array(labels[:n], np.int64), synthetic_jpegs)
 
     def synthetic(self, n: int, seed: int = 0) -> list[bytes]:
         return synthetic_jpegs(n, seed)
@@ -234,8 +214,8 @@ class FileJpegSplit(Split):
             yield ([read_foreign(f, "data") for f in self.files[start:start + batch_size]],
                    self.labels[start:start + batch_size])
 
-    def head(self, n: int) -> JpegSplit:
-        return JpegSplit([read_foreign(f, "data") for f in self.files[:n]], self.labels[:n])
+    def head(self, n: int) -> ListSplit:
+        return ListSplit([read_foreign(f, "data") for f in self.files[:n]], self.labels[:n], synthetic_jpegs)
 
     def synthetic(self, n: int, seed: int = 0) -> list[bytes]:
         return synthetic_jpegs(n, seed)

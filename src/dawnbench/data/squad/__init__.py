@@ -24,12 +24,11 @@ import os
 import random
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dawnbench.data.splits import MemorySplit
+from dawnbench.data.splits import ListSplit
 from dawnbench.errors import DataError, DawnbenchError
 from dawnbench.io import atomic_write_json, fsync_dir, parse_json, read_foreign
 
@@ -208,34 +207,16 @@ def load_questions(folder: Path, split: str) -> list[TrainQuestion]:
             for qid, title, c, question, answers in doc["questions"]]
 
 
-class QuestionSplit(MemorySplit):
-    """A scored split of questions: ``predict`` gets :class:`Question`, the targets are gold texts."""
-
-    def __init__(self, questions: Sequence[TrainQuestion]):
-        self.inputs = [Question(q.id, q.question, q.context, q.title) for q in questions]
-        self.golds = [[a.text for a in q.answers] for q in questions]
-        self.count = len(self.inputs)
-
-    def batches(self, batch_size: int) -> Iterator[tuple[list[Question], list[list[str]]]]:
-        for start in range(0, self.count, batch_size):
-            yield self.inputs[start:start + batch_size], self.golds[start:start + batch_size]
-
-    def head(self, n: int) -> QuestionSplit:
-        if n >= self.count:
-            return self
-        part = QuestionSplit([])
-        part.inputs, part.golds, part.count = self.inputs[:n], self.golds[:n], n
-        return part
-
-    def take(self, indices: Sequence[int]) -> list[Question]:
-        return [self.inputs[i] for i in indices]
-
-    def synthetic(self, n: int, seed: int = 0) -> list[Question]:
-        return [Question(q.id, q.question, q.context) for q in synthetic_questions(n, seed)]
+def open_split(folder: Path, split: str) -> ListSplit:
+    """A scored split: ``predict`` gets :class:`Question` (never the answers); the targets are the gold texts."""
+    questions = load_questions(folder, split)
+    return ListSplit([Question(q.id, q.question, q.context, q.title) for q in questions],
+                     [[a.text for a in q.answers] for q in questions], synthetic_inputs)
 
 
-def open_split(folder: Path, split: str) -> QuestionSplit:
-    return QuestionSplit(load_questions(folder, split))
+def synthetic_inputs(n: int, seed: int) -> list[Question]:
+    """``n`` random questions without answers (the warm-up's stand-in for a scored split)."""
+    return [Question(q.id, q.question, q.context) for q in synthetic_questions(n, seed)]
 
 
 # --- the warm-up's stand-in -----------------------------------------------------------------
