@@ -31,7 +31,7 @@ def write_run(folder: Path, seed: int, tta: float | None, epochs: float, **field
 
 
 def run_scripted(task, tmp_path, **hp):
-    budget = {k: hp.pop(k) for k in ("max_epochs", "max_seconds", "max_wall_seconds",
+    budget = {k: hp.pop(k) for k in ("max_epochs", "max_seconds", "max_wall_seconds", "eval_on_interrupt",
                                      "continue_after_target", "target", "cost_per_hour") if k in hp}
     fake = FakeTime()
     Scripted.clock = fake

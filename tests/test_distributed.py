@@ -106,7 +106,9 @@ def test_every_built_in_entry_trains_under_ddp(name, task, mnist_ready, cifar10_
 def scaled(mnist_ready, tmp_path_factory):
     """`scale` over 1 and 2 workers, one run each, to an unofficial 97 %."""
     out = tmp_path_factory.mktemp("scale")
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}  # inherited: default or ignored
     doc = run_scale(ScaleOptions(task="mnist", workers=[1, 2], runs=1, out=out, run_args=["--target", "97"]))
+    doc["_handlers"] = before, {s: signal.getsignal(s) for s in before}
     return out, doc
 
 
@@ -175,8 +177,10 @@ def _test_split():
 
 def test_scale_table_and_speedups(scaled):
     out, doc = scaled
-    # torchrun's own signal handlers do not outlive the launches.
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # torchrun's own signal handlers do not outlive the launches: whatever this process had (Python's
+    # default, or SIG_IGN when started as a shell's background job) is back.
+    before, after = doc["_handlers"]
+    assert after == before
     assert [r["workers"] for r in doc["rows"]] == [1, 2]
     one, two = doc["rows"]
     assert one["speedup_epoch"] == 1.0 and one["successes"] == 1
@@ -216,6 +220,19 @@ def _settled(parent: subprocess.Popen, out: Path, workers: list[psutil.Process])
     assert not left, f"processes left behind: {left}\n{output}"
     result = json.loads(Path(glob.glob(str(out / "*" / "result.json"))[0]).read_text())
     return parent.returncode, result, took
+
+
+def test_a_time_budget_stops_every_worker_at_one_step_and_evaluates(mnist_ready, tmp_path):
+    """--max-seconds with two workers: rank 0's clock decides after each step, so no worker waits in a
+    step the other has left, and the model is scored where training stopped."""
+    start = time.time()
+    assert main(["run", "mnist", "--nproc", "2", "--max-seconds", "2", "--out", str(tmp_path)]) == 1
+    assert time.time() - start < 90
+    [run] = tmp_path.iterdir()
+    result = json.loads((run / "result.json").read_text())
+    assert result["status"] == "not_reached" and "max_seconds=2" in result["error"]
+    assert result["evals"][-1]["stopped_by"] == "max_seconds" and 0 < result["evals"][-1]["epoch"] < 1
+    assert main(["check-log", str(run)]) == 0
 
 
 def test_a_killed_worker_ends_the_run_as_aborted(mnist_ready, tmp_path):

@@ -73,6 +73,13 @@ def test_sigint_is_interrupted(tiny_task, tmp_path):
     assert json.loads((run_dir / "result.json").read_text())["status"] == "interrupted"
 
 
+def test_sigint_evaluates_first_when_asked(tiny_task, tmp_path):
+    result, run_dir = run_scripted(tiny_task, tmp_path, passes=[False, True, True], signal_at=1, eval_on_interrupt=True)
+    assert result.status == "interrupted" and result.time_to_accuracy_s is None  # never a TTA, even passing
+    assert [(e.value, e.stopped_by) for e in result.evals] == [(0.0, None), (100.0, "signal")]
+    assert (run_dir / "epochs.tsv").read_text().count("\n") == 3
+
+
 def test_wall_time_limit_is_timeout(tiny_task, tmp_path):
     result, _ = run_scripted(tiny_task, tmp_path, passes=[False] * 10, sleep_s=0.1, max_wall_seconds=0.25)
     assert result.status == "timeout" and 1 <= len(result.evals) <= 3
@@ -98,7 +105,7 @@ def test_run_record_files(tiny_task, tmp_path):
                 "cost_per_hour", "training_cost_usd", "inference"):
         assert key in saved, key
     assert saved["evals"][1] == {"epoch": 2.0, "samples": 16, "timed_s": LOAD_S + BUILD_S + 2 * STEP_S, "value": 100.0,
-                                 "extra": {}}
+                                 "extra": {}, "stopped_by": None}
     assert {"python", "torch", "dawnbench"} <= set(saved["software"])
     assert {"cpu", "cores", "accelerator", "memory_gib"} <= set(saved["hardware"])
 

@@ -159,16 +159,51 @@ def test_a_link_in_the_tree_is_refused_by_name(tmp_path):
 
 # --- streaming ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("full,world,workers", [(16, 1, 1), (16, 2, 1), (17, 2, 3), (5005, 8, 8), (5005, 64, 10)])
-def test_an_epochs_shards_are_dealt_equally_and_never_twice(full, world, workers):
-    deal = shards.assign(full, epoch=3, seed=7, world_size=world, workers=workers)
-    counts = {len(w) for rank in deal for w in rank}
-    flat = [i for rank in deal for w in rank for i in w]
-    assert len(counts) == 1 and len(flat) == len(set(flat)) == (full // (world * workers)) * world * workers
-    assert deal == shards.assign(full, epoch=3, seed=7, world_size=world, workers=workers)
-    assert deal != shards.assign(full, epoch=4, seed=7, world_size=world, workers=workers)
-    with pytest.raises(DataError, match="fewer workers"):
-        shards.assign(world * workers - 1, 0, 0, world, workers)
+@pytest.mark.parametrize("counts,world,batch,workers", [([32] * 16 + [8], 1, 16, 1), ([32] * 16 + [8], 2, 16, 3),
+                                                        ([168], 1, 32, 1), ([256] * 5004 + [167], 8, 512, 8),
+                                                        ([256] * 5004 + [167], 64, 32, 10)])
+def test_an_epochs_samples_are_dealt_to_every_consumer_once(counts, world, batch, workers):
+    steps, plan = shards.deal(counts, epoch=3, seed=7, world_size=world, batch_size=batch, workers=workers)
+    assert steps == sum(counts) // (batch * world)                     # at most one global batch sits out
+    taken = [(shard, k) for rank in plan for w in rank for shard, first, end in w for k in range(first, end)]
+    assert len(taken) == len(set(taken)) == steps * batch * world
+    for rank in plan:                                                  # whole batches, the same steps per rank
+        sizes = [sum(end - first for _, first, end in w) for w in rank]
+        assert sum(sizes) == steps * batch and all(size % batch == 0 for size in sizes)
+    assert plan == shards.deal(counts, epoch=3, seed=7, world_size=world, batch_size=batch, workers=workers)[1]
+    assert plan != shards.deal(counts, epoch=4, seed=7, world_size=world, batch_size=batch, workers=workers)[1]
+    with pytest.raises(DataError, match="smaller batch"):
+        shards.deal([10, 5], 0, 0, world_size=2, batch_size=8, workers=1)
+
+
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")   # 3 workers on 2 cores, on purpose
+@pytest.mark.parametrize("world", [1, 2])
+@pytest.mark.parametrize("workers", [0, 1, 3])
+def test_an_epoch_reads_every_training_key_once_the_short_shard_included(mini, world, workers):
+    """Keys over one epoch, every rank and DataLoader worker: none twice, all but fewer than a global batch."""
+    meta = shards.read_meta(mini)
+    keys = []
+    for rank in range(world):
+        stream = shards.TrainStream(mini, meta, epoch=2, seed=1, rank=rank, world_size=world, batch_size=16, res=32,
+                                    pipeline_name="cpu", device=torch.device("cpu"), workers=workers)
+        consumer = stream._loader.dataset.consumer
+        for worker in range(max(1, stream.workers)):
+            keys += [sample["__key__"] for sample in consumer.samples(worker)]
+        assert len(stream) == CLASSES * TRAIN // (16 * world) and len(list(stream)) == len(stream)
+    total = CLASSES * TRAIN
+    assert len(keys) == len(set(keys)) == len(stream) * 16 * world and total - len(keys) < 16 * world
+    assert meta["splits"]["train"]["shards"][-1]["count"] < SHARD and any(int(k) >= total // SHARD * SHARD
+                                                                          for k in keys)  # the short shard is read
+
+
+def test_loader_workers_follow_the_machine_and_the_data(monkeypatch):
+    cpu, gpu = torch.device("cpu"), torch.device("cuda")
+    assert shards.loader_workers("auto", cpu, steps=100) == 1           # a CPU trains slower than one core decodes
+    assert shards.loader_workers(3, cpu, steps=100) == 3                # asked for: as asked
+    monkeypatch.setattr(shards.os, "sched_getaffinity", lambda pid: set(range(16)))
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    assert shards.loader_workers("auto", gpu, steps=100) == 7           # 8 cores per GPU rank, one feeds the GPU
+    assert shards.loader_workers("auto", gpu, steps=2) == 2             # never more than the epoch's batches
 
 
 @pytest.mark.parametrize("workers", [0, 2])
@@ -177,7 +212,7 @@ def test_every_rank_takes_the_same_number_of_steps(mini, workers):
     streams = [shards.TrainStream(mini, meta, epoch=1, seed=0, rank=r, world_size=2, batch_size=16, res=32,
                                   pipeline_name="cpu", device=torch.device("cpu"), workers=workers)
                for r in range(2)]
-    expected = (16 // (2 * max(workers, 1))) * SHARD // 16 * max(workers, 1)
+    expected = CLASSES * TRAIN // (2 * 16)
     assert [len(s) for s in streams] == [expected, expected]
     for s in streams:
         batches = list(s)
@@ -193,7 +228,7 @@ def test_the_gpu_path_crops_and_flips_as_the_cpu_path(mini):
     common = dict(epoch=0, seed=5, rank=0, world_size=1, batch_size=16, res=48, device=torch.device("cpu"), workers=0)
     cpu = list(shards.TrainStream(mini, meta, pipeline_name="cpu", **common))
     gpu = list(shards.TrainStream(mini, meta, pipeline_name="gpu", decoder=pipeline.pillow_decoder, **common))
-    assert len(cpu) == len(gpu) == 32
+    assert len(cpu) == len(gpu) == CLASSES * TRAIN // 16
     for a, b in zip(cpu, gpu):
         assert torch.equal(a.labels, b.labels) and b.layout == "NCHW"
         diff = (a.images.permute(0, 3, 1, 2).int() - b.images.int()).abs().float()
@@ -252,7 +287,7 @@ def test_dali_reads_the_shards_on_the_cpu(mini):
     stream = data.train_stream("imagenet@mini", epoch=0, seed=0, rank=1, world_size=2, batch_size=16, resolution=32,
                                device=torch.device("cpu"), pipeline="dali", workers=1)
     batches = list(stream)
-    assert len(batches) == len(stream) == 8 * SHARD // 16
+    assert len(batches) == len(stream) == CLASSES * TRAIN // (2 * 16)
     assert {(b.images.shape, b.layout) for b in batches} == {((16, 3, 32, 32), "NCHW")}
     assert all(int(b.labels.max()) < CLASSES for b in batches)
 
@@ -321,7 +356,7 @@ def test_two_gloo_workers_share_each_epoch(mini, tmp_path):
     [run] = tmp_path.iterdir()
     result = json.loads((run / "result.json").read_text())
     assert result["status"] == "success" and result["distributed"]["world_size"] == 2
-    # 16 full shards dealt to 2 ranks × 1 loader worker: 8 shards, 16 steps of 16 each, per rank.
+    # 520 images dealt to 2 ranks of 16: 16 steps each, 8 images sit out an epoch.
     assert [e["samples"] for e in result["evals"]] == [512 * (k + 1) for k in range(len(result["evals"]))]
     assert [w["steps"] for w in result["distributed"]["workers"]] == [16 * len(result["evals"])] * 2
     assert main(["check-log", str(run)]) == 0

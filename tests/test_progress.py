@@ -59,7 +59,7 @@ def test_probe_calibrates_with_what_the_entry_reports():
     counter = StepCounter()
     counter.steps = 10
     timed = iter([1.0, 2.0])
-    probe = ProgressProbe(counter, lambda: next(timed), batch_size=4, train_count=1000, schedule_epochs=5)
+    probe = ProgressProbe(counter, lambda: next(timed), samples_per_step=4, train_count=1000, schedule_epochs=5)
     first = probe.snapshot()
     assert first.samples == 40 and first.epoch == 0.04 and first.samples_per_s == 40.0
     probe.observe(samples=40, epoch=1.0)  # the entry trains on a 40-item subset

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import torch
 
 from dawnbench import RunOptions, run_many
+from dawnbench.cli import main
 from dawnbench.entries import load_entry_class
 from dawnbench.entries.small_cnn import make_net
 from dawnbench.harness.record import RunResult, read_result
@@ -30,8 +34,15 @@ def test_same_seed_same_evaluations_bit_for_bit(mnist_ready, tmp_path):
                          overrides={"first_eval_epoch": 0.1, "evals_per_epoch": 10})
     first, second = run_many(options)[0], run_many(options)[0]
     assert first.status == second.status == "not_reached"
-    assert len(first.evals) == 3
+    # The entry's own evaluations (at about 0.2 and 0.3 with these settings), then the budget's at 0.35, inside
+    # the entry's epoch: the budget holds to the step, not to the entry's next evaluation (0.4).
+    assert [e.stopped_by for e in first.evals] == [None, None, "max_epochs"]
+    assert first.evals[-1].epoch == pytest.approx(0.35, abs=2 * 64 / 60_000)
     assert [(e.epoch, e.samples, e.value) for e in first.evals] == [(e.epoch, e.samples, e.value) for e in second.evals]
+    run_dir = Path(first.run_dir)
+    assert (run_dir / "epochs.tsv").read_text().splitlines()[-1].startswith(f"{first.evals[-1].epoch:g}\t")
+    assert '"stopped_by": "max_epochs"' in (run_dir / "events.log").read_text()
+    assert main(["check-log", str(run_dir)]) == 0
     other = run_many(RunOptions(**{**options.__dict__, "seed": 4}))[0]
     assert [e.value for e in other.evals] != [e.value for e in first.evals]
 

@@ -235,6 +235,21 @@ def test_infer_export_validate_and_the_board_take_a_squad_run(squad_run, easy, t
     assert not board["problems"] and "squad-minilm" in json.dumps(board["tasks"]["squad"])
 
 
+def test_a_budget_that_ends_the_first_epoch_still_gives_an_evaluation(easy, tmp_path, monkeypatch):
+    """On a CPU a SQuAD epoch takes hours: a run stopped by --max-seconds inside it is still scored."""
+    monkeypatch.setenv("DAWNBENCH_DATA", str(easy))
+    assert main(["run", "squad", "--subset", "easy", "--max-seconds", "3", "--out", str(tmp_path), *SETS]) == 1
+    [run] = tmp_path.iterdir()
+    result = json.loads((run / "result.json").read_text())
+    assert result["status"] == "not_reached" and result["time_to_accuracy_s"] is None
+    [last] = [e for e in result["evals"] if e["stopped_by"]]
+    assert last["stopped_by"] == "max_seconds" and 0 < last["epoch"] < 1 and 0 <= last["value"] <= 100
+    assert "exact_match" in last["extra"] and last == result["evals"][-1]
+    header, *rows = (run / "epochs.tsv").read_text().splitlines()
+    assert header.split("\t") == ["epoch", "hours", "f1Score"] and len(rows) == len(result["evals"])
+    assert main(["check-log", str(run)]) == 0
+
+
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_two_gloo_workers_train_squad(easy, tmp_path, monkeypatch):

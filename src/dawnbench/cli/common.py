@@ -67,6 +67,9 @@ def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "
         "stop as timeout if the warm-up (init, untimed) takes longer (default 1800)", r["max_init_seconds"]))
     parser.add_argument("--continue", dest="continue_", action="store_true",
                         help="keep training after the target is reached (TTA is still the first pass)")
+    parser.add_argument("--eval-on-interrupt", action="store_true",
+                        help="on Ctrl-C between evaluations, evaluate the model as it is before stopping "
+                             "(untimed; --max-seconds and --max-epochs always do)")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     parser.add_argument("--out", default=out, help=f"folder for the run records (default: ./{out})")
     parser.add_argument("--instance", help="price the run with this on-demand instance (see `dawnbench prices`)")
@@ -96,7 +99,10 @@ def options_argv(options: Any) -> list[str]:
         value = getattr(options, f.name)
         if f.name in ("task", "runs", "out_dir", "scaling", "overrides") or value is None or value == f.default:
             continue
-        argv += ["--continue"] if f.name == "continue_after_target" else [f"--{f.name.replace('_', '-')}", str(value)]
+        if isinstance(value, bool):  # a flag: present when true (every boolean option defaults to false)
+            argv.append("--continue" if f.name == "continue_after_target" else f"--{f.name.replace('_', '-')}")
+        else:
+            argv += [f"--{f.name.replace('_', '-')}", str(value)]
     return argv
 
 
@@ -112,7 +118,7 @@ def run_options(args: argparse.Namespace) -> Any:
     return RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
                       target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
                       max_wall_seconds=args.max_wall_seconds, max_init_seconds=args.max_init_seconds,
-                      continue_after_target=args.continue_,
+                      continue_after_target=args.continue_, eval_on_interrupt=args.eval_on_interrupt,
                       device=args.device, out_dir=Path(args.out), instance=args.instance,
                       cost_per_hour=args.cost_per_hour, overrides=parse_set(args.set),
                       precision=args.precision, compile=args.compile, org=args.org, platform=args.platform,

@@ -203,7 +203,9 @@ def result_card(r: RunResult) -> Panel:
          if r.time_to_accuracy_s is not None else "∞ (target not reached)"),
         ("epochs to target", "—" if r.epochs_to_target is None else f"{r.epochs_to_target:.3f}"),
         ("precision", format_init(r)),
-        ("last evaluation", "—" if last is None else f"{last:.2f} after {r.evals[-1].epoch:.3f} epochs"),
+        ("last evaluation", "—" if last is None else f"{last:.2f} after {r.evals[-1].epoch:.3f} epochs"
+         + (f" (stopped by {r.evals[-1].stopped_by}: not a time to accuracy)" if r.evals[-1].stopped_by else "")),
+        ("memory", format_memory_plan(r.memory_plan)),
         ("wall time", f"{format_seconds(r.wall_s)} (evaluation {format_seconds(r.eval_s)}, "
                       f"init {format_seconds(r.init_s)}, checkpoint {format_seconds(r.checkpoint_s)}, logging {format_seconds(r.log_s)})"),
         ("training cost", "—" if r.training_cost_usd is None else
@@ -218,6 +220,20 @@ def result_card(r: RunResult) -> Panel:
     for key, value in rows:
         grid.add_row(key, value)
     return Panel(grid, title="dawnbench result", expand=False)
+
+
+def format_memory_plan(plan: dict | None) -> str:
+    """The batch the memory plan chose and why, in one line."""
+    if not plan:
+        return "—"
+    if not plan.get("planned"):
+        return plan.get("note") or "not planned"
+    need, free = plan["estimate_bytes"].get("cpu", 0), plan["free_bytes"].get("cpu", 0)
+    line = (f"batch {plan['batch_size']} ({plan['source']}) · about {need / 2**30:.1f} GiB of the "
+            f"{free / 2**30:.1f} GiB free · evaluation batch {plan['eval_batch_size']}")
+    if "cuda" in plan["estimate_bytes"]:
+        line += f" · GPU {plan['estimate_bytes']['cuda'] / 2**30:.1f} of {plan['free_bytes']['cuda'] / 2**30:.1f} GiB"
+    return line + (f" — {plan['note']}" if plan.get("note") else "")
 
 
 def runs_table(results: Sequence[RunResult], summary: dict) -> Table:

@@ -256,36 +256,39 @@ def fetch(name: str, source: Path | None = None, force: bool = False,
         return write_dataset(name, splits, {"source": origin})
 
 
-def _kind(name: str) -> str:
+def kind(name: str) -> str:
+    """How the dataset is held: ``arrays`` (in memory), ``questions`` (in memory, SQuAD) or
+    ``shards`` (streamed, ImageNet)."""
     return get_spec(base_name(name)).kind if base_name(name) in DATASETS else "arrays"  # tests' own datasets
 
 
 def load_train(name: str, split: str = "train") -> Any:
     """The training split in memory, as an entry's ``ctx.load_train()`` returns it: (uint8 inputs,
     int64 labels) for arrays, the questions for SQuAD. ImageNet is streamed instead (``train_stream``)."""
-    kind = _kind(name)
-    if kind == "questions":
+    held = kind(name)
+    if held == "questions":
         from dawnbench.data import squad
 
         return squad.load_questions(dataset_dir(name), split)
-    if kind == "shards":
+    if held == "shards":
         raise DataError(f"{name} is larger than memory and is streamed: an entry reads it with "
                         "ctx.stream(batch_size=..., resolution=..., epoch=...), not ctx.load_train().")
     return load_split(name, split)
 
 
-def synthetic_train(name: str, seed: int, split: str = "train") -> Any:
-    """Random data of :func:`load_train`'s form and size for the warm-up: read from ``meta.json``
-    (count, item shape) and the spec (classes), never from the data."""
-    kind = _kind(name)
-    if kind == "questions":
+def synthetic_train(name: str, seed: int, split: str = "train", count: int | None = None) -> Any:
+    """Random data of :func:`load_train`'s form and size (or ``count`` items) for the warm-up: read
+    from ``meta.json`` (count, item shape) and the spec (classes), never from the data."""
+    held = kind(name)
+    count = train_count(name, split) if count is None else count
+    if held == "questions":
         from dawnbench.data import squad
 
-        return squad.synthetic_questions(train_count(name, split), seed)
-    if kind == "shards":
+        return squad.synthetic_questions(count, seed)
+    if held == "shards":
         raise DataError(f"{name} is streamed: the warm-up's synthetic data comes from ctx.stream(...).")
     meta = read_meta(name)
-    count, shape = meta["splits"][split]["count"], tuple(meta["splits"][split]["input_shape"])
+    shape = tuple(meta["splits"][split]["input_shape"])
     classes = meta.get("num_classes") or get_spec(base_name(name)).num_classes  # caches before it was recorded
     rng = np.random.default_rng([0x5EED, seed])  # a stream of its own, unlike any seed-only generator
     inputs = np.frombuffer(bytearray(rng.bytes(count * int(np.prod(shape)))), dtype=np.uint8)
@@ -294,12 +297,12 @@ def synthetic_train(name: str, seed: int, split: str = "train") -> Any:
 
 def open_split(name: str, split: str, mmap: bool = False) -> Split:
     """The split as the harness holds it (see :mod:`dawnbench.data.splits`)."""
-    kind = _kind(name)
-    if kind == "shards":
+    held = kind(name)
+    if held == "shards":
         from dawnbench.data import imagenet
 
         return imagenet.open_split(dataset_dir(name), split)
-    if kind == "questions":
+    if held == "questions":
         from dawnbench.data import squad
 
         return squad.open_split(dataset_dir(name), split)
@@ -309,7 +312,7 @@ def open_split(name: str, split: str, mmap: bool = False) -> Split:
 def train_stream(name: str, **options: Any) -> Any:
     """One epoch of a streamed dataset for one rank (what ``ctx.stream(...)`` returns); see
     :func:`dawnbench.data.imagenet.train_stream` for the options."""
-    if _kind(name) != "shards":
+    if kind(name) != "shards":
         raise DataError(f"{name} fits in memory: an entry reads it with ctx.load_train(), not ctx.stream().")
     from dawnbench.data import imagenet
 
@@ -318,7 +321,7 @@ def train_stream(name: str, **options: Any) -> Any:
 
 def synthetic_stream(name: str, **options: Any) -> Any:
     """The warm-up's stand-in for :func:`train_stream`: random batches of the same shapes."""
-    if _kind(name) != "shards":
+    if kind(name) != "shards":
         raise DataError(f"{name} fits in memory: an entry reads it with ctx.load_train(), not ctx.stream().")
     from dawnbench.data import imagenet
 

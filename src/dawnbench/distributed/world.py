@@ -120,6 +120,14 @@ class World:
         dist.broadcast(flag, src=0)
         return bool(flag.item())
 
+    def share(self, value: Any) -> Any:
+        """Rank 0's ``value`` (any picklable object), known to every worker afterwards."""
+        if not self.distributed:
+            return value
+        box = [value]
+        dist.broadcast_object_list(box, src=0, device=self._collective_device())
+        return box[0]
+
     def gather(self, values: list[float]) -> list[list[float]]:
         """Every worker's ``values`` (same length everywhere), in rank order."""
         if not self.distributed:

@@ -25,9 +25,10 @@ Warm-up (SPEC §12), untimed, before ``run_start``
     True and ``ctx.load_train()`` returns random uint8 inputs and labels of the
     training split's shapes, so the dataset is never touched. The default warm-up
     runs the entry's own ``train`` on that split until ``warmup_steps`` optimizer
-    steps have been taken (counted with torch's global optimizer-step hook) or it
-    first yields, whichever comes first, then ``predict`` on random scored-split
-    items at ``eval_batch_size`` and at batch size 1 — so the CUDA context, cuDNN
+    steps (``cpu_warmup_steps`` on a CPU, where an entry sets it) have been taken
+    (counted with torch's global optimizer-step hook) or it first yields, whichever
+    comes first, then ``predict`` on random scored-split items at ``eval_batch_size``
+    and at batch size 1 — so the CUDA context, cuDNN
     autotuning, allocator growth and ``torch.compile`` are paid here, with the real
     step and shapes, and every entry gets it for free. An entry that steps no
     ``torch.optim`` optimizer should override ``warmup`` (or set ``warmup_steps = 0``
@@ -86,6 +87,13 @@ Rules
     * Hyperparameters live in ``hparams`` (a class-level dict, optionally one per
       task in ``hparams_by_task``). Users override them with ``--set key=value``;
       the values used are recorded in ``result.json``.
+    * Memory (docs/rules.md, "Memory"): before the warm-up the harness measures the
+      step's memory on synthetic data at two small batches and refuses a batch that
+      would not fit the machine. ``hp["batch_size"]`` is then the batch the run trains
+      at: an entry that sets ``lr_scales_with_batch`` (its learning rate follows the
+      global batch, the linear scaling rule) may be given a smaller default than its
+      recipe's when that does not fit; ``self.eval_batch_size`` may likewise be smaller
+      than the class's (never more than the scored split holds).
 """
 
 from __future__ import annotations
@@ -138,6 +146,8 @@ class TrainContext:
     # ctx.stream(epoch=, batch_size=, resolution=, pipeline="auto"|"cpu"|"gpu"|"dali", workers=2) — see
     # data.imagenet.train_stream. In warm-up: random batches of the same shapes.
     stream: Callable[..., Any] | None = None
+    max_epochs: float | None = None          # the run's epoch budget (--max-epochs): a warm-up need not
+                                             # prepare shapes the run will never reach
 
     def epoch_order(self, n: int, epoch: int) -> torch.Tensor:
         """The indices of the ``n`` in-memory training items this worker trains on in
@@ -151,12 +161,19 @@ class TrainContext:
 def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "true or false"
+    if value == AUTO:
+        return f"'{AUTO}' or a number"
     if isinstance(value, (int, float)):
         return "an integer" if isinstance(value, int) else "a number"
     return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
+AUTO = "auto"  # a hyperparameter's default that the entry derives from the machine; --set takes a number too
+
+
 def _same_kind(default: Any, value: Any) -> bool:
+    if default == AUTO:
+        return value == AUTO or (isinstance(value, (int, float)) and not isinstance(value, bool))
     if isinstance(default, bool) or isinstance(value, bool):
         return isinstance(default, bool) and isinstance(value, bool)
     if isinstance(default, int):
@@ -187,6 +204,8 @@ class Entry(ABC):
     hparams_by_task: ClassVar[dict[str, dict[str, Any]]] = {}
     eval_batch_size: ClassVar[int] = 1000     # batch size the harness uses for predict
     warmup_steps: ClassVar[int] = 10          # optimizer steps of the default warm-up
+    cpu_warmup_steps: ClassVar[int | None] = None  # on a CPU, where one step pays the one-time costs (None: the same)
+    lr_scales_with_batch: ClassVar[bool] = False  # the lr follows the global batch: the harness may fit it
     precisions: ClassVar[tuple[str, ...]] = ("fp32", "tf32", "bf16")  # the harness imposes these
     own_precisions: ClassVar[tuple[str, ...]] = ()  # the entry implements these itself
     # Ranges of hyperparameters that would make a recipe loop forever or crash if wrong; an entry
@@ -204,7 +223,7 @@ class Entry(ABC):
             if default is not None and not _same_kind(default, value):
                 raise EntryError(f"--set {key}={json.dumps(value)}: entry '{cls.name}' expects "
                                  f"{_kind(default)} (its default is {json.dumps(default)}).")
-            if key in cls.hparam_bounds:
+            if key in cls.hparam_bounds and value != AUTO:
                 cls.hparam_bounds[key].check(f"--set {key}=", value)
 
     def __init__(self, task: Task, device: torch.device, overrides: dict[str, Any] | None = None):
@@ -219,12 +238,19 @@ class Entry(ABC):
         optimizer steps (or to its first yield), then ``predict`` at both batch sizes."""
         if self.warmup_steps <= 0:
             return
-        run_for_steps(self.train(ctx), self.warmup_steps)
+        run_for_steps(self.train(ctx), self.warmup_steps_on(ctx.device))
         if ctx.synthetic_inputs is not None:
             inputs = ctx.synthetic_inputs(self.eval_batch_size)
             with torch.inference_mode():
                 self.predict(inputs)
                 self.predict(inputs[:1])
+
+    def warmup_steps_on(self, device: torch.device) -> int:
+        """Optimizer steps of the warm-up on ``device``: ``cpu_warmup_steps`` on a CPU if the entry sets
+        it (a CPU's one-time cost is the first call's kernel creation; a GPU autotunes over several)."""
+        if device.type == "cpu" and self.cpu_warmup_steps is not None:
+            return self.cpu_warmup_steps
+        return self.warmup_steps
 
     def flop_model(self) -> tuple[torch.nn.Module, torch.Tensor] | None:
         """Optional: the trained network and a small synthetic batch of training-shaped inputs.

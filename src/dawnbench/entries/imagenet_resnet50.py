@@ -33,6 +33,7 @@ loop, prediction.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -40,6 +41,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from dawnbench.bounds import Bound
 from dawnbench.data.imagenet import pipeline as imagenet_pipeline
 from dawnbench.entries.base import Entry, Progress, TrainContext
 
@@ -60,7 +62,7 @@ HPARAMS = {
     "width": 64,                  # channels of the first stage (64: ResNet-50)
     "layers": [3, 4, 6, 3],       # bottlenecks per stage ([3, 4, 6, 3]: ResNet-50)
     "pipeline": "auto",           # data: auto (gpu on a GPU, else cpu), cpu, gpu (nvJPEG), dali
-    "workers": 8,                 # DataLoader workers per rank (0: read in the main process)
+    "workers": "auto",            # DataLoader workers per rank: auto (data.imagenet.shards.loader_workers), or N
 }
 
 
@@ -158,6 +160,9 @@ class ImagenetResnet50(Entry):
     hparams = HPARAMS
     eval_batch_size = 256
     warmup_steps = 2              # per training resolution: see warmup()
+    cpu_warmup_steps = 1
+    lr_scales_with_batch = True   # lr × global batch / lr_batch: a smaller default batch keeps the recipe
+    hparam_bounds = {**Entry.hparam_bounds, "workers": Bound(0, 64, integer=True)}
     precisions = ("fp32", "tf32", "bf16", "fp16")  # the step goes through ctx.scaler
 
     def make_model(self) -> nn.Module:
@@ -171,13 +176,17 @@ class ImagenetResnet50(Entry):
         return int(data.read_meta(self.task.dataset).get("num_classes") or 1000)
 
     def warmup(self, ctx: TrainContext) -> None:
-        """Every training resolution of the schedule, then predict at both batch sizes: compilation
-        and autotuning for each shape are paid here, untimed (the default warm-up would see one)."""
+        """Every training resolution the run will reach (within ``--max-epochs``), then predict at
+        both batch sizes: compilation and autotuning for each shape are paid here, untimed (the
+        default warm-up would see one). One step per shape on a CPU, whose one-time cost is the
+        first call's kernel selection; two on a GPU (autotuning, then the tuned kernels)."""
         from dawnbench.entries.base import run_for_steps
 
-        for res in sorted({resolution(e, self.hp) for e in range(self.hp["epochs"])}):
+        epochs = min(self.hp["epochs"], math.ceil(ctx.max_epochs or self.hp["epochs"]))
+        steps = self.warmup_steps_on(ctx.device)
+        for res in sorted({resolution(e, self.hp) for e in range(epochs)}):
             self._warm_resolution = res
-            run_for_steps(self.train(ctx), self.warmup_steps)
+            run_for_steps(self.train(ctx), steps)
         self._warm_resolution = None
         if ctx.synthetic_inputs is not None:
             with torch.inference_mode():

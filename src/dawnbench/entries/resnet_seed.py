@@ -2,7 +2,7 @@
 
 Stanford DAWN's reference submissions (dawn-bench-models, PyTorch, 2017) trained
 pre-activation ResNets (He et al., "Identity Mappings in Deep Residual Networks",
-2016) with plain SGD. Their logs in shared/data/dawnbench-entries/CIFAR10 show the
+2016) with plain SGD. Their logs (third_party/dawnbench-entries.tar.xz, CIFAR10/) show the
 schedule: 181 epochs — 1 warm-up epoch at lr 0.01, 90 at 0.1, 45 at 0.01, 45 at
 0.001 — and ResNet-164 (bottleneck) passing 94 % at epoch 137, after 97 hours on a
 16-vCPU machine. Here they are baselines to measure against, not fast recipes.

@@ -12,7 +12,9 @@ The collectives are made here and nowhere else, in this order, by every worker:
 2. warm-up            (DDP's parameter broadcast and gradient all-reduces);
 3. ``barrier``        (then the clock starts: it covers the slowest worker);
 4. per yield: ``barrier``; unless the schedule ended, ``gather`` of the communication
-   timers (with several workers) and ``decide`` (rank 0's stop-or-go-on).
+   timers (with several workers) and ``decide`` (rank 0's stop-or-go-on);
+5. with ``max_seconds`` and several workers, after every optimizer step: ``decide``
+   (has rank 0's clock passed the budget?), from a step hook defined here.
 
 What rank 0 records and evaluates is its :class:`~dawnbench.harness.recorder.Recorder`;
 the others hold one that records nothing. Budgets and statuses (SPEC §3):
@@ -20,8 +22,12 @@ the others hold one that records nothing. Budgets and statuses (SPEC §3):
 * ``success``      an evaluation reached the target; TTA = timed seconds then.
 * ``not_reached``  the entry's schedule ended, or a budget was spent, first:
                    ``max_epochs`` (epochs trained) and ``max_seconds`` (timed
-                   seconds) are checked at each evaluation point, and ``max_seconds``
-                   also inside a step (an entry that never yields cannot outrun it).
+                   seconds) are checked at each evaluation point and between optimizer
+                   steps, ``max_seconds`` also inside a step (an entry that never yields
+                   cannot outrun it). A budget that ends training between evaluation
+                   points gets one more evaluation of the model as it is (untimed,
+                   recorded with ``stopped_by``, never a time to accuracy); so does a
+                   Ctrl-C with ``eval_on_interrupt``.
 * ``diverged``     the loss reported at a yield was not finite.
 * ``aborted``      the entry raised (in ``warmup``, ``train`` or ``predict``).
 * ``interrupted`` / ``timeout``  see :mod:`dawnbench.harness.signals` (``timeout`` also
@@ -34,8 +40,12 @@ the others hold one that records nothing. Budgets and statuses (SPEC §3):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+import math
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
 from dawnbench import data
 from dawnbench.distributed import comm
@@ -53,25 +63,29 @@ from dawnbench.precision import make_scaler, precision_scope
 from dawnbench.profiling.steps import StepCounter
 from dawnbench.tasks import Task
 
+BACKSTOP_GRACE_S = 5.0   # with several workers, the budget's timer waits this (and 10 %) for the agreed stop
+
 
 def train_context(entry: Entry, task: Task, seed: int, precision: str, compile_mode: str | None = None,
                   world: World = World(), timer: comm.CommTimer | None = None,
-                  on_stream: Callable[[str], None] = lambda pipeline: None) -> TrainContext:
+                  on_stream: Callable[[Any], None] = lambda stream: None,
+                  max_epochs: float | None = None) -> TrainContext:
     """A fresh context for ``entry``'s ``train`` — one for warm-up, one for the run, so no
     loss-scaler state leaks from one to the other. ``timer`` times the run's DDP steps;
-    ``on_stream`` learns which data pipeline a streamed dataset's ``ctx.stream`` chose."""
+    ``on_stream`` is handed each epoch's stream of a streamed dataset (its pipeline, its workers)."""
 
     def stream(**options: Any) -> Any:
         epoch_stream = data.train_stream(task.dataset, seed=seed, rank=world.rank, world_size=world.world_size,
                                          device=entry.device, **options)
-        on_stream(epoch_stream.pipeline)
+        on_stream(epoch_stream)
         return epoch_stream
 
     return TrainContext(task=task, seed=seed, device=entry.device, hparams=entry.hp,
                         load_train=lambda: data.load_train(task.dataset, task.train_split),
                         precision=precision, scaler=make_scaler(precision, entry.device, entry.own_precisions),
                         compile=compiler(compile_mode), rank=world.rank, world_size=world.world_size,
-                        backend=world.backend, distribute=comm.ddp_wrapper(world, timer), stream=stream)
+                        backend=world.backend, distribute=comm.ddp_wrapper(world, timer), stream=stream,
+                        max_epochs=max_epochs)
 
 
 def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, recorder: Recorder,
@@ -79,13 +93,16 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
     """One run of one seed on this worker; rank 0's ``recorder`` writes its record."""
     task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
     entry = prep.entry_cls(task, device, options.overrides)
+    if prep.eval_batch_size is not None:
+        entry.eval_batch_size = prep.eval_batch_size  # planned: fits the machine, at most the scored split
     # The scored split's form drives the warm-up's synthetic inputs (its targets stay with rank 0's recorder).
     scored = data.open_split(task.dataset, task.scored_split, mmap=True)
     train_count = data.train_count(task.dataset, task.train_split)
     timer = comm.CommTimer() if world.distributed else None
 
     def context(timed: comm.CommTimer | None = None) -> TrainContext:
-        return train_context(entry, task, seed, prep.precision, prep.compile, world, timed, recorder.data_pipeline)
+        return train_context(entry, task, seed, prep.precision, prep.compile, world, timed, recorder.stream_opened,
+                             options.max_epochs)
 
     gen: Generator[Progress, None, None] | None = None
     ended, error = RUNNING, None
@@ -100,7 +117,8 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
             before = compile_stats()
             with clock.segment("init"), precision_scope(prep.precision, device, own), budgets.stage(
                     options.max_init_seconds, "timeout",
-                    f"the warm-up (init) took longer than max_init_seconds={options.max_init_seconds:g}"):
+                    f"the warm-up (init) took longer than max_init_seconds={options.max_init_seconds:g}",
+                    "max_init_seconds"):
                 entry.warmup(synthetic_context(context(), scored))
             compile_s = (compile_stats() - before)["seconds"] if prep.compile else None
             result.compile_s = compile_s
@@ -110,8 +128,10 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
             world.barrier()  # every worker is ready: the clock starts after a barrier
             clock.start()
             recorder.start(mllog.RUN_START)
-            with StepCounter() as counter:
-                probe = ProgressProbe(counter, lambda: clock.timed_s, entry.hp.get("batch_size"), train_count,
+            batch = entry.hp.get("batch_size")
+            per_step = batch * world.world_size if isinstance(batch, int) and not isinstance(batch, bool) else None
+            with StepCounter() as counter, _step_budgets(counter, options, per_step, train_count, clock, world):
+                probe = ProgressProbe(counter, lambda: clock.timed_s, per_step, train_count,
                                       options.max_epochs or entry.hp.get("epochs"))
                 recorder.training_started(probe)
                 gen = entry.train(context(timer.start() if timer else None))
@@ -135,6 +155,42 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
         return recorder.finish(entry, ended, error)
 
 
+@contextmanager
+def _step_budgets(counter: StepCounter, options: RunOptions, per_step: int | None, train_count: int,
+                  clock: Clock, world: World) -> Iterator[None]:
+    """The budgets checked at optimizer steps, so that training stops between two of them, the weights
+    whole, and every worker at the same step:
+
+    * ``max_epochs`` inside an epoch: training ends as the step after the one that completed the budget
+      begins (before it changes a weight), so an entry that evaluates at that point still does. Epochs
+      are counted from the steps — every worker's samples per step over the training split — the same
+      on every worker.
+    * ``max_seconds`` with several workers: after each step rank 0 says whether its clock has passed
+      the budget (one small broadcast per step, only when the budget is set), so no worker starts a
+      step that another has left. One process is stopped by the budget's timer, mid-step if need be.
+    """
+    hooks = []
+    if options.max_epochs is not None and per_step:
+        limit = math.ceil(options.max_epochs * train_count / per_step)
+
+        def before_step(_optimizer: Any, _args: Any, _kwargs: Any) -> None:
+            if counter.steps >= limit:
+                raise StopRun("not_reached", f"max_epochs={options.max_epochs:g} of training ended inside an "
+                                             f"epoch (after {limit} optimizer steps)", "max_epochs")
+        hooks.append(register_optimizer_step_pre_hook(before_step))
+    if options.max_seconds is not None and world.distributed:
+        def after_step(_optimizer: Any, _args: Any, _kwargs: Any) -> None:
+            if world.decide(stop=clock.timed_s >= options.max_seconds):
+                raise StopRun("not_reached", f"max_seconds={options.max_seconds:g} of timed training passed "
+                                             f"(after {counter.steps} optimizer steps)", "max_seconds")
+        hooks.append(register_optimizer_step_post_hook(after_step))
+    try:
+        yield
+    finally:
+        for handle in hooks:
+            handle.remove()
+
+
 def _drive(gen: Generator[Progress, None, None], entry: Entry, precision: str, clock: Clock,
            recorder: Recorder, world: World, timer: comm.CommTimer | None, options: RunOptions,
            budgets: Budgets) -> str:
@@ -143,15 +199,25 @@ def _drive(gen: Generator[Progress, None, None], entry: Entry, precision: str, c
     while True:
         block = {"first_epoch_num": last_epoch, "samples_count": last_samples}
         recorder.start(mllog.BLOCK_START, block)
-        # --max-seconds holds inside a step too: an entry that never yields cannot outrun it.
+        # --max-seconds holds inside a step too: an entry that never yields cannot outrun it. With several
+        # workers the steps agree on it first (_step_budgets); the timer then only ends a step that never does.
         left, why = None, ""
         if options.max_seconds is not None:
             left = options.max_seconds - clock.timed_s
+            left += world.distributed * (BACKSTOP_GRACE_S + 0.1 * options.max_seconds)
             why = f"max_seconds={options.max_seconds:g} of timed training passed before the entry's next yield"
-        with clock.segment("train"), precision_scope(precision, entry.device, entry.own_precisions), \
-                budgets.stage(left, "not_reached", why):
-            progress = next(gen, None)
-            world.barrier()
+        try:
+            with clock.segment("train"), precision_scope(precision, entry.device, entry.own_precisions), \
+                    budgets.stage(left, "not_reached", why, "max_seconds"):
+                progress = next(gen, None)
+                world.barrier()
+        except StopRun as stop:
+            # Ended between evaluation points: a budget (or, if asked, a signal) gets an evaluation of
+            # the model as it is, untimed; a wall-time limit or a plain Ctrl-C stops at once.
+            if stop.cause in ("max_seconds", "max_epochs") or (stop.cause == "signal" and options.eval_on_interrupt):
+                budgets.resume()  # Ctrl-C still ends that evaluation
+                recorder.stopped(entry, stop.cause, block)
+            raise
         recorder.end(mllog.BLOCK_STOP, {**block, "samples_count": progress.samples if progress else last_samples})
         if progress is None:
             return "not_reached"  # the entry's schedule ended (on every worker at once)

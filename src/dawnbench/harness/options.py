@@ -39,6 +39,7 @@ class RunOptions:
     max_wall_seconds: float | None = None
     max_init_seconds: float | None = 1800.0  # the warm-up's budget (a longer one ends the run as timeout)
     continue_after_target: bool = False
+    eval_on_interrupt: bool = False     # a Ctrl-C between evaluations evaluates first (budgets always do)
     device: str = "auto"
     out_dir: Path = Path("runs")
     instance: str | None = None         # priced from the bundled catalog
@@ -69,6 +70,8 @@ class PreparedRun:
     software: dict[str, Any]
     precision: str = "fp32"
     compile: str | None = None
+    memory_plan: dict[str, Any] | None = None   # what harness.memory decided, recorded in every run
+    eval_batch_size: int | None = None         # the planned evaluation batch (None: the entry's own)
 
 
 def seed_everything(seed: int) -> None:

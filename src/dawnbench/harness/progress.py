@@ -5,11 +5,12 @@ or more before the first. Between them the harness counts optimizer steps with t
 global optimizer-step hook: one integer increment per step is all it adds to the timed
 region. A display reads a :class:`ProgressProbe` from its own thread, at most once a
 second, and turns the count into steps, epoch, samples/s and an ETA to the end of the
-entry's schedule. Samples per step and per epoch start as ``batch_size`` and the
+entry's schedule. Samples per step and per epoch start as ``batch_size`` × workers and the
 training split's size, and are replaced by what the entry reports at each evaluation
 (``Progress.samples`` and ``.epoch``), so an entry training on a subset, or stepping
 twice per batch, is shown right from its first evaluation on. Without a
-``batch_size`` hyperparameter it shows steps only until then.
+``batch_size`` hyperparameter it shows steps only until then. :meth:`ProgressProbe.position`
+says where training stands when a budget stops it between evaluations.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ class TrainingStatus:
 class ProgressProbe:
     """Snapshots of a run's training progress; read from a display thread."""
 
-    def __init__(self, counter: StepCounter, timed_s: Callable[[], float], batch_size: int | None,
+    def __init__(self, counter: StepCounter, timed_s: Callable[[], float], samples_per_step: int | None,
                  train_count: int | None, schedule_epochs: float | None):
         self._counter, self._timed_s = counter, timed_s
-        self.samples_per_step: float | None = batch_size
+        self.samples_per_step: float | None = samples_per_step   # batch × workers until calibrated
         self.samples_per_epoch: float | None = train_count
         self.schedule_epochs = schedule_epochs
         self._last: tuple[int, float] = (0, 0.0)
@@ -48,11 +49,16 @@ class ProgressProbe:
         if epoch > 0 and samples > 0:
             self.samples_per_epoch = samples / epoch
 
+    def position(self) -> tuple[int | None, float | None]:
+        """(samples, epoch) after the optimizer steps taken so far (None where unknown)."""
+        per_step, per_epoch = self.samples_per_step, self.samples_per_epoch
+        samples = round(self._counter.steps * per_step) if per_step else None
+        return samples, (samples / per_epoch if samples is not None and per_epoch else None)
+
     def snapshot(self) -> TrainingStatus:
         steps, timed = self._counter.steps, self._timed_s()
         per_step, per_epoch = self.samples_per_step, self.samples_per_epoch
-        samples = round(steps * per_step) if per_step else None
-        epoch = samples / per_epoch if samples is not None and per_epoch else None
+        samples, epoch = self.position()
         rate = None
         last_steps, last_timed = self._last
         if per_step and timed > last_timed and steps > last_steps:

@@ -32,6 +32,8 @@ class Evaluation:
     timed_s: float
     value: float                                            # the task's deciding metric
     extra: dict[str, float] = field(default_factory=dict)  # the metric's other values (top-1 beside top-5, EM)
+    stopped_by: str | None = None   # taken because a budget (max_seconds, max_epochs) or a signal ended training
+                                    # between the entry's evaluation points; never a time to accuracy
 
 
 @dataclass
@@ -70,6 +72,8 @@ class RunResult:
     checkpoint_final: str | None = None  # with --continue: the model after the last evaluation
     subset: str | None = None           # a tree imported under a name, not the official one (unofficial)
     data_pipeline: str | None = None    # a streamed dataset's decoding: cpu, gpu (nvJPEG) or dali (SPEC §16)
+    loader_workers: int | None = None   # a streamed dataset's DataLoader workers per rank (the first epoch's)
+    memory_plan: dict[str, Any] | None = None  # the batches planned before the warm-up (harness/memory.py)
     generalization: dict[str, Any] | None = None  # `dawnbench generalize` (SPEC §15)
     inference: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
@@ -148,9 +152,10 @@ _FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {  # field -> (types, m
     "inference": ((dict,), True), "throughput": ((dict,), True), "resources": ((dict,), True),
     "distributed": ((dict,), True), "error": ((str,), True), "started_at": ((str,), True),
     "run_dir": ((str,), True), "data_pipeline": ((str,), True), "subset": ((str,), True),
+    "memory_plan": ((dict,), True), "loader_workers": ((int,), True),
 }
 _EVAL_FIELDS = {"epoch": _NUMBER, "samples": (int,), "timed_s": _NUMBER, "value": _NUMBER}
-_EVAL_OPTIONAL = {"extra"}   # {key: number}: the metric's other values
+_EVAL_OPTIONAL = {"extra", "stopped_by"}   # {key: number}: the metric's other values; why training stopped
 
 
 def _type_name(types: tuple[type, ...]) -> str:
@@ -176,7 +181,8 @@ def check_record(doc: Any, path: Path) -> dict[str, Any]:
         bad = (not isinstance(e, dict) or not set(_EVAL_FIELDS) <= set(e) <= set(_EVAL_FIELDS) | _EVAL_OPTIONAL
                or any(not isinstance(e[k], t) or isinstance(e[k], bool) for k, t in _EVAL_FIELDS.items())
                or not all(isinstance(v, _NUMBER) and not isinstance(v, bool) and isinstance(k, str)
-                          for k, v in (e.get("extra") or {}).items()) or not isinstance(e.get("extra", {}), dict))
+                          for k, v in (e.get("extra") or {}).items()) or not isinstance(e.get("extra", {}), dict)
+               or not isinstance(e.get("stopped_by", ""), (str, type(None))))
         if bad:
             raise FileError(path, f"evals[{i}] must be {{epoch, samples, timed_s, value}} with numbers, not "
                                   f"{json.dumps(e)[:80]}. The run record was edited or damaged; re-run training.")

@@ -78,8 +78,8 @@ class Recorder:
 
     def training_started(self, probe: ProgressProbe) -> None: ...
 
-    def data_pipeline(self, name: str) -> None:
-        """The entry's streamed dataset is decoded by this pipeline (cpu, gpu, dali)."""
+    def stream_opened(self, stream: Any) -> None:
+        """An epoch of the entry's streamed dataset begins: its pipeline (cpu, gpu, dali) and loader workers."""
 
     def account(self, workers: list[list[float]], epoch: float) -> None:
         """Fold every worker's communication timers (gathered by the loop) into the record."""
@@ -87,6 +87,10 @@ class Recorder:
     def evaluated(self, entry: Entry, progress: Progress) -> Verdict:
         """At each yield of ``train``, with the clock stopped: score, record, decide."""
         return Verdict()
+
+    def stopped(self, entry: Entry, cause: str, block: dict[str, Any]) -> None:
+        """Training was stopped between the entry's yields (``cause``: the budget, or ``signal``):
+        close the training block and score the model as it is (untimed; never a time to accuracy)."""
 
     def save_final(self, entry: Entry) -> None:
         """With ``--continue``: keep the model after the last evaluation too."""
@@ -132,7 +136,7 @@ class RankZeroRecorder(Recorder):
                                    "max_wall_seconds": options.max_wall_seconds},
                            started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                            run_dir=str(self.run_dir), distributed=_distributed_facts(world, entry, options),
-                           subset=task.subset)
+                           subset=task.subset, memory_plan=prep.memory_plan)
         self.result = result
         self.event(mllog.SUBMISSION_BENCHMARK, task.name)
         self.event(mllog.SUBMISSION_DIVISION, mllog.OPEN)
@@ -182,9 +186,11 @@ class RankZeroRecorder(Recorder):
         self._probe = probe
         self.observer.training_started(probe)
 
-    def data_pipeline(self, name: str) -> None:
+    def stream_opened(self, stream: Any) -> None:
         assert self.result is not None
-        self.result.data_pipeline = name
+        self.result.data_pipeline = stream.pipeline
+        if self.result.loader_workers is None:
+            self.result.loader_workers = getattr(stream, "workers", None)
 
     def account(self, workers: list[list[float]], epoch: float) -> None:
         figures = comm.accounting(workers, self.clock.timed_s, epoch)
@@ -195,22 +201,52 @@ class RankZeroRecorder(Recorder):
                         "time_per_epoch_s": figures["time_per_epoch_s"], "accounted_pct": figures["accounted_pct"]})
 
     def evaluated(self, entry: Entry, progress: Progress) -> Verdict:
-        result, clock, options, task = self.result, self.clock, self.options, self.prep.task
+        result, options = self.result, self.options
         assert result is not None
         loss = _loss_value(progress)
         if loss is not None and not np.isfinite(loss):
             result.error = f"training loss was {loss} at epoch {progress.epoch:g}"
             return Verdict(stop=True, status="diverged")
+        passed, timed = self._score(entry, progress, loss)
+        if passed and not options.continue_after_target:
+            return Verdict(stop=True, status="success")
+        if ((options.max_epochs is not None and progress.epoch >= options.max_epochs)
+                or (options.max_seconds is not None and timed >= options.max_seconds)):
+            return Verdict(stop=True, status="not_reached")
+        return Verdict()
+
+    def stopped(self, entry: Entry, cause: str, block: dict[str, Any]) -> None:
+        assert self._probe is not None and self.result is not None
+        samples, epoch = self._probe.position()
+        if self.result.evals:  # at least where the last evaluation was (an entry that steps no optimizer)
+            last = self.result.evals[-1]
+            samples, epoch = max(samples or 0, last.samples), max(epoch or 0.0, last.epoch)
+        samples = samples or 0
+        self.end(mllog.BLOCK_STOP, {**block, "samples_count": samples})
+        try:
+            self._score(entry, Progress(epoch=epoch or 0.0, samples=samples), None, stopped_by=cause)
+        except RecordError:
+            raise
+        except Exception as err:  # noqa: BLE001 - e.g. stopped before the entry built its network
+            self.result.error = f"the evaluation after the stop ({cause}) failed: {type(err).__name__}: {err}"
+
+    def _score(self, entry: Entry, progress: Progress, loss: float | None,
+               stopped_by: str | None = None) -> tuple[bool, float]:
+        """Evaluate (untimed), record and log; keep the model at the first pass. Returns (passed, timed
+        seconds). An evaluation after a stop is recorded, never a time to accuracy."""
+        result, clock, task = self.result, self.clock, self.prep.task
+        assert result is not None
         self.start(mllog.EVAL_START, {"epoch_num": progress.epoch})
         with clock.segment("eval"):
             value, extra = evaluate(entry, task, self.scored, self.prep.precision)
         with clock.segment("log"):
             timed = clock.timed_s
-            result.evals.append(Evaluation(progress.epoch, progress.samples, timed, value, extra))
+            result.evals.append(Evaluation(progress.epoch, progress.samples, timed, value, extra, stopped_by))
             self.end(mllog.EVAL_STOP, {"epoch_num": progress.epoch})
             self.event(mllog.EVAL_ACCURACY, value, {"epoch_num": progress.epoch, "samples_count": progress.samples,
-                                                    "timed_s": timed, "loss": loss, **extra})
-            passed = task.passes(value, self.prep.threshold)
+                                                    "timed_s": timed, "loss": loss, **extra,
+                                                    **({"stopped_by": stopped_by} if stopped_by else {})})
+            passed = task.passes(value, self.prep.threshold) and stopped_by is None
             first_pass = passed and result.time_to_accuracy_s is None
             if first_pass:
                 result.time_to_accuracy_s = timed
@@ -225,15 +261,10 @@ class RankZeroRecorder(Recorder):
             last_timed, last_samples = self._last
             rate = (progress.samples - last_samples) / (timed - last_timed) if timed > last_timed else None
             self._last = (timed, progress.samples)
-            if self._probe is not None:
+            if self._probe is not None and stopped_by is None:
                 self._probe.observe(progress.samples, progress.epoch)
             self.observer.evaluated(result, progress, rate)
-        if passed and not options.continue_after_target:
-            return Verdict(stop=True, status="success")
-        if ((options.max_epochs is not None and progress.epoch >= options.max_epochs)
-                or (options.max_seconds is not None and timed >= options.max_seconds)):
-            return Verdict(stop=True, status="not_reached")
-        return Verdict()
+        return passed, timed
 
     def save_final(self, entry: Entry) -> None:
         assert self.result is not None
@@ -283,8 +314,8 @@ class RankZeroRecorder(Recorder):
         if self._monitor is not None:
             self._monitor.stop()
             result.resources = self._monitor.summary()
-        if error is not None:
-            result.error = error
+        if error is not None:  # how the run ended first, then anything noted on the way (a failed final evaluation)
+            result.error = error if result.error is None else f"{error}; {result.error}"
         # A run that passed keeps its success even if it was stopped while continuing — unless its
         # own record could not be kept: a run without its model or record is not a result.
         result.status = "success" if result.time_to_accuracy_s is not None else status

@@ -22,8 +22,10 @@ import torch
 from dawnbench import data
 from dawnbench.distributed.world import World, announce_run_dir, per_worker_overrides
 from dawnbench.entries import Entry
+from dawnbench.errors import DawnbenchError
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.driver import execute
+from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import PreparedRun, RunOptions, prepare
 from dawnbench.harness.record import RunResult
@@ -72,6 +74,7 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
     if world.local_rank == 0:  # one fetch per machine; the others wait for it
         ensure_data(prep.task.dataset)
     world.barrier()
+    options, prep = _planned(options, prep, world)
     results = []
     try:
         for i in range(options.runs):
@@ -84,6 +87,19 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
     finally:
         world.close()
     return results if world.leader else []
+
+
+def _planned(options: RunOptions, prep: PreparedRun, world: World) -> tuple[RunOptions, PreparedRun]:
+    """The memory plan (rank 0 measures, every worker follows): the batch the run trains at and the
+    evaluation batch, or a refusal before anything is allocated at full size."""
+    plan = world.share(plan_memory(options, prep, world.local_world_size, world.world_size)
+                       if world.leader else None)
+    if plan.refusal:
+        world.close()
+        raise DawnbenchError(plan.refusal)
+    if plan.planned and plan.batch_size != options.overrides.get("batch_size", plan.asked):
+        options = replace(options, overrides={**options.overrides, "batch_size": plan.batch_size})
+    return options, replace(prep, memory_plan=plan.to_dict(), eval_batch_size=plan.eval_batch_size)
 
 
 def run(task: str | Task = "mnist", entry: str | type[Entry] | None = None, seed: int = 0,

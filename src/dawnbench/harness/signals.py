@@ -23,11 +23,13 @@ from dataclasses import dataclass
 
 
 class StopRun(BaseException):
-    """Raised by a signal handler to end the run (not an Exception: entries can't swallow it)."""
+    """Raised by a signal handler to end the run (not an Exception: entries can't swallow it).
+    ``cause``: ``signal``, or the budget that ran out (``max_seconds``, ``max_epochs``,
+    ``max_wall_seconds``, ``max_init_seconds``)."""
 
-    def __init__(self, status: str, why: str):
+    def __init__(self, status: str, why: str, cause: str = "signal"):
         super().__init__(why)
-        self.status = status
+        self.status, self.cause = status, cause
 
 
 @dataclass
@@ -35,6 +37,7 @@ class _Deadline:
     at: float          # time.monotonic() when it passes
     status: str
     why: str
+    cause: str
 
 
 class Budgets:
@@ -57,16 +60,16 @@ class Budgets:
     def wall(self, seconds: float | None) -> None:
         if seconds:
             self._wall = _Deadline(time.monotonic() + seconds, "timeout",
-                                   f"wall time passed max_wall_seconds={seconds:g}")
+                                   f"wall time passed max_wall_seconds={seconds:g}", "max_wall_seconds")
             self._arm()
 
     @contextmanager
-    def stage(self, seconds: float | None, status: str, why: str) -> Iterator[None]:
-        """Within the block, ``StopRun(status, why)`` once ``seconds`` pass (``None``: no limit)."""
+    def stage(self, seconds: float | None, status: str, why: str, cause: str) -> Iterator[None]:
+        """Within the block, ``StopRun(status, why, cause)`` once ``seconds`` pass (``None``: no limit)."""
         if seconds is None:
             yield
             return
-        self._stage = _Deadline(time.monotonic() + max(seconds, 0.0), status, why)
+        self._stage = _Deadline(time.monotonic() + max(seconds, 0.0), status, why, cause)
         self._arm()
         try:
             yield
@@ -77,6 +80,12 @@ class Budgets:
     def expired(self) -> _Deadline | None:
         now = time.monotonic()
         return next((d for d in (self._wall, self._stage) if d is not None and now >= d.at - 1e-3), None)
+
+    def resume(self) -> None:
+        """Signals and the wall-time budget count again (after a budget ended training, for the
+        evaluation that follows: Ctrl-C must still stop it)."""
+        self.disarmed = False
+        self._arm()
 
     def disarm(self) -> None:
         """From now on, signals and deadlines are ignored until the block ends (the final record
@@ -111,7 +120,7 @@ def stop_on_signals(max_wall_seconds: float | None) -> Iterator[Budgets]:
             budgets._arm()
             return
         budgets.disarm()
-        raise StopRun(deadline.status, deadline.why)
+        raise StopRun(deadline.status, deadline.why, deadline.cause)
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, on_alarm)

@@ -53,7 +53,7 @@ def throughput(samples: int, timed_s: float, flops_per_sample: float | None,
                            "achieved_gflops": None, "peak_gflops": None, "fraction_of_peak": None,
                            "roof_workers": workers}
     if flops_per_sample and rate:
-        roof = measure_roofs(device).flops[precision] * workers
+        roof = measure_roofs(device, precisions=(precision,)).flops[precision] * workers
         achieved = flops_per_sample * rate
         out.update(achieved_gflops=achieved / 1e9, peak_gflops=roof / 1e9)
         if samples_to_target and tta_s:

@@ -80,6 +80,11 @@ def _probes(device: torch.device, dtype: torch.dtype) -> dict[str, tuple[Callabl
 
 
 def measure_bandwidth(device: torch.device, seconds: float = 0.5) -> float:
+    return _bandwidth(device, seconds, torch.get_num_threads())
+
+
+@lru_cache(maxsize=None)
+def _bandwidth(device: torch.device, seconds: float, threads: int) -> float:
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     numel = (1 << 28) if device.type == "cuda" else (1 << 26)  # 1 GiB / 256 MiB of fp32
     src = torch.ones(numel, device=device)
@@ -87,20 +92,22 @@ def measure_bandwidth(device: torch.device, seconds: float = 0.5) -> float:
     return _best_rate(lambda: dst.copy_(src), 2 * 4 * numel, sync, seconds)
 
 
-def measure_roofs(device: torch.device, seconds_per_probe: float = 0.4) -> Roofs:
+def measure_roofs(device: torch.device, seconds_per_probe: float = 0.4,
+                  precisions: tuple[str, ...] | None = None) -> Roofs:
     """The roofs at the process's current torch thread count (a CPU's roof scales with it, and
-    ``infer --threads`` or a worker changes it), measured once per device and thread count."""
-    return _measure_roofs(device, seconds_per_probe, torch.get_num_threads())
+    ``infer --threads`` or a worker changes it), measured once per device, precision and thread
+    count: every precision the device runs, or only ``precisions`` (a run's throughput needs one)."""
+    threads = torch.get_num_threads()
+    wanted = [p for p in supported_precisions(device) if precisions is None or p in precisions]
+    measured = {p: _precision_roof(device, p, seconds_per_probe, threads) for p in wanted}
+    return Roofs(str(device), {p: max(rates.values()) for p, rates in measured.items()}, measured,
+                 measure_bandwidth(device))
 
 
 @lru_cache(maxsize=None)
-def _measure_roofs(device: torch.device, seconds_per_probe: float, threads: int) -> Roofs:
+def _precision_roof(device: torch.device, precision: str, seconds_per_probe: float, threads: int) -> dict[str, float]:
+    """Each probe's best FLOP/s at ``precision``."""
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    flops, probes = {}, {}
-    for precision in supported_precisions(device):
-        with tf32_flags(precision == "tf32"):
-            rates = {name: _best_rate(fn, work, sync, seconds_per_probe)
-                     for name, (fn, work) in _probes(device, DTYPES[precision]).items()}
-        probes[precision] = rates
-        flops[precision] = max(rates.values())
-    return Roofs(str(device), flops, probes, measure_bandwidth(device))
+    with tf32_flags(precision == "tf32"):
+        return {name: _best_rate(fn, work, sync, seconds_per_probe)
+                for name, (fn, work) in _probes(device, DTYPES[precision]).items()}

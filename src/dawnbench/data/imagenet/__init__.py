@@ -109,7 +109,7 @@ def resolve_pipeline(name: str, device: Any) -> str:
 
 
 def train_stream(folder: Path, *, epoch: int, seed: int, rank: int, world_size: int, batch_size: int,
-                 resolution: int, device: Any, pipeline: str = "auto", workers: int = 2,
+                 resolution: int, device: Any, pipeline: str = "auto", workers: int | str = "auto",
                  scale: tuple[float, float] = SCALE) -> Any:
     """One epoch of training batches for this rank (see :class:`shards.TrainStream`): ``len()``
     steps of :class:`shards.Batch`, the same number on every rank."""

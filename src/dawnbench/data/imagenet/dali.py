@@ -5,9 +5,10 @@ random resized crop (``fn.decoders.image_random_crop``: the same area and aspect
 ranges as the other paths), resizes, flips half of the images and hands the batch over.
 On a GPU the decoder is DALI's ``mixed`` one (nvJPEG and, on A100/H100, the hardware
 JPEG decoder) and the batch stays on the device; on a CPU it is DALI's CPU decoder, so
-the same graph runs, and is tested, without a GPU. Every rank reads the shards
-:func:`shards.assign` deals it for the epoch and takes as many steps as the other
-pipelines would.
+the same graph runs, and is tested, without a GPU. Every rank reads the epoch's shards in
+the order :func:`shards.shard_order` gives, DALI's own sharding (``shard_id``, ``num_shards``)
+deals their samples out, and every rank takes the steps :func:`shards.deal` counts — as the
+other pipelines do.
 
 DALI is optional (``pip install -e '.[dali]'``, NVIDIA's ``nvidia-dali-cuda130`` from
 PyPI, about 200 MB) and a run that asks for it without it stops with that command. It was
@@ -40,15 +41,16 @@ def require() -> Any:
 
 
 def build_pipeline(files: list[str], batch_size: int, res: int, seed: int, device_id: int | None, threads: int,
-                   scale: tuple[float, float] = pipeline.SCALE) -> Any:
+                   scale: tuple[float, float] = pipeline.SCALE, rank: int = 0, world_size: int = 1) -> Any:
     """DALI's graph: shards → fused decode + random resized crop → resize → flip → CHW uint8, labels
-    as text. ``device_id=None``: everything on the CPU."""
+    as text; this rank reads its 1/world_size of the samples. ``device_id=None``: everything on the CPU."""
     require()
     from nvidia.dali import fn, pipeline_def, types
 
     @pipeline_def(batch_size=batch_size, num_threads=threads, device_id=device_id, seed=seed)
     def graph():
         jpegs, labels = fn.readers.webdataset(paths=files, ext=["jpg", "cls"], random_shuffle=True,
+                                              shard_id=rank, num_shards=world_size,
                                               initial_fill=shards.SHUFFLE_BUFFER, missing_component_behavior="error",
                                               name="reader")
         images = fn.decoders.image_random_crop(jpegs, device="cpu" if device_id is None else "mixed",
@@ -65,22 +67,18 @@ class DaliStream:
     """One epoch for this rank through DALI: ``len()`` steps of :class:`shards.Batch` (NCHW, on ``device``)."""
 
     def __init__(self, folder: Path, meta: dict[str, Any], *, epoch: int, seed: int, rank: int, world_size: int,
-                 batch_size: int, res: int, device: Any, workers: int,
+                 batch_size: int, res: int, device: Any, workers: int | str,
                  scale: tuple[float, float] = pipeline.SCALE):
         require()
         split = meta["splits"]["train"]
-        files = [s["file"] for s in split["shards"] if s["count"] == split["shard_size"]]
-        consumers = max(1, workers)
-        mine = sorted(i for worker in shards.assign(len(files), epoch, seed, world_size, consumers)[rank] for i in worker)
-        self.steps = len(mine) * split["shard_size"] // batch_size
-        if self.steps == 0:
-            raise DataError(f"batch size {batch_size} is larger than the {len(mine) * split['shard_size']} images this "
-                            "rank gets per epoch; use a smaller batch or a larger dataset.")
+        counts = [int(s["count"]) for s in split["shards"]]
+        self.steps, _ = shards.deal(counts, epoch, seed, world_size, batch_size, 1)
         self.pipeline, self.device = "dali", device
         on_gpu = getattr(device, "type", "cpu") == "cuda"
-        self._graph = build_pipeline([str(folder / files[i]) for i in mine], batch_size, res,
-                                     (seed * 1_000_003 + epoch * 1009 + rank) % 2**31,
-                                     (device.index or 0) if on_gpu else None, consumers, scale)
+        files = [str(folder / split["shards"][i]["file"]) for i in shards.shard_order(len(counts), epoch, seed)]
+        self._graph = build_pipeline(files, batch_size, res, (seed * 1_000_003 + epoch * 1009 + rank) % 2**31,
+                                     (device.index or 0) if on_gpu else None, max(1, shards.loader_workers(
+                                         workers, device, self.steps)), scale, rank, world_size)
         self._graph.build()
 
     def __len__(self) -> int:

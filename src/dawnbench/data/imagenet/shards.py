@@ -14,20 +14,25 @@ failed or interrupted import, so running it again redoes only the missing shards
 dataset appears under its name only when every shard and ``meta.json`` are there. An
 image that cannot be read stops the import with its path.
 
-**Streaming** (:func:`assign`, :class:`TrainStream`): an epoch deals the *full* shards
-(every shard has ``shard_size`` images but the last) out to the consumers — every
-DataLoader worker of every rank — after a shuffle seeded by the run's seed and the epoch:
-each consumer gets the same number of shards, so every rank takes the same number of
-steps, and no image is seen twice in an epoch. What does not divide evenly (fewer than
-one shard per consumer, and the short last shard) waits for another epoch's shuffle.
-Inside a consumer, samples pass through a shuffle buffer and are batched, dropping the
-last partial batch. This is the fix for WebDataset's known pitfall, ranks with unequal
-batch counts (a DDP all-reduce would wait forever): the counts are equal by construction.
+**Streaming** (:func:`deal`, :class:`TrainStream`): an epoch reads the shards in an order
+shuffled by the run's seed and the epoch, each shard's samples in file order, and deals that
+sequence out by *samples*, the short last shard included, using the counts in ``meta.json``:
+with a global batch of G = batch × ranks, the epoch has ⌊N / G⌋ steps on every rank; rank r
+takes the r-th run of steps × batch consecutive samples, and within a rank each DataLoader
+worker a consecutive run of whole batches (the first workers one batch more when they do not
+divide evenly). Every consumer reads its samples in order, each shard from its first sample to
+its last (passing over the ones before); no sample is read twice in an epoch; the sequence
+starts at an offset drawn for the epoch, and the N mod G samples at its end (fewer than one
+global batch, a different few each epoch, even with a single shard) sit out. Inside a consumer,
+samples pass through a shuffle buffer and are batched. Every rank takes the same number of
+steps by construction, which is WebDataset's known pitfall with DDP (ranks with unequal batch
+counts make an all-reduce wait forever).
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import random
 import time
@@ -234,18 +239,66 @@ def synthetic_jpegs(n: int, seed: int = 0, size: tuple[int, int] = (MAX_SIDE, MA
 
 # --- streaming for training -----------------------------------------------------------------
 
-def assign(full_shards: int, epoch: int, seed: int, world_size: int, workers: int) -> list[list[list[int]]]:
-    """``[rank][worker]`` → the shard indices it reads this epoch, in the order it reads them: the
-    same number for everyone, none twice; the rest wait for another epoch's shuffle."""
-    consumers = world_size * workers
-    per_consumer = full_shards // consumers
-    if per_consumer == 0:
-        raise DataError(f"{full_shards} full shard(s) cannot be dealt out to {world_size} rank(s) × {workers} "
-                        "loader worker(s): use fewer workers (--set workers=N) or import with a smaller "
-                        "--shard-size.")
-    order = np.random.default_rng([seed, epoch, 0x5A4D]).permutation(full_shards)[:per_consumer * consumers]
-    return [[order[(rank * workers + w)::consumers].tolist() for w in range(workers)]  # read in shuffled order
-            for rank in range(world_size)]
+Piece = tuple[int, int, int]     # (shard index, first sample, end sample) read in order
+
+
+def shard_order(shards: int, epoch: int, seed: int) -> np.ndarray:
+    """The order an epoch reads the shards in (the same on every rank)."""
+    return np.random.default_rng([seed, epoch, 0x5A4D]).permutation(shards)
+
+
+def deal(counts: Sequence[int], epoch: int, seed: int, world_size: int, batch_size: int,
+         workers: int) -> tuple[int, list[list[list[Piece]]]]:
+    """(steps per rank, ``[rank][worker]`` → the pieces of shards it reads this epoch, in order).
+
+    ``counts`` are the shards' sample counts; see the module docstring for the rule. The epoch's
+    sequence starts at an offset drawn with the shard order (and wraps around), so the samples that
+    sit out differ from epoch to epoch even when there is a single shard."""
+    total, global_batch = sum(counts), batch_size * world_size
+    steps = total // global_batch
+    if steps == 0:
+        raise DataError(f"a global batch of {global_batch} ({batch_size} per rank × {world_size} rank(s)) is more "
+                        f"than the {total} training images: use a smaller batch (--set batch_size=N).")
+    order = shard_order(len(counts), epoch, seed)
+    offset = int(np.random.default_rng([seed, epoch, 0x0FF5]).integers(total))
+    starts = np.concatenate([[0], np.cumsum([counts[i] for i in order])])   # where each shard begins in the sequence
+
+    def pieces(first: int, end: int) -> list[Piece]:
+        """Positions [first, end) of the epoch's sequence, as pieces of shards."""
+        out: list[Piece] = []
+        for a, b in ((first + offset, end + offset),) if end + offset <= total else (
+                (first + offset, total), (0, end + offset - total)) if first + offset < total else (
+                (first + offset - total, end + offset - total),):
+            k = int(np.searchsorted(starts, a, side="right")) - 1
+            while a < b:
+                stop = min(b, int(starts[k + 1]))
+                out.append((int(order[k]), a - int(starts[k]), stop - int(starts[k])))
+                a, k = stop, k + 1
+        return out
+
+    consumers = max(1, workers)
+    plan = []
+    for rank in range(world_size):
+        mine, position = [], rank * steps * batch_size
+        for w in range(consumers):
+            batches = steps // consumers + (w < steps % consumers)
+            mine.append(pieces(position, position + batches * batch_size))
+            position += batches * batch_size
+        plan.append(mine)
+    return steps, plan
+
+
+def loader_workers(asked: int | str, device: Any, steps: int) -> int:
+    """DataLoader workers per rank: ``asked``, or for ``"auto"`` what the machine and data call for —
+    one on a CPU (one core decodes more images per second than a CPU trains ResNet-50 on), on a GPU
+    the rank's share of the cores less the one that feeds the GPU (at most 8); never more than the
+    epoch's steps (every worker gets at least one batch)."""
+    if asked != "auto":
+        return int(asked)
+    if getattr(device, "type", "cpu") != "cuda":
+        return min(1, steps)
+    cores = len(os.sched_getaffinity(0)) // int(os.environ.get("LOCAL_WORLD_SIZE", 1))  # torchrun's ranks here
+    return max(1, min(8, cores - 1, steps))
 
 
 @dataclass
@@ -258,20 +311,24 @@ class Batch:
 
 
 class _Consumer:
-    """What one DataLoader worker does: its shards → shuffle → decode (or draw boxes) → batches."""
+    """What one DataLoader worker does: its pieces of shards → shuffle → decode (or draw boxes) → batches."""
 
-    def __init__(self, folder: Path, files: list[str], shards_by_worker: list[list[int]], batch_size: int, res: int,
+    def __init__(self, folder: Path, files: list[str], pieces_by_worker: list[list[Piece]], batch_size: int, res: int,
                  seed: int, gpu: bool, scale: tuple[float, float]):
-        self.folder, self.files, self.shards_by_worker = folder, files, shards_by_worker
+        self.folder, self.files, self.pieces_by_worker = folder, files, pieces_by_worker
         self.batch_size, self.res, self.seed, self.gpu, self.scale = batch_size, res, seed, gpu, scale
+
+    def samples(self, worker: int) -> Iterator[dict[str, Any]]:
+        """This worker's samples, piece by piece, each read in file order."""
+        for shard, first, end in self.pieces_by_worker[worker]:
+            yield from itertools.islice(_samples([self.folder / self.files[shard]]), first, end)
 
     def __call__(self, worker: int) -> Iterator[tuple[Any, ...]]:
         import webdataset as wds
 
         rng = random.Random(self.seed * 1009 + worker)
-        paths = [self.folder / self.files[i] for i in self.shards_by_worker[worker]]
         samples = wds.shuffle(SHUFFLE_BUFFER, initial=SHUFFLE_BUFFER // 2, rng=random.Random(rng.random()))(
-            _samples(paths))
+            self.samples(worker))
         jpegs: list[bytes] = []
         labels: list[int] = []
         for sample in samples:
@@ -282,8 +339,6 @@ class _Consumer:
                 jpegs, labels = [], []
 
     def _batch(self, jpegs: list[bytes], labels: list[int], rng: random.Random) -> tuple[Any, ...]:
-        import torch
-
         boxes = np.array([pipeline.random_crop(*pipeline.header_size(j), rng, self.scale) for j in jpegs])
         flips = np.array([rng.random() < 0.5 for _ in jpegs])
         target = torch.tensor(labels, dtype=torch.int64)
@@ -295,42 +350,37 @@ class _Consumer:
         return torch.from_numpy(images), target
 
 
-def _iterable(consumer: _Consumer):
-    import torch
+class _ConsumerStream(torch.utils.data.IterableDataset):
+    """The DataLoader's dataset: each worker (or the main process, as worker 0) runs the consumer."""
 
-    class Stream(torch.utils.data.IterableDataset):
-        def __iter__(self):
-            info = torch.utils.data.get_worker_info()
-            return consumer(0 if info is None else info.id)
+    def __init__(self, consumer: _Consumer):
+        self.consumer = consumer
 
-    return Stream()
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        info = torch.utils.data.get_worker_info()
+        return self.consumer(0 if info is None else info.id)
 
 
 class TrainStream:
     """One epoch of training batches for this rank: ``len()`` steps, the same on every rank."""
 
     def __init__(self, folder: Path, meta: dict[str, Any], *, epoch: int, seed: int, rank: int, world_size: int,
-                 batch_size: int, res: int, pipeline_name: str, device: Any, workers: int,
+                 batch_size: int, res: int, pipeline_name: str, device: Any, workers: int | str,
                  scale: tuple[float, float] = pipeline.SCALE, decoder: pipeline.Decoder | None = None):
         split = meta["splits"]["train"]
-        files = [s["file"] for s in split["shards"] if s["count"] == split["shard_size"]]
-        consumers = max(1, workers)
-        shards = assign(len(files), epoch, seed, world_size, consumers)[rank]
-        per_worker = len(shards[0]) * split["shard_size"] // batch_size
-        if per_worker == 0:
-            raise DataError(f"batch size {batch_size} is larger than the {len(shards[0]) * split['shard_size']} images "
-                            f"each of the {consumers} loader worker(s) of a rank gets per epoch; use a smaller batch, "
-                            "fewer workers, or a larger dataset.")
-        self.steps, self.pipeline, self.device, self.res = per_worker * consumers, pipeline_name, device, res
+        files = [s["file"].removeprefix("train/") for s in split["shards"]]
+        counts = [int(s["count"]) for s in split["shards"]]
+        steps, _ = deal(counts, epoch, seed, world_size, batch_size, 1)
+        workers = loader_workers(workers, device, steps)
+        self.steps, plan = deal(counts, epoch, seed, world_size, batch_size, workers)
+        self.workers, self.pipeline, self.device, self.res = workers, pipeline_name, device, res
         gpu = pipeline_name == "gpu"
         self._decode = (decoder or pipeline.nvjpeg_decoder()) if gpu else None
-        consumer = _Consumer(folder / "train", [f.removeprefix("train/") for f in files], shards, batch_size, res,
+        consumer = _Consumer(folder / "train", files, plan[rank], batch_size, res,
                              (seed * 1_000_003 + epoch * 1009 + rank) % 2**31, gpu, scale)
-        import torch
-
         # workers = 0 reads in the main process (one consumer); otherwise that many worker processes
         self._loader = torch.utils.data.DataLoader(
-            _iterable(consumer), batch_size=None, num_workers=workers,
+            _ConsumerStream(consumer), batch_size=None, num_workers=workers,
             pin_memory=getattr(device, "type", "cpu") == "cuda",
             multiprocessing_context="fork" if workers > 0 else None)
 
@@ -356,8 +406,6 @@ class SyntheticStream:
 
     def __init__(self, *, batch_size: int, res: int, pipeline_name: str, device: Any, seed: int, classes: int,
                  steps: int = 1_000_000):
-        import torch
-
         generator = torch.Generator().manual_seed(seed)
         shape = (batch_size, 3, res, res) if pipeline_name == "gpu" else (batch_size, res, res, 3)
         self.images = torch.randint(0, 256, shape, dtype=torch.uint8, generator=generator).to(device)

@@ -1,0 +1,88 @@
+"""How many bad or damaged command lines get a clear answer, each run as a user runs it.
+
+    python benchmarks/bad_input.py          # every case of tests/bad_inputs.py; stores its evidence
+
+The cases are the table ``tests/test_bad_input.py`` checks in process. Here each is one fresh
+``python -m dawnbench`` process under a time limit and a 4 GiB address-space limit (a hang or a
+memory blow-up is an outcome, not the end of the script). A *refused* case gives a clear error
+when it exits 2 with a message and no traceback; a *handled* one (a damaged file a command
+reports or skips) when it exits 0, 1 or 2 without a traceback. The evidence names each case
+that did not.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import evidence
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from bad_inputs import CASES, make_run  # noqa: E402 - the table lives with the tests that check it
+
+MEMORY_LIMIT = 4 << 30
+TIMEOUT_S = 120
+
+
+def run_case(args: list[str], cwd: Path) -> tuple[int | None, str, float]:
+    """(exit code, or None when it had to be killed; stderr; seconds)."""
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+        os.setsid()
+
+    env = {**os.environ, "DAWNBENCH_DATA": str(cwd / "cache"), "COLUMNS": "200"}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "dawnbench", *map(str, args)], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            errors="replace", preexec_fn=limits)
+    try:
+        _, err = proc.communicate(timeout=TIMEOUT_S)
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        _, err = proc.communicate()
+        code = None
+    return code, err, time.perf_counter() - start
+
+
+def verdict(kind: str, code: int | None, err: str) -> str | None:
+    """None when the answer was clear; else what was wrong."""
+    if code is None:
+        return f"hung (killed after {TIMEOUT_S} s)"
+    if "Traceback (most recent call last)" in err:
+        return f"traceback (exit {code})"
+    if kind == "refused" and (code != 2 or not err.strip()):
+        return f"exit {code}{'' if err.strip() else ' without a message'} (expected 2 with a message)"
+    if kind == "handled" and code not in (0, 1, 2):
+        return f"exit {code}"
+    return None
+
+
+def main() -> None:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dawnbench-bad-input-") as tmp:
+        run = make_run(Path(tmp) / "fixture" / "run")
+        for case_id, kind, args_of in CASES:
+            w = Path(tmp) / case_id
+            w.mkdir()
+            code, err, seconds = run_case(args_of(w, run), w)
+            problem = verdict(kind, code, err)
+            rows.append({"id": case_id, "kind": kind, "exit": code, "clear": problem is None,
+                         "problem": problem, "seconds": round(seconds, 2)})
+            print(f"{case_id:<36} {kind:<8} {'clear' if problem is None else problem}", flush=True)
+    figures = {"tried": len(rows), "clear": sum(r["clear"] for r in rows),
+               "by_kind": {k: {"tried": sum(r["kind"] == k for r in rows),
+                               "clear": sum(r["clear"] for r in rows if r["kind"] == k)} for k in ("refused", "handled")},
+               "not_clear": [r for r in rows if not r["clear"]], "cases": rows}
+    print(f"{figures['clear']}/{figures['tried']} bad inputs got a clear answer")
+    evidence.write("bad_input", figures)
+
+
+if __name__ == "__main__":
+    main()
