@@ -348,6 +348,16 @@ def test_generalize_scores_an_imagenet_run_on_imagenetv2(imagenet_run, tree, min
     assert any("no shifted suite" in note for note in doc["notes"])
 
 
+def test_profile_takes_a_subset_as_run_does(mini, tmp_path, capsys):
+    assert main(["profile", "imagenet", "--subset", "mini", "--steps", "2", *SETS, "--out", str(tmp_path / "p"),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["task"] == "imagenet" and summary["step"]["flops"] > 0
+    classes = {c["class"]: c for c in summary["classes"]}
+    assert classes["convolution forward"]["suite"] == "conv" and "convolution backward wrt parameters" in classes
+    assert main(["classes", str(tmp_path / "p"), str(tmp_path / "p")]) == 0
+
+
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_two_gloo_workers_share_each_epoch(mini, tmp_path):

@@ -243,7 +243,8 @@ def test_a_budget_that_ends_the_first_epoch_still_gives_an_evaluation(easy, tmp_
     result = json.loads((run / "result.json").read_text())
     assert result["status"] == "not_reached" and result["time_to_accuracy_s"] is None
     [last] = [e for e in result["evals"] if e["stopped_by"]]
-    assert last["stopped_by"] == "max_seconds" and 0 < last["epoch"] < 1 and 0 <= last["value"] <= 100
+    # Where inside the epoch depends on the machine's speed (on a busy one, before the first step): any point.
+    assert last["stopped_by"] == "max_seconds" and 0 <= last["epoch"] < 1 and 0 <= last["value"] <= 100
     assert "exact_match" in last["extra"] and last == result["evals"][-1]
     header, *rows = (run / "epochs.tsv").read_text().splitlines()
     assert header.split("\t") == ["epoch", "hours", "f1Score"] and len(rows) == len(result["evals"])

@@ -192,6 +192,7 @@ LIMITS: dict[str, int] = {
     "latency table": 64 * MiB,     # inference/latencies.tsv
     "run record": 64 * MiB,        # result.json (hours of evaluations every few seconds)
     "profile": 64 * MiB,           # summary.json, ops.tsv of `dawnbench profile`
+    "kernels": 64 * MiB,           # kernels.json of `dawnbench kernels` (a few thousand rows)
     "figure": 32 * MiB,            # a PNG embedded in a report
     "scale table": 16 * MiB,
     "site manifest": 16 * MiB,     # the list of files a leaderboard site wrote

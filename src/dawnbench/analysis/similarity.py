@@ -2,11 +2,12 @@
 
     doc = similarity(["runs/", "profiles/"], pick=3, out=Path("similarity"))
 
-Every run directory (``result.json``) and profile directory (``summary.json`` of
-``dawnbench profile``) under the paths is read; they are grouped into
+Every run directory (``result.json``), profile directory (``summary.json`` of
+``dawnbench profile``) and kernel result (``kernels.json`` of ``dawnbench kernels``) under
+the paths is read (:mod:`~dawnbench.analysis.workloads`); they are grouped into
 *configurations* — task, entry, precision, batch size (and a profile's ``--without``
-variant) — and each configuration
-gets a vector of characteristics, the median over its records:
+variant); for kernels, a suite and precision (or, ``per_problem``, one problem) — and
+each configuration gets a vector of characteristics, the median over its records:
 
 ==================  ============================================  ==================
 characteristic      meaning                                       from
@@ -43,47 +44,33 @@ from typing import Any
 
 import numpy as np
 
+from dawnbench.analysis.workloads import collect, number
 from dawnbench.errors import DawnbenchError
-from dawnbench.io import atomic_write_json, output_dir, read_json, walk_foreign
-
-
-def _dig(doc: Any, *path: str) -> Any:
-    """``doc[path[0]][path[1]]…``, or None where a level is missing or not an object: records
-    and profiles are read as they are, and a damaged one gives no figure rather than a crash."""
-    for key in path:
-        if not isinstance(doc, dict):
-            return None
-        doc = doc.get(key)
-    return doc
-
-
-def _num(doc: Any, *path: str) -> float | None:
-    value = _dig(doc, *path)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+from dawnbench.io import atomic_write_json, output_dir
 
 
 def _res(key: str, stat: str, scale: float = 1.0) -> Callable[[dict], float | None]:
     def get(doc: dict) -> float | None:
-        value = _num(doc, "resources", key, stat)
+        value = number(doc, "resources", key, stat)
         return None if value is None else value / scale
     return get
 
 
 def _run_flops(doc: dict) -> float | None:
-    achieved = _num(doc, "throughput", "achieved_gflops")
+    achieved = number(doc, "throughput", "achieved_gflops")
     if achieved is not None:
         return achieved
-    per_s = _num(doc, "step", "flops_per_s")
+    per_s = number(doc, "step", "flops_per_s")
     return per_s / 1e9 if per_s else None
 
 
 def _memory_gbps(doc: dict) -> float | None:
-    moved, seconds = _num(doc, "step", "bytes"), _num(doc, "step", "time_s")
+    moved, seconds = number(doc, "step", "bytes"), number(doc, "step", "time_s")
     return moved / seconds / 1e9 if moved and seconds else None
 
 
 def _samples_per_s(doc: dict) -> float | None:
-    return _num(doc, "throughput", "samples_per_s") or _num(doc, "samples_per_s")
+    return number(doc, "throughput", "samples_per_s") or number(doc, "samples_per_s")
 
 
 CHARACTERISTICS: dict[str, Callable[[dict], float | None]] = {
@@ -93,57 +80,26 @@ CHARACTERISTICS: dict[str, Callable[[dict], float | None]] = {
     "device_mem_gib": _res("gpu0_mem_used_bytes", "max", 2**30),
     "achieved_gflops": _run_flops,
     "memory_gbps": _memory_gbps,
-    "intensity": lambda d: _num(d, "step", "intensity"),
-    "memory_bound_share": lambda d: _num(d, "memory_bound_share"),
+    "intensity": lambda d: number(d, "step", "intensity"),
+    "memory_bound_share": lambda d: number(d, "memory_bound_share"),
     "samples_per_s": _samples_per_s,
-    "epochs_to_target": lambda d: _num(d, "epochs_to_target"),
+    "epochs_to_target": lambda d: number(d, "epochs_to_target"),
 }
 
 
-def _records(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """Every run record and profile summary under ``paths``, with its configuration (folders are
-    walked without following links; other JSON files, and files that are not readable records,
-    are no concern here and are passed over)."""
-    found: list[dict[str, Any]] = []
-    for root in map(Path, paths):
-        if not root.exists():
-            raise DawnbenchError(f"{root}: no such file or directory. Pass folders of runs "
-                                 "(`dawnbench run`) or profiles (`dawnbench profile`).")
-        candidates = [root] if root.is_file() else [
-            f for f in walk_foreign(root) if f.name in ("result.json", "summary.json")]
-        for path in candidates:
-            try:
-                doc = read_json(path, "run record")
-            except DawnbenchError:
-                continue
-            if not isinstance(doc, dict) or not isinstance(doc.get("task"), str) or not (
-                    "evals" in doc or "window_s" in doc):
-                continue
-            batch = _num(doc, "hparams", "batch_size") or (_num(doc, "batch_size") if "step" in doc else None)
-            samples_per_s, window_s, steps = _num(doc, "samples_per_s"), _num(doc, "window_s"), _num(doc, "steps")
-            if batch is None and samples_per_s and window_s and steps:
-                batch = round(samples_per_s * window_s / steps)
-            doc["_config"] = (f"{doc['task']}/{_dig(doc, 'entry')}/{_dig(doc, 'precision') or 'fp32'}/"
-                              f"bs{batch if batch is None else int(batch)}")
-            if isinstance(doc.get("variant"), str):  # e.g. a profile's --without window: another network
-                doc["_config"] += f" {doc['variant']}"
-            found.append(doc)
-    return found
-
-
-def characteristics(paths: Sequence[str | Path]) -> tuple[list[str], list[str], np.ndarray, list[str]]:
-    """(configuration names, characteristic names, matrix, notes) from the records under ``paths``."""
+def characteristics(docs: Sequence[dict[str, Any]], where: str) -> tuple[list[str], list[str], np.ndarray, list[str]]:
+    """(configuration names, characteristic names, matrix, notes) of the workload documents ``docs``
+    (found under ``where``, for the message when there are too few)."""
     per_config: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for doc in _records(paths):
+    for doc in docs:
         for name, get in CHARACTERISTICS.items():
             value = get(doc)
             if value is not None and np.isfinite(value):
                 per_config[doc["_config"]][name].append(float(value))
     configs = sorted(per_config)
     if len(configs) < 3:
-        raise DawnbenchError(f"{', '.join(map(str, paths))}: {len(configs)} configuration(s) found; "
-                             "similarity needs at least 3. Add runs or profiles of other entries, "
-                             "precisions or batch sizes.")
+        raise DawnbenchError(f"{where}: {len(configs)} configuration(s) found; similarity needs at least 3. "
+                             "Add runs, profiles or kernel results of other entries, precisions or batch sizes.")
     notes: list[str] = []
     columns, matrix = [], []
     for name in CHARACTERISTICS:
@@ -200,11 +156,15 @@ def analyse(configs: list[str], columns: list[str], matrix: np.ndarray, pick: in
     return doc
 
 
-def similarity(paths: Sequence[str | Path], pick: int | None = None, out: Path | None = None) -> dict[str, Any]:
+def similarity(paths: Sequence[str | Path], pick: int | None = None, out: Path | None = None,
+               per_problem: bool = False) -> dict[str, Any]:
     if out is not None:
         output_dir(out)
-    configs, columns, matrix, notes = characteristics(paths)
+    docs = collect(paths, per_problem)
+    configs, columns, matrix, notes = characteristics(docs, ", ".join(map(str, paths)))
     doc = analyse(configs, columns, matrix, pick)
+    kinds = {d["_config"]: d["_kind"] for d in docs}
+    doc["kinds"] = [kinds[c] for c in configs]  # run, profile or kernels: the figures colour by it
     doc["notes"] = notes
     if out is not None:
         atomic_write_json(out / "similarity.json", doc, indent=1)

@@ -4,7 +4,8 @@
 * ``scaling``      scale, schedule
 * ``inference``    infer
 * ``results``      export, analyze, compare, report, check-log, validate, leaderboard
-* ``utilisation``  profile, machine, similarity
+* ``utilisation``  profile, machine, similarity, roofline, classes
+* ``kernels``      kernels (DeepBench's GEMM, convolution, RNN, all-reduce)
 * ``catalog``      data fetch/list, tasks, prices
 
 Exit codes: 0 every run reached its target (or the command succeeded); 1 some run
@@ -24,7 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from dawnbench import __version__
-from dawnbench.cli import catalog, inference, results, scaling, training, utilisation
+from dawnbench.cli import catalog, inference, kernels, results, scaling, training, utilisation
 from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from dawnbench.errors import DawnbenchError
 
@@ -46,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="dawnbench", description="Time-to-accuracy benchmarking.")
     parser.add_argument("--version", action="version", version=f"dawnbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for family in (training, scaling, inference, results, utilisation, catalog):
+    for family in (training, scaling, inference, results, utilisation, kernels, catalog):
         family.register(sub)
     return parser
 

@@ -126,9 +126,10 @@ def run_options(args: argparse.Namespace) -> Any:
                       collective_timeout=args.collective_timeout, subset=args.subset)
 
 
-def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True) -> None:
+def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True, scaling: bool = True) -> None:
     """Many workers (SPEC §13): torchrun's flags, and how the batch scales (``launcher=False``:
-    ``scale``, which chooses the worker counts itself, takes only the last two)."""
+    ``scale``, which chooses the worker counts itself, takes only the last two; ``scaling=False``:
+    a command with no batch to scale, ``kernels``)."""
     from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
 
     w = bounds.WORKERS
@@ -144,17 +145,18 @@ def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True) -
                            help="node 0's address, the same on every machine (needed with --nnodes > 1)")
     group.add_argument("--threads-per-worker", type=int, metavar="T", help=ranged(
         "CPU threads of each worker (default: the cores shared out equally)", w["threads"]))
-    group.add_argument("--scaling", choices=SCALINGS, default="weak",
-                       help="weak: the entry's batch size per worker (default); strong: divide it among them")
+    if scaling:
+        group.add_argument("--scaling", choices=SCALINGS, default="weak",
+                           help="weak: the entry's batch size per worker (default); strong: divide it among them")
     group.add_argument("--collective-timeout", type=float, default=DEFAULT_COLLECTIVE_TIMEOUT_S, metavar="S",
                        help=ranged("a worker silent this long ends the run as aborted "
                                    f"(default {DEFAULT_COLLECTIVE_TIMEOUT_S:g} s)", bounds.RUN["collective_timeout"]))
 
 
 def launch_options(args: argparse.Namespace) -> Any:
-    """The :class:`~dawnbench.experiments.launch.LaunchOptions` the worker flags ask for, checked —
+    """The :class:`~dawnbench.distributed.launch.LaunchOptions` the worker flags ask for, checked —
     also when ``--nproc`` is absent, so a value out of range is refused rather than ignored."""
-    from dawnbench.experiments.launch import LaunchOptions
+    from dawnbench.distributed.launch import LaunchOptions
 
     options = LaunchOptions(1 if args.nproc is None else args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint,
                             args.threads_per_worker)

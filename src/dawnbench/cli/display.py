@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -413,7 +414,7 @@ def profile_table(summary: dict, out_dir, top: int = 12) -> Table:
                         f"{summary['steps']} steps, {format_seconds(summary['window_s'])}", caption=caption)
     for col in ("op", "input shapes", "calls", "time %", "GFLOP/s", "GB/s", "FLOP/B", "bound"):
         table.add_column(col, justify="left" if col in ("op", "input shapes", "bound") else "right")
-    from dawnbench.experiments.profile import read_ops
+    from dawnbench.profiling.ops import read_ops
 
     for r in read_ops(out_dir)[:top]:
         def num(key: str, scale: float = 1.0, fmt: str = "{:,.1f}") -> str:
@@ -421,6 +422,35 @@ def profile_table(summary: dict, out_dir, top: int = 12) -> Table:
         table.add_row(r["op"].removeprefix("aten::"), r["shapes"][:48], num("calls", fmt="{:,.0f}"),
                       num("share", 0.01), num("flops_per_s", 1e9), num("bytes_per_s", 1e9), num("intensity"),
                       r["bound"])
+    return table
+
+
+def classes_table(doc: dict) -> Table:
+    """Kernel classes of one profile, or two side by side (classes in the first's order of time)."""
+    profiles = doc["profiles"]
+    order = [r["class"] for r in profiles[0]["classes"]]
+    order += [r["class"] for p in profiles[1:] for r in p["classes"] if r["class"] not in order]
+    table = Table(title="kernel classes" + (" · " + " | ".join(Path(p["profile"]).name for p in profiles)))
+    table.add_column("class")
+    table.add_column("suite")
+    for n, _ in enumerate(profiles, 1):
+        tag = f" ({n})" if len(profiles) > 1 else ""
+        for col in ("time %", "cum. %", "calls", "shapes", "GFLOP/s", "FLOP/B"):
+            table.add_column(col + tag, justify="right")
+    for cls in order:
+        cells = []
+        for p in profiles:
+            r = next((r for r in p["classes"] if r["class"] == cls), None)
+            if r is None:
+                cells += ["—"] * 6
+                continue
+            cells += [f"{100 * r['time_share']:.1f}", f"{100 * r['cumulative_share']:.1f}", f"{r['calls']:,}",
+                      str(r["shapes"]), "—" if r["flops_per_s"] is None else f"{r['flops_per_s'] / 1e9:,.1f}",
+                      "—" if r["intensity"] is None else f"{r['intensity']:,.1f}"]
+        suite = next((r["suite"] for p in profiles for r in p["classes"] if r["class"] == cls), None)
+        table.add_row(cls, suite or "", *cells)
+    if len(profiles) > 1:
+        table.caption = " · ".join(f"({n}) {p['profile']}" for n, p in enumerate(profiles, 1))
     return table
 
 

@@ -7,12 +7,12 @@ from typing import Any
 
 from dawnbench.io import read_json
 from dawnbench.reports import plots
-from dawnbench.reports.profile_figures import cdf_figure, roofline_figure
+from dawnbench.reports.profile_figures import cdf_figure, comparison_figure, roofline_figure, workloads_roofline
 
 
 def profile_figures(summary: dict[str, Any]) -> list[Path]:
     """``cdf.png`` and ``roofline.png`` beside a profile's ``ops.tsv`` (and its ``without/`` variant's)."""
-    from dawnbench.experiments.profile import read_ops
+    from dawnbench.profiling.ops import read_ops
 
     drawn = []
     docs = [summary] + ([read_json(Path(summary["without"]["out"]) / "summary.json", "profile")]
@@ -48,3 +48,25 @@ def generalization_figures(doc: dict[str, Any], out: Path) -> list[Path]:
 
 def similarity_figures(doc: dict[str, Any], out: Path) -> list[Path]:
     return [plots.pca_figure(doc, out / "pca.png"), plots.dendrogram_figure(doc, out / "dendrogram.png")]
+
+
+def kernel_figures(doc: dict[str, Any], out: Path) -> list[Path]:
+    """``roofline.png`` of the kernel rows and, when compared, ``compare.png`` (the bars per suite)."""
+    from dawnbench.analysis.roofline import roofline
+
+    drawn = []
+    points = roofline([out / "kernels.json"])
+    if points["points"]:
+        drawn.append(workloads_roofline(points, out / "roofline.png",
+                                        f"DeepBench kernels ({doc['set']}) on "
+                                        f"{doc['hardware'].get('accelerator') or doc['hardware'].get('cpu')}"))
+    if any(c["rows"] for c in doc.get("comparison") or []):
+        drawn.append(comparison_figure(doc, out / "compare.png"))
+    return drawn
+
+
+def roofline_figure_of(doc: dict[str, Any], out: Path) -> Path:
+    """``roofline.png`` of ``dawnbench roofline``: kernels and applications together."""
+    kernels = sum(p["kind"] == "kernel" for p in doc["points"])
+    return workloads_roofline(doc, out / "roofline.png", f"{kernels} kernel rows and "
+                              f"{len(doc['points']) - kernels} applications under this machine's roofs")

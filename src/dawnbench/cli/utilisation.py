@@ -1,4 +1,4 @@
-"""Why a run is as fast as it is (SPEC §14): `profile`, `machine`, `similarity`."""
+"""Why a run is as fast as it is (SPEC §14, §19): `profile`, `machine`, `similarity`, `roofline`, `classes`."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
     bounds.PROFILE["top"].check("--top", args.top)
     without = tuple(m for m in (args.without or "").split(",") if m)
     changes = {"steps": args.steps, "without": without or None, "device": args.device,
-               "out": Path(args.out) if args.out else None}
+               "out": Path(args.out) if args.out else None, "subset": args.subset}
     if Path(args.target).is_dir():
         opts = options_from_run(Path(args.target), args.trust_entry, precision=args.precision, **changes)
     elif args.target not in TASKS:
@@ -44,6 +44,39 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
         print_json(summary)
         return EXIT_OK
     out.print(profile_table(summary, Path(summary["out"]), args.top))
+    return EXIT_OK
+
+
+def cmd_roofline(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis.roofline import roofline
+    from dawnbench.cli.figures import roofline_figure_of
+    from dawnbench.io import atomic_write_json, output_dir
+
+    doc = roofline(args.paths)
+    folder = output_dir(Path(args.out))
+    doc["figure"] = str(roofline_figure_of(doc, folder))
+    atomic_write_json(folder / "roofline.json", doc, indent=1)
+    if args.json:
+        print_json(doc)
+        return EXIT_OK
+    kernels = [p for p in doc["points"] if p["kind"] == "kernel"]
+    for p in (p for p in doc["points"] if p["kind"] == "application"):
+        out.print(f"{p['label']}: {p['intensity']:.1f} FLOP/B, {p['flops_per_s'] / 1e9:.1f} GFLOP/s", highlight=False)
+    out.print(f"{len(kernels)} kernel rows · figure: {doc['figure']}", highlight=False)
+    for note in doc["notes"]:
+        out.print(note, style="dim", highlight=False)
+    return EXIT_OK
+
+
+def cmd_classes(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis.kernel_classes import class_tables
+    from dawnbench.cli.display import classes_table
+
+    doc = class_tables(args.profiles)
+    if args.json:
+        print_json(doc)
+    else:
+        out.print(classes_table(doc))
     return EXIT_OK
 
 
@@ -67,7 +100,7 @@ def cmd_similarity(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.cli.figures import similarity_figures
 
     bounds.PICK.check("--pick", args.pick)
-    doc = similarity(args.paths, pick=args.pick, out=Path(args.out))
+    doc = similarity(args.paths, pick=args.pick, out=Path(args.out), per_problem=args.kernel_problems)
     doc["figures"] = [str(p) for p in similarity_figures(doc, Path(args.out))]
     if args.json:
         print_json(doc)
@@ -93,6 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="override an entry hyperparameter (JSON value), repeatable")
     prof.add_argument("--seed", type=int, default=0, help=ranged("the seed", bounds.RUN["seed"]))
     prof.add_argument("--device", help="auto (default), cpu, cuda or cuda:N")
+    prof.add_argument("--subset", metavar="NAME", help="imagenet, squad: the tree imported under this name (as `run`)")
     prof.add_argument("--out", metavar="DIR", help="folder for the profile (default: RUN_DIR/profile, or "
                                                     "profiles/TASK-ENTRY-PRECISION)")
     prof.add_argument("--top", type=int, default=12, help=ranged("ops shown on the terminal (default 12)",
@@ -110,6 +144,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     sim.add_argument("paths", nargs="+", metavar="PATH", help="folders of runs and/or profiles")
     sim.add_argument("--pick", type=int, metavar="K", help=ranged("choose K representative configurations "
                                                                   "(at most the configurations found)", bounds.PICK))
+    sim.add_argument("--kernel-problems", action="store_true",
+                     help="a kernel result as one workload per problem, not one per suite and precision")
     sim.add_argument("--out", default="similarity", metavar="DIR", help="folder for the figures and JSON")
     sim.add_argument("--json", action="store_true")
     sim.set_defaults(func=cmd_similarity)
+
+    roof = sub.add_parser("roofline", help="kernel results and applications' training steps on one roofline")
+    roof.add_argument("paths", nargs="+", metavar="PATH", help="kernels.json (or its folder), profiles, runs with a "
+                                                             "profile")
+    roof.add_argument("--out", default="roofline", metavar="DIR", help="folder for roofline.png and roofline.json")
+    roof.add_argument("--json", action="store_true")
+    roof.set_defaults(func=cmd_roofline)
+
+    classes = sub.add_parser("classes", help="a profile's ops grouped into kernel classes; two profiles side by side")
+    classes.add_argument("profiles", nargs="+", metavar="PROFILE_DIR", help="one or two profile folders (or run "
+                                                                          "folders with a profile)")
+    classes.add_argument("--json", action="store_true")
+    classes.set_defaults(func=cmd_classes)

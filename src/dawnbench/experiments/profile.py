@@ -24,9 +24,7 @@ experiment; nothing is claimed about accuracy. Its files go to ``out/without/``.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ from torch import nn
 
 from dawnbench import data
 from dawnbench import bounds
+from dawnbench.analysis.kernel_classes import classify
 from dawnbench.bounds import check_all
 from dawnbench.entries import Entry
 from dawnbench.entries.saved import recorded_entry
@@ -43,15 +42,12 @@ from dawnbench.harness.driver import train_context
 from dawnbench.harness.options import RunOptions, prepare, seed_everything
 from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
-from dawnbench.io import atomic_write_json, output_dir, read_foreign_text
+from dawnbench.io import atomic_write_json, output_dir
 from dawnbench.precision import precision_scope
 from dawnbench.profiling.flops import training_flops_per_sample
-from dawnbench.profiling.ops import Window, profile_window
+from dawnbench.profiling.ops import Window, profile_window, write_ops
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import measure_roofs
-
-TSV_COLUMNS = ("op", "shapes", "dtype", "precision", "calls", "time_s", "share", "flops", "bytes",
-               "intensity", "flops_per_s", "bytes_per_s", "fraction_of_roof", "bound")
 
 
 @dataclass
@@ -143,30 +139,15 @@ def _summarise(window: Window, extra: dict[str, Any], opts: ProfileOptions, roof
         "ops_above_roof": [f"{r['op']} {r['shapes']}: {r['fraction_of_roof']:.2f}× the {r['precision']} roof"
                            for r in rows if (r["fraction_of_roof"] or 0) > 1],
         "top_ops": [{k: r[k] for k in ("op", "shapes", "share", "flops_per_s", "bound")} for r in rows[:10]],
+        "classes": classify(rows),   # the same rows by kernel class (analysis/kernel_classes.py)
         "rows": len(rows),
     }
 
 
 def _write(window: Window, summary: dict[str, Any], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "ops.tsv").open("w", newline="") as f:
-        writer = csv.writer(f, delimiter="\t", lineterminator="\n")
-        writer.writerow(TSV_COLUMNS)
-        for r in window.rows:
-            writer.writerow(["" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c])
-                             for c in TSV_COLUMNS])
+    write_ops(window.rows, out / "ops.tsv")
     atomic_write_json(out / "summary.json", summary, indent=1)
-
-
-def read_ops(out: Path) -> list[dict[str, Any]]:
-    """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers (for the figures)."""
-    path = Path(out) / "ops.tsv"
-    rows = list(csv.DictReader(io.StringIO(read_foreign_text(path, "profile")), delimiter="\t"))
-    text = {"op", "shapes", "dtype", "precision", "bound"}
-    try:
-        return [{k: (v if k in text else (float(v) if v else None)) for k, v in r.items()} for r in rows]
-    except (TypeError, ValueError):
-        raise DawnbenchError(f"{path}: not the op table `dawnbench profile` writes; profile again.") from None
 
 
 def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]:

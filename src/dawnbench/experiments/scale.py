@@ -18,7 +18,8 @@ import psutil
 from dawnbench import bounds
 from dawnbench.analysis.scale import add_speedups, scale_row
 from dawnbench.errors import DawnbenchError
-from dawnbench.experiments.launch import Launched, LaunchOptions, launch
+from dawnbench.distributed.launch import LaunchOptions
+from dawnbench.experiments.launch import Launched, launch
 from dawnbench.io import atomic_write_json, output_dir
 
 SCALE_FILE = "scale.json"

@@ -10,7 +10,7 @@ from typing import Any
 
 from dawnbench import data
 from dawnbench.analysis.sweep import config_name, sweep_rows
-from dawnbench.experiments.launch import LaunchOptions
+from dawnbench.distributed.launch import LaunchOptions
 from dawnbench.experiments.launch import launch as launch_run
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import RunOptions

@@ -25,7 +25,9 @@ Steps are counted with torch's global optimizer-step hook, so any entry whose
 
 from __future__ import annotations
 
+import csv
 import difflib
+import io
 import json
 import time
 from collections import defaultdict
@@ -42,8 +44,11 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import flop_registry
 
 from dawnbench.errors import DawnbenchError
+from dawnbench.io import atomic_write_text, read_foreign_text
 from dawnbench.profiling.steps import StepLimitReached
 
+TSV_COLUMNS = ("op", "shapes", "dtype", "precision", "calls", "time_s", "share", "flops", "bytes",
+               "intensity", "flops_per_s", "bytes_per_s", "fraction_of_roof", "bound")
 UNMATCHED = "(not in the census step)"
 LOW_PRECISION = {torch.bfloat16: "bf16", torch.float16: "fp16"}
 
@@ -253,3 +258,25 @@ def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_
     names = {c.name for c in census.calls}
     return Window(steps, marks["end"] - marks["start"], census.calls, _outermost(prof.events(), names),
                   device.type)
+
+
+def write_ops(rows: list[dict[str, Any]], path: Path) -> None:
+    """The op table as ``ops.tsv`` (what ``dawnbench profile`` leaves, :func:`read_ops` reads)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+    writer.writerow(TSV_COLUMNS)
+    for r in rows:
+        writer.writerow(["" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c])
+                         for c in TSV_COLUMNS])
+    atomic_write_text(path, buffer.getvalue())
+
+
+def read_ops(out: Path) -> list[dict[str, Any]]:
+    """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers (for the figures)."""
+    path = Path(out) / "ops.tsv"
+    rows = list(csv.DictReader(io.StringIO(read_foreign_text(path, "profile")), delimiter="\t"))
+    text = {"op", "shapes", "dtype", "precision", "bound"}
+    try:
+        return [{k: (v if k in text else (float(v) if v else None)) for k, v in r.items()} for r in rows]
+    except (TypeError, ValueError):
+        raise DawnbenchError(f"{path}: not the op table `dawnbench profile` writes; profile again.") from None

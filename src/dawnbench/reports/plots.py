@@ -148,16 +148,27 @@ def sweep_figure(rows: Sequence[dict[str, Any]], x_values: Sequence[Any], x_labe
     return Path(path)
 
 
+KIND_MARKERS = {"run": "o", "profile": "s", "kernels": "^"}   # applications and kernels, told apart
+
+
 def pca_figure(doc: dict[str, Any], path: Path) -> Path:
-    """Configurations on PC1–PC2 and PC3–PC4 (where there are four components), coloured by cluster."""
+    """Configurations on PC1–PC2 and PC3–PC4 (where there are four components), coloured by cluster,
+    shaped by kind (runs ●, profiles ■, kernel suites ▲)."""
     scores = np.array(doc["scores"])
     var = doc["explained_variance"]
     pairs = [(0, 1)] + ([(2, 3)] if scores.shape[1] >= 4 else [])
     fig, axes = plt.subplots(1, len(pairs), figsize=(6.2 * len(pairs), 5), squeeze=False)
-    colours = doc.get("clusters") or [0] * len(scores)
+    colours = np.array(doc.get("clusters") or [0] * len(scores))
+    kinds = np.array(doc.get("kinds") or ["run"] * len(scores))
     picks = set(doc.get("picks") or [])
     for ax, (i, j) in zip(axes[0], pairs):
-        ax.scatter(scores[:, i], scores[:, j], c=colours, cmap="tab10", s=60, edgecolor="black", linewidth=0.5)
+        for kind, marker in KIND_MARKERS.items():
+            mine = kinds == kind
+            if mine.any():
+                ax.scatter(scores[mine, i], scores[mine, j], c=colours[mine], cmap="tab10", vmin=0, vmax=9, s=60,
+                           marker=marker, edgecolor="black", linewidth=0.5, label=kind)
+        if len(set(kinds)) > 1:
+            ax.legend(fontsize=8, loc="best")
         for k, name in enumerate(doc["configurations"]):
             ax.annotate(name + (" ★" if name in picks else ""), (scores[k, i], scores[k, j]), fontsize=7,
                         xytext=(4, 3), textcoords="offset points")

@@ -1,4 +1,5 @@
-"""The profile's figures: the throughput CDF and the roofline (SPEC §14)."""
+"""The profile's figures: the throughput CDF and the roofline (SPEC §14); kernels and applications on one
+roofline (SPEC §19)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,73 @@ def roofline_figure(rows: Sequence[dict[str, Any]], roofs: dict[str, float], ban
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+SUITE_COLOURS = {"gemm": "tab:blue", "conv": "tab:green", "rnn": "tab:purple", "allreduce": "tab:grey"}
+
+
+def workloads_roofline(doc: dict[str, Any], path: Path, title: str) -> Path:
+    """Kernel rows (dots, one colour per suite) and applications' whole steps (stars, labelled) under
+    the machine's roofs: the MLPerf characterisation's Figure 3 for this machine."""
+    roofs, bandwidth, points = doc["roofs"]["flops"], doc["roofs"]["bandwidth"], doc["points"]
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    intensities = [p["intensity"] for p in points] + [r / bandwidth for r in roofs.values()]
+    xs = np.geomspace(min(intensities) / 4, max(intensities) * 4, 200)
+    for precision, roof in roofs.items():
+        ax.plot(xs, np.minimum(roof, bandwidth * xs), color=COLOURS.get(precision, "grey"),
+                label=f"{precision} roof: {roof / 1e9:.0f} GFLOP/s, ridge {roof / bandwidth:.1f} FLOP/B")
+    ax.plot([], [], " ", label=f"bandwidth {bandwidth / 1e9:.1f} GB/s")
+    for suite in dict.fromkeys(p["group"] for p in points if p["kind"] == "kernel"):
+        mine = [p for p in points if p["kind"] == "kernel" and p["group"] == suite]
+        ax.scatter([p["intensity"] for p in mine], [p["flops_per_s"] for p in mine], s=14, alpha=0.55,
+                   color=SUITE_COLOURS.get(suite, "black"), label=f"kernels: {suite} ({len(mine)})")
+    apps = [p for p in points if p["kind"] == "application"]
+    for p in apps:
+        ax.scatter(p["intensity"], p["flops_per_s"], marker="*", s=220, color=COLOURS.get(p["precision"], "black"),
+                   edgecolor="black", linewidth=0.6, zorder=5)
+        ax.annotate(p["label"], (p["intensity"], p["flops_per_s"]), fontsize=7, xytext=(6, 4), textcoords="offset points")
+    if apps:
+        ax.scatter([], [], marker="*", s=120, color="white", edgecolor="black", label="applications: whole training step")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP / byte read + written; a lower bound for kernels)")
+    ax.set_ylabel("FLOP/s")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def comparison_figure(doc: dict[str, Any], path: Path) -> Path:
+    """Per suite (and precision), this machine's time / each compared device's, geometric mean: a bar
+    per device, on a log axis; below 1 this machine is faster."""
+    comparisons = doc.get("comparison") or []
+    groups = sorted({(r["suite"], r["precision"]) for c in comparisons for r in c["rows"]})
+    fig, ax = plt.subplots(figsize=(max(7, 1.6 * len(groups) + 3), 4.5))
+    width = 0.8 / max(1, len(comparisons))
+    for k, comparison in enumerate(comparisons):
+        heights, xs = [], []
+        for i, (suite, precision) in enumerate(groups):
+            ratios = [r["time_ratio"] for r in comparison["rows"] if (r["suite"], r["precision"]) == (suite, precision)]
+            if ratios:
+                heights.append(float(np.exp(np.mean(np.log(ratios)))))
+                xs.append(i - 0.4 + width * (k + 0.5))
+        ax.bar(xs, heights, width=width, label=comparison["against"])
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(groups)), [f"{s}\n{p}" for s, p in groups])
+    ax.set_ylabel("time here / time there (geometric mean)")
+    ax.set_title(f"{doc['hardware'].get('accelerator') or doc['hardware'].get('cpu')} against DeepBench's devices "
+                 "(below 1: faster here)", fontsize=10)
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3, axis="y", which="both")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -1,0 +1,65 @@
+"""Kernels and applications on one roofline (the MLPerf characterisation's Figure 3; SPEC §19).
+
+    doc = roofline(["kernels/", "profiles/", "runs/"])
+    doc["points"]      # {label, kind, group, precision, intensity, flops_per_s}
+    doc["roofs"]       # {flops: {precision: FLOP/s}, bandwidth: bytes/s}
+
+Kernel points are the measured rows of a ``kernels.json`` (one per problem, pass and
+precision), grouped by suite. Application points are whole training steps: each profile's
+``step`` (FLOPs over the bytes its ops read and wrote, and its FLOP/s over the profiled
+window). A run folder is an application point through the profile inside it
+(``RUN_DIR/profile``, what ``dawnbench profile RUN_DIR`` writes); a run with no profile has no
+intensity and is listed in ``notes`` instead. The roofs drawn are those of the first document
+that carries them (kernel results first); documents whose roofs differ from them by more than
+10 % are named in ``notes``, since their points sit under another ceiling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dawnbench.analysis.workloads import collect, number
+from dawnbench.errors import DawnbenchError
+
+DIFFERENT = 0.10
+
+
+def _roofs(doc: dict[str, Any]) -> dict[str, Any] | None:
+    roofs = doc.get("roofs") if isinstance(doc.get("roofs"), dict) else None
+    flops = roofs.get("flops") if roofs else None
+    bandwidth = number(roofs, "bandwidth_bytes_per_s") if roofs else None
+    if not isinstance(flops, dict) or not bandwidth:
+        return None
+    values = {p: float(v) for p, v in flops.items() if isinstance(v, (int, float)) and v > 0}
+    return {"flops": values, "bandwidth": bandwidth, "device": roofs.get("device")} if values else None
+
+
+def roofline(paths: Sequence[str | Path]) -> dict[str, Any]:
+    docs = collect(paths, per_problem=True)
+    points, notes, roofs, from_ = [], [], None, None
+    for doc in sorted(docs, key=lambda d: d["_kind"] != "kernels"):
+        mine = _roofs(doc)
+        if mine and roofs is None:
+            roofs, from_ = mine, doc["_config"]
+        elif mine and roofs and any(abs(mine["flops"][p] / roofs["flops"][p] - 1) > DIFFERENT
+                                    for p in set(mine["flops"]) & set(roofs["flops"])):
+            notes.append(f"{doc['_config']}: measured under other roofs than {from_} (another machine or moment)")
+        intensity, rate = number(doc, "step", "intensity"), number(doc, "step", "flops_per_s")
+        if doc["_kind"] == "run":
+            if not (Path(doc["_path"]).parent / "profile" / "summary.json").is_file():  # else its profile is a point
+                notes.append(f"{doc['_config']}: a run without a profile has no intensity: not drawn "
+                             "(`dawnbench profile RUN_DIR` adds it)")
+            continue
+        if not intensity or not rate:
+            continue
+        kernel = doc["_kind"] == "kernels"
+        points.append({"label": doc["_config"].removeprefix("kernels/") if kernel else doc["_config"],
+                       "kind": "kernel" if kernel else "application",
+                       "group": doc["suite"] if kernel else str(doc.get("task")),
+                       "precision": doc.get("precision") or "fp32", "intensity": intensity, "flops_per_s": rate})
+    if roofs is None:
+        raise DawnbenchError(f"{', '.join(map(str, paths))}: no profile or kernel result with this machine's roofs "
+                             "found. Pass the output of `dawnbench kernels` or `dawnbench profile`.")
+    return {"roofs": roofs, "roofs_from": from_, "points": points, "notes": notes}

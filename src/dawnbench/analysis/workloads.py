@@ -1,0 +1,108 @@
+"""The documents a workload analysis reads (``similarity``, ``roofline``): run records, profiles and
+kernel results, each turned into workload documents with the configuration that names them.
+
+    docs = collect(["runs/", "profiles/", "kernels/kernels.json"])
+    docs[0]["_config"], docs[0]["_kind"]      # "mnist/small-cnn/fp32/bs64", "run" | "profile" | "kernels"
+
+* a **run** (``result.json``) and a **profile** (``summary.json`` of ``dawnbench profile``) are
+  read as they are; their configuration is task, entry, precision and batch size (and a
+  profile's ``--without`` variant);
+* a **kernel result** (``kernels.json`` of ``dawnbench kernels``) becomes one workload per suite
+  and precision, aggregated over its measured problems as the MLPerf characterisation did —
+  FLOPs, bytes and seconds summed, so its FLOP/s, bytes/s and intensity are those of the suite
+  as a whole, and its memory-bound share is the share of time in problems below the ridge —
+  with the resources the command sampled while that suite ran; or, with ``per_problem``, one
+  workload per measured row. It is shaped like a profile's summary (``step``, ``resources``,
+  ``memory_bound_share``), so every reader treats it like one.
+
+Folders are walked without following links; files that are not readable documents of these
+kinds are passed over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dawnbench.errors import DawnbenchError
+from dawnbench.io import read_json, walk_foreign
+
+NAMES = ("result.json", "summary.json", "kernels.json")
+
+
+def number(doc: Any, *path: str) -> float | None:
+    """``doc[path[0]][path[1]]…`` if it is a number, else None (a missing level, a damaged document)."""
+    for key in path:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(key)
+    return float(doc) if isinstance(doc, (int, float)) and not isinstance(doc, bool) else None
+
+
+def collect(paths: Sequence[str | Path], per_problem: bool = False) -> list[dict[str, Any]]:
+    """Every run, profile and kernel workload under ``paths`` (see the module docstring)."""
+    found: list[dict[str, Any]] = []
+    for root in map(Path, paths):
+        if not root.exists():
+            raise DawnbenchError(f"{root}: no such file or directory. Pass folders of runs (`dawnbench run`), "
+                                 "profiles (`dawnbench profile`) or kernel results (`dawnbench kernels`).")
+        candidates = [root] if root.is_file() else [f for f in walk_foreign(root) if f.name in NAMES]
+        for path in candidates:
+            try:
+                doc = read_json(path, "run record")
+            except DawnbenchError:
+                continue
+            if isinstance(doc, dict) and doc.get("kind") == "dawnbench-kernels" and isinstance(doc.get("rows"), list):
+                found += kernel_workloads(doc, per_problem)
+            elif isinstance(doc, dict) and isinstance(doc.get("task"), str) and ("evals" in doc or "window_s" in doc):
+                found.append({**_named(doc), "_path": str(path)})
+    return found
+
+
+def _named(doc: dict[str, Any]) -> dict[str, Any]:
+    batch = number(doc, "hparams", "batch_size") or (number(doc, "batch_size") if "step" in doc else None)
+    samples_per_s, window_s, steps = number(doc, "samples_per_s"), number(doc, "window_s"), number(doc, "steps")
+    if batch is None and samples_per_s and window_s and steps:
+        batch = round(samples_per_s * window_s / steps)
+    precision = doc.get("precision") if isinstance(doc.get("precision"), str) else "fp32"
+    doc["_config"] = f"{doc['task']}/{doc.get('entry')}/{precision}/bs{batch if batch is None else int(batch)}"
+    if isinstance(doc.get("variant"), str):  # e.g. a profile's --without window: another network
+        doc["_config"] += f" {doc['variant']}"
+    doc["_kind"] = "profile" if "window_s" in doc else "run"
+    return doc
+
+
+def _measured(row: Any) -> bool:
+    return (isinstance(row, dict) and not row.get("skipped") and isinstance(row.get("suite"), str)
+            and all(isinstance(row.get(k), (int, float)) and not isinstance(row.get(k), bool)
+                    for k in ("median_s", "flops", "bytes")) and row["median_s"] > 0)
+
+
+def kernel_workloads(doc: dict[str, Any], per_problem: bool = False) -> list[dict[str, Any]]:
+    """A kernel result as workload documents: one per suite and precision, or one per measured row."""
+    rows = [r for r in doc["rows"] if _measured(r)]
+    ridge = {p: v for p, v in ((doc.get("roofs") or {}).get("ridge_flop_per_byte") or {}).items()
+             if isinstance(v, (int, float))}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        name = f"kernels/{row['suite']}/{row.get('precision')}"
+        if per_problem:
+            params = ",".join(f"{k}={v}" for k, v in sorted((row.get("params") or {}).items()))
+            name += f"/{row.get('pass')}/{params}"
+        groups.setdefault(name, []).append(row)
+    out = []
+    for name, group in groups.items():
+        suite, precision = group[0]["suite"], group[0].get("precision")
+        seconds = sum(r["median_s"] for r in group)
+        flops, moved = sum(r["flops"] for r in group), sum(r["bytes"] for r in group)
+        bound = sum(r["median_s"] for r in group if precision in ridge and moved and r["bytes"]
+                    and r["flops"] / r["bytes"] < ridge[precision])
+        out.append({"task": "kernels", "entry": suite, "precision": precision, "_config": name, "_kind": "kernels",
+                    "suite": suite, "problems": len(group),
+                    "step": {"time_s": seconds, "flops": flops, "bytes": moved,
+                             "intensity": flops / moved if moved else None, "flops_per_s": flops / seconds},
+                    "memory_bound_share": bound / seconds if precision in ridge else None,
+                    "resources": (doc.get("resources") or {}).get(suite), "roofs": doc.get("roofs"),
+                    "rows": group})
+    return out

@@ -1,0 +1,228 @@
+"""`kernels`: DeepBench's GEMM, convolution, RNN and all-reduce on this machine (SPEC §19)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from dawnbench.cli.common import EXIT_INTERRUPTED, EXIT_OK, add_worker_options, print_json
+from dawnbench.errors import DawnbenchError
+
+ALLREDUCE_ROWS = "allreduce-rows.json"   # what rank 0 of the all-reduce workers leaves for the launcher
+
+
+def _precisions(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+def options_from(args: argparse.Namespace) -> Any:
+    from dawnbench.kernels import KernelOptions
+    from dawnbench.kernels.problems import SUITES
+
+    suites = SUITES if args.suite == "all" else tuple(s for s in args.suite.split(",") if s)
+    compare = tuple(c for item in args.compare for c in item.split(",") if c)
+    return KernelOptions(suites=suites, set_name=args.set, precisions=_precisions(args.precision),
+                         device=args.device, quick=args.quick, cap_s=args.cap, max_seconds=args.max_seconds,
+                         out=Path(args.out), compare=compare)
+
+
+def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.distributed.world import World
+
+    options = options_from(args)
+    if World.launched():
+        return _allreduce_worker(options, args)
+    options.check()
+    workers = _allreduce_launch_options(args) if "allreduce" in options.suites else None
+    from dawnbench.kernels.problems import PUBLISHED_SET
+    from dawnbench.kernels.run import compared, run_kernels
+
+    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                   TimeRemainingColumn(), TextColumn("{task.fields[line]}", markup=False), console=err,
+                   transient=False)
+    task = None
+
+    def announce(estimate_s: float, rows: int) -> None:
+        nonlocal task
+        err.print(f"{rows} rows; about {estimate_s:.0f} s at this machine's roofs (a lower bound)", highlight=False)
+        task = bar.add_task("kernels", total=rows, line="")
+
+    def progress(done: int, total: int, eta_s: float, row: dict[str, Any]) -> None:
+        what = f"{row['suite']} {row['pass']} {row['precision']}"
+        line = f"{what}: skipped" if row.get("skipped") else f"{what}: {row['gflops']:.1f} GFLOP/s"
+        bar.update(task, completed=done, line=line)
+
+    with bar:
+        document = run_kernels(options, progress=progress, announce=announce)
+    try:
+        if workers is not None:
+            _allreduce(document, options, workers, err)
+    except KeyboardInterrupt:
+        document.doc["interrupted"] = True
+        document.finish()
+        raise
+    targets = options.compare or (_published_devices() if options.set_name == PUBLISHED_SET else ())
+    doc = compared(document, targets)
+    document.finish()
+    from dawnbench.cli.figures import kernel_figures
+
+    doc["figures"] = [str(p) for p in kernel_figures(doc, document.out)]
+    document.write()
+    if args.json:
+        print_json(doc)
+    else:
+        out.print(kernels_table(doc))
+        out.print(f"rows: {document.path} · table: {document.out / 'kernels.csv'} · figures: "
+                  f"{', '.join(doc['figures'])}", highlight=False)
+    return EXIT_INTERRUPTED if doc.get("interrupted") else EXIT_OK
+
+
+def _published_devices() -> tuple[str, ...]:
+    from dawnbench.kernels.compare import DEVICES
+
+    return DEVICES
+
+
+def _allreduce_launch_options(args: argparse.Namespace) -> Any:
+    from dawnbench.distributed.launch import LaunchOptions
+    from dawnbench.kernels.problems import QUICK_RANKS
+
+    options = LaunchOptions(args.nproc or _default_ranks(QUICK_RANKS), args.nnodes, args.node_rank,
+                            args.rdzv_endpoint, args.threads_per_worker)
+    options.check()
+    return options
+
+
+def _default_ranks(fallback: int) -> int:
+    """One rank per GPU where there are GPUs; else ``fallback`` CPU ranks (at most the cores)."""
+    import psutil
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.device_count()
+    return max(1, min(fallback, psutil.cpu_count() or 1))
+
+
+def _allreduce(document: Any, options: Any, workers: Any, err: Console) -> None:
+    """All-reduce on ``workers`` torchrun workers; their rows merged into ``document``."""
+    from dawnbench.distributed.launch import torchrun
+    from dawnbench.io import read_json
+    from dawnbench.kernels.run import merge
+    from dawnbench.profiling.resources import ResourceMonitor
+
+    part = document.out / ALLREDUCE_ROWS
+    part.unlink(missing_ok=True)
+    argv = ["kernels", "allreduce", "--out", str(document.out), "--device", options.device,
+            *(["--quick"] if options.quick else [])]
+    err.print(f"all-reduce on {workers.nproc * workers.nnodes} ranks (torchrun)", highlight=False)
+    start = time.perf_counter()
+    with ResourceMonitor(document.out / "resources-allreduce.tsv") as monitor:
+        outcome = torchrun(argv, workers)
+    if outcome.signal:
+        raise KeyboardInterrupt
+    if workers.node_rank != 0:   # rank 0 lives on node 0: its machine has the rows
+        return
+    if outcome.failures or not part.is_file():
+        rows = [{"suite": "allreduce", "set": None, "params": {"floats": f}, "pass": "allreduce", "precision": "fp32",
+                 "skipped": "the all-reduce workers failed: " + ("; ".join(outcome.failures) or "no rows came back")}
+                for f in _allreduce_sizes(options)]
+    else:
+        rows = read_json(part, "kernels")["rows"]
+        part.unlink()
+    merge(document, rows, {**monitor.summary(), "launch_and_measure_s": time.perf_counter() - start})
+
+
+def _allreduce_sizes(options: Any) -> list[int]:
+    from dawnbench.kernels import problems
+
+    chosen = problems.quick("allreduce") if options.quick else problems.problems("allreduce", options.set_name)
+    return [p.params["floats"] for p in chosen]
+
+
+def _allreduce_worker(options: Any, args: argparse.Namespace) -> int:
+    """Inside torchrun: measure the all-reduce sizes; rank 0 leaves the rows for the launcher."""
+    from dawnbench.distributed.world import World
+    from dawnbench.harness.options import resolve_device
+    from dawnbench.io import atomic_write_json
+    from dawnbench.kernels import allreduce, problems
+
+    if options.suites != ("allreduce",):
+        raise DawnbenchError("under torchrun, `dawnbench kernels` measures the all-reduce suite only.")
+    device = resolve_device(options.device)
+    world = World.from_env(device)
+    device = world.device(device)
+    world = world.init(device, args.collective_timeout)
+    try:
+        chosen = problems.quick("allreduce") if options.quick else problems.problems("allreduce", options.set_name)
+        rows = allreduce.measure(chosen, world, device)
+    finally:
+        world.close()
+    if world.leader:
+        atomic_write_json(options.out / ALLREDUCE_ROWS, {"rows": rows})
+    return EXIT_OK
+
+
+def kernels_table(doc: dict[str, Any]) -> Table:
+    """Per suite and precision: rows run and skipped, the median GFLOP/s (GB/s for all-reduce) and the
+    geometric-mean time ratio against each device compared."""
+    table = Table(title=f"DeepBench kernels · {doc['set']}{' (quick)' if doc['quick'] else ''} · "
+                        f"{doc['hardware'].get('accelerator') or doc['hardware'].get('cpu')}")
+    devices = [c["against"] for c in doc.get("comparison", [])]
+    for column in ("suite", "precision", "rows", "skipped", "median GFLOP/s", *devices):
+        table.add_column(column, justify="left" if column in ("suite", "precision") else "right")
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in doc["rows"]:
+        groups.setdefault((row["suite"], row["precision"]), []).append(row)
+    for (suite, precision), rows in groups.items():
+        ran = [r for r in rows if not r.get("skipped")]
+        figure = "busbw_gbps" if suite == "allreduce" else "gflops"
+        values = sorted(r[figure] for r in ran)
+        median = f"{values[len(values) // 2]:.1f}" + (" GB/s" if suite == "allreduce" else "") if values else "—"
+        ratios = []
+        for comparison in doc.get("comparison", []):
+            mine = [r["time_ratio"] for r in comparison["rows"] if r["suite"] == suite and r["precision"] == precision]
+            ratios.append(f"{_geomean(mine):.2f}× ({len(mine)})" if mine else "—")
+        table.add_row(suite, precision, str(len(ran)), str(len(rows) - len(ran)), median, *ratios)
+    table.caption = ("device columns: this machine's time / the device's, geometric mean (rows compared); "
+                     "below 1 this machine is faster")
+    return table
+
+
+def _geomean(values: list[float]) -> float:
+    import math
+
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from dawnbench.kernels.problems import SETS
+
+    k = sub.add_parser("kernels", help="DeepBench's GEMM, convolution, RNN and all-reduce, beside the published devices")
+    k.add_argument("suite", nargs="?", default="all", help="gemm, conv, rnn, allreduce, several with commas, or all "
+                                                          "(default)")
+    k.add_argument("--set", default="training", choices=SETS, help="DeepBench's problem set (default training: the "
+                                                                    "one with published results)")
+    k.add_argument("--precision", metavar="P[,P…]", help="fp32, tf32, bf16, fp16, or several (default: every one, "
+                                                         "those this device has no fast path for skipped; fp32 with "
+                                                         "--quick)")
+    k.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    k.add_argument("--quick", action="store_true", help="the documented subset, fp32 unless --precision says "
+                                                       "otherwise: a few minutes on two cores")
+    k.add_argument("--cap", type=float, metavar="S", help="seconds a row may take (default 30, 10 with --quick): "
+                                                         "longer ones are skipped, an RNN shortened")
+    k.add_argument("--max-seconds", type=float, metavar="S", help="for the whole command: later rows are skipped")
+    k.add_argument("--compare", action="append", default=[], metavar="DEVICE|FILE",
+                   help="V100, P100, TitanXp, 1080Ti, M40, T4, KNL7250 or another machine's kernels.json, "
+                        "repeatable (default for the training set: every published device)")
+    k.add_argument("--out", default="kernels", metavar="DIR", help="kernels.json, kernels.csv and the figures "
+                                                                  "(default ./kernels)")
+    add_worker_options(k, scaling=False)
+    k.add_argument("--json", action="store_true", help="print kernels.json on stdout")
+    k.set_defaults(func=cmd_kernels)

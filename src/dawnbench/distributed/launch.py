@@ -1,0 +1,125 @@
+"""Starting workers with PyTorch's own launcher (SPEC §13): ``torch.distributed.run``, what the
+``torchrun`` command runs, called in this process — never a launcher of our own.
+
+    outcome = torchrun(["run", "mnist"], LaunchOptions(nproc=2))   # dawnbench run mnist, on 2 workers
+
+Each worker runs ``python -m dawnbench <argv>`` and finds itself under torchrun
+(:meth:`~dawnbench.distributed.world.World.launched`). One machine uses torchrun's
+``--standalone`` rendezvous; several the ``static`` rendezvous at ``--rdzv-endpoint`` with
+``--node-rank``. torchrun runs with no restarts: when a worker dies it stops the others
+(SIGTERM, then SIGKILL after ``SHUTDOWN_TIMEOUT_S``) and reports the failure; when this
+process receives SIGINT or SIGTERM, torchrun forwards it to every worker and waits for them,
+so no process is left behind. What the workers did is the caller's to read (run records,
+kernel rows); :class:`Outcome` says how the launch ended.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass, field
+
+import psutil
+
+from dawnbench import bounds
+from dawnbench.errors import DawnbenchError
+
+# Seconds a worker has to write its record after SIGTERM before torchrun sends SIGKILL
+# (a stopped or hung worker only yields to SIGKILL).
+SHUTDOWN_TIMEOUT_S = 15
+# The signals torchrun forwards to the workers (its --signals-to-handle default).
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+@dataclass
+class LaunchOptions:
+    nproc: int                          # workers on this machine
+    nnodes: int = 1                     # machines
+    node_rank: int = 0                  # this machine's index, 0 .. nnodes-1
+    rdzv_endpoint: str | None = None    # HOST:PORT of node 0, needed for nnodes > 1
+    threads: int | None = None          # per worker on a CPU; None: the cores shared out equally
+
+    def check(self) -> None:
+        bounds.WORKERS["nproc"].check("--nproc", self.nproc)
+        bounds.WORKERS["threads"].check("--threads-per-worker", self.threads)
+        bounds.WORKERS["nnodes"].check("--nnodes", self.nnodes)
+        if not 0 <= self.node_rank < self.nnodes:
+            raise DawnbenchError(f"--node-rank {self.node_rank}: with --nnodes {self.nnodes} it must be "
+                                 f"between 0 and {self.nnodes - 1}.")
+        if self.nnodes > 1:
+            host, sep, port = (self.rdzv_endpoint or "").rpartition(":")
+            if not (host and sep and port.isdigit()):
+                raise DawnbenchError(f"--rdzv-endpoint {self.rdzv_endpoint!r}: several machines need node 0's "
+                                     "address as HOST:PORT (the same on every machine), e.g. "
+                                     "--rdzv-endpoint 10.0.0.1:29400.")
+
+    def torchrun_args(self) -> list[str]:
+        args = ["--nproc-per-node", str(self.nproc), "--nnodes", str(self.nnodes), "--max-restarts", "0",
+                "--monitor-interval", "0.2", "--shutdown-timeout", str(SHUTDOWN_TIMEOUT_S)]
+        if self.nnodes == 1:
+            return [*args, "--standalone"]
+        return [*args, "--rdzv-backend", "static", "--rdzv-endpoint", str(self.rdzv_endpoint),
+                "--node-rank", str(self.node_rank)]
+
+
+@dataclass
+class Outcome:
+    """How a launch ended: the signal this launcher received, and the workers that failed."""
+
+    signal: str | None = None
+    failures: list[str] = field(default_factory=list)  # workers that failed, in words
+    faults: list[str] = field(default_factory=list)    # the same, less rank 0 exiting 1 on purpose
+
+
+def torchrun(argv: list[str], options: LaunchOptions, env: dict[str, str] | None = None) -> Outcome:
+    """Run ``dawnbench <argv>`` on ``options.nproc`` workers under torchrun, with ``env`` added to
+    their environment; wait for every worker."""
+    from torch.distributed.elastic.multiprocessing import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.run import get_args_parser
+    from torch.distributed.run import run as run_torchrun
+
+    options.check()
+    outcome = Outcome()
+    extra = dict(env or {})
+    # Each worker's threads, set here so torchrun does not impose 1: as asked, else what the
+    # environment says, else an equal share of the cores.
+    if options.threads or "OMP_NUM_THREADS" not in os.environ:
+        extra["OMP_NUM_THREADS"] = str(options.threads or max(1, (psutil.cpu_count() or 1) // options.nproc))
+    saved = {k: os.environ.get(k) for k in extra}
+    os.environ.update(extra)
+    # torchrun installs handlers that forward these signals to its workers and leaves them
+    # installed: put ours back afterwards, so Ctrl-C between launches is a KeyboardInterrupt.
+    handlers = {s: signal.getsignal(s) for s in FORWARDED_SIGNALS}
+    try:
+        args = get_args_parser().parse_args([*options.torchrun_args(), "-m", "dawnbench"])
+        args.training_script_args = list(argv)  # set, not parsed: torchrun's parser would read our flags
+        run_torchrun(args)
+    except ChildFailedError as err:
+        failed = sorted(err.failures.items())
+        outcome.failures = [_describe(rank, failure) for rank, failure in failed]
+        # Rank 0 exits 1 on purpose after recording `aborted` (so torchrun stops the others):
+        # not a fault of its own to report.
+        outcome.faults = [_describe(rank, failure) for rank, failure in failed
+                          if not (rank == 0 and failure.exitcode == 1)]
+    except SignalException as err:
+        outcome.signal = signal.Signals(err.sigval).name
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return outcome
+
+
+def _describe(rank: int, failure: object) -> str:
+    exitcode = getattr(failure, "exitcode", None)
+    how = (f"was killed by {failure.signal_name()}" if exitcode is not None and exitcode < 0
+           else f"exited with code {exitcode}")
+    message = getattr(failure, "message", "") or ""
+    if isinstance(message, dict):  # from the worker's error file: the exception's own words
+        message = message.get("message", "")
+    message = str(message)
+    detail = "" if not message or "enable traceback" in message else f" ({message.strip()})"
+    return f"worker {rank} {how}{detail}"

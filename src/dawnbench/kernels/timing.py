@@ -1,0 +1,62 @@
+"""Timing a kernel the way ``torch.utils.benchmark`` does it (SPEC §19): no timer loop of our own.
+
+One untimed call first (a library's first call selects and builds its kernel), then
+``Timer.adaptive_autorange``: blocks of calls, sized so a block outlasts the timer's
+resolution, repeated until the spread of the blocks (IQR / median) is under 10 % — warm-up
+until stable — after at least four blocks and ``MIN_RUN_S``, or until ``max_s`` is spent.
+The timer synchronises CUDA around each block, and runs with this process's thread count (its
+own default is one thread, which would measure a CPU core, not the CPU).
+
+A call far slower than its estimate (a library without a fast kernel for that precision and
+shape) would make the loop outrun ``max_s`` several times over: when the untimed first call
+took more than a fifth of ``max_s``, one more call is timed (``Timer.timeit(1)``) if it fits
+in what is left: if that one was quick too (the first paid a library's set-up) the loop goes
+on in the time left, else the row rests on that one call (``repeats`` 1); if it does not fit,
+:class:`TooSlow` says how long the first call took.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils import benchmark
+
+MIN_RUN_S = 0.2           # a row is timed for at least this long (and at least four blocks)
+STABLE = 0.1              # IQR / median at which the timing is taken as settled
+
+
+@dataclass
+class Timing:
+    median_s: float
+    iqr_s: float
+    repeats: int            # calls timed (blocks × calls per block)
+
+
+class TooSlow(Exception):
+    """The first call alone left no room for a timed one within the cap."""
+
+    def __init__(self, first_s: float, max_s: float):
+        super().__init__(f"its first call took {first_s:.1f} s; no timed call fits in the {max_s:g} s cap (--cap)")
+
+
+def time_call(fn: Callable[[], Any], device: torch.device, max_s: float) -> Timing:
+    """The median and IQR of one call of ``fn``, over blocks of calls, within about ``max_s`` seconds."""
+    start = time.perf_counter()
+    fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    first = time.perf_counter() - start
+    timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+    if first > max_s / 5:   # slow because first (a library's set-up), or slow every time?
+        if first > max_s - first:
+            raise TooSlow(first, max_s)
+        one = timer.timeit(1)
+        if one.median > max_s / 5 or first + one.median > max_s / 2:
+            return Timing(one.median, 0.0, 1)
+    measured = timer.adaptive_autorange(threshold=STABLE, min_run_time=min(MIN_RUN_S, max_s),
+                                        max_run_time=max(max_s - (time.perf_counter() - start), MIN_RUN_S))
+    return Timing(measured.median, measured.iqr, len(measured.times) * measured.number_per_run)

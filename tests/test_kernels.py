@@ -1,0 +1,211 @@
+"""DeepBench's kernels (SPEC §19): counts, one tiny problem of every suite and pass, all-reduce under
+torchrun, the comparison, the memory and time guards, Ctrl-C, and the kernels beside the applications."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from dawnbench.analysis.kernel_classes import classify
+from dawnbench.analysis.roofline import roofline
+from dawnbench.analysis.similarity import similarity
+from dawnbench.cli import main
+from dawnbench.kernels import KernelOptions, compare, problems, run
+from dawnbench.kernels.problems import Problem, data_text
+from dawnbench.profiling.roofs import Roofs
+
+CPU = torch.device("cpu")
+ROOFS = Roofs("cpu", {"fp32": 1e11, "bf16": 2e11}, {}, 1e10)
+
+
+def test_the_counts_are_deepbenchs():
+    gemm = Problem("gemm", "training", {"m": 1760, "n": 16, "k": 1760, "a_transposed": False, "b_transposed": False})
+    assert problems.flops(gemm, "forward") == 99_123_200
+    assert problems.bytes_moved(gemm, "forward", 4) == 4 * (1760 * 1760 + 1760 * 16 + 1760 * 16)
+    # The published V100 fp32 row of vanilla 1760 × 16 × 50: its TFLOP/s × its time is our count.
+    row = next(r for r in csv.DictReader(io.StringIO(data_text("published_rnn.csv")))
+               if (r["device"], r["precision"], r["cell"], r["hidden"], r["n"], r["timesteps"]) ==
+               ("V100", "fp32", "vanilla", "1760", "16", "50"))
+    rnn = Problem("rnn", "training", {"hidden": 1760, "batch": 16, "timesteps": 50, "cell": "vanilla"})
+    assert problems.flops(rnn, "forward") == pytest.approx(float(row["tflops_fwd"]) * 1e12 * float(row["fwd_ms"]) / 1e3,
+                                                           rel=1e-3)
+    assert problems.flops(rnn, "backward") == 2 * problems.flops(rnn, "forward")  # inputs and parameters
+    conv = Problem("conv", "training", {"w": 8, "h": 6, "c": 3, "n": 2, "k": 4, "filter_w": 3, "filter_h": 3,
+                                        "pad_w": 1, "pad_h": 0, "stride_w": 2, "stride_h": 1})
+    assert problems.conv_output(conv.params) == (4, 4)
+    assert problems.flops(conv, "backward_params") == 2 * 2 * 4 * 4 * 4 * 3 * 3 * 3
+
+
+def test_the_sets_and_the_quick_subset():
+    assert [len(problems.problems(s, "training")) for s in ("gemm", "conv", "rnn")] == [160, 94, 53]
+    assert len(problems.problems("gemm", "inference_device")) == 13 and len(problems.problems("allreduce", "x")) == 7
+    quick = {s: problems.quick(s) for s in problems.SUITES}
+    assert len(quick["gemm"]) >= 12 and len(quick["conv"]) >= 10 and len(quick["allreduce"]) == 3
+    assert [(q.params["cell"], q.params["hidden"], q.params["batch"]) for q in quick["rnn"]] == list(problems.QUICK_RNN)
+    assert all(problems.flops(q, "forward") <= problems.QUICK_RNN_FLOPS for q in quick["rnn"])
+    shortened = [q for q in quick["rnn"] if q.run_params]
+    assert shortened and all(q.run_params["timesteps"] < q.params["timesteps"] for q in shortened)
+
+
+TINY = [Problem("gemm", "training", {"m": 64, "n": 32, "k": 48, "a_transposed": True, "b_transposed": False}),
+        Problem("gemm", "inference_server", {"m": 64, "n": 32, "k": 48, "a_transposed": False, "b_transposed": True}),
+        Problem("conv", "training", {"w": 12, "h": 10, "c": 3, "n": 2, "k": 4, "filter_w": 3, "filter_h": 3,
+                                     "pad_w": 1, "pad_h": 1, "stride_w": 2, "stride_h": 1}),
+        *[Problem("rnn", "training", {"hidden": 16, "batch": 4, "timesteps": 3, "cell": c})
+          for c in ("vanilla", "lstm", "gru")]]
+
+
+@pytest.mark.parametrize("problem", TINY, ids=lambda p: f"{p.suite}-{p.set}-{p.params.get('cell', '')}")
+def test_a_tiny_problem_of_every_suite_and_pass_gives_a_valid_row(problem):
+    for pass_name in run.passes_of(problem):
+        row = run.measure_row(run.Planned(problem, pass_name, "fp32"), CPU, ROOFS, max_s=2.0)
+        assert not row.get("skipped"), row
+        assert (row["suite"], row["pass"], row["precision"], row["params"]) == (problem.suite, pass_name, "fp32",
+                                                                               problem.params)
+        assert row["median_s"] > 0 and row["iqr_s"] >= 0 and row["repeats"] >= 4
+        assert row["flops"] == problems.flops(problem, pass_name) and row["bytes"] > 0
+        assert row["gflops"] == pytest.approx(row["flops"] / row["median_s"] / 1e9)
+        assert row["intensity"] == pytest.approx(row["flops"] / row["bytes"])
+        assert row["fraction_of_roof"] is None or 0 < row["fraction_of_roof"] <= 1
+    assert run.passes_of(problem) == (("forward",) if problem.set != "training" else problems.PASSES[problem.suite])
+
+
+def test_a_problem_too_big_for_memory_or_the_cap_is_skipped_before_it_is_allocated():
+    huge = run.Planned(Problem("gemm", "training", {"m": 10**6, "n": 10**6, "k": 10, "a_transposed": False,
+                                                     "b_transposed": False}), "forward", "fp32")
+    assert "GiB for its operands" in run._fit(huge, CPU, ROOFS, 30.0, free=8 << 30).skipped
+    slow = run.Planned(Problem("gemm", "training", {"m": 10**4, "n": 10**4, "k": 10**4, "a_transposed": False,
+                                                     "b_transposed": False}), "forward", "fp32")
+    assert "per-kernel cap" in run._fit(slow, CPU, ROOFS, 30.0, free=64 << 30).skipped
+    long_rnn = run.Planned(Problem("rnn", "training", {"hidden": 4096, "batch": 64, "timesteps": 1000,
+                                                        "cell": "lstm"}), "forward", "fp32")
+    shortened = run._fit(long_rnn, CPU, ROOFS, 30.0, free=64 << 30)
+    assert shortened.skipped is None and shortened.problem.ran["timesteps"] < 1000
+    assert shortened.estimate_s * run.CALLS <= 30.0
+
+
+def test_a_precision_without_a_fast_path_is_skipped_unless_asked(monkeypatch):
+    monkeypatch.setattr(run, "device_supports", lambda p, d: (p == "fp32", f"no {p} kernels here"))
+    rows = run.plan(KernelOptions(suites=("gemm",), quick=True, precisions=None), CPU, ROOFS)
+    assert {r.precision for r in rows if r.skipped is None} == {"fp32"}  # --quick: fp32 unless asked
+    rows = run.plan(KernelOptions(suites=("gemm",), set_name="inference_device"), CPU, ROOFS)
+    reasons = {r.precision: r.skipped for r in rows}
+    assert "precision tf32" in reasons["tf32"] and "no bf16 kernels here" in reasons["bf16"] and reasons["fp32"] is None
+    asked = run.plan(KernelOptions(suites=("gemm",), set_name="inference_device", precisions=("bf16",)), CPU, ROOFS)
+    assert all(r.skipped is None for r in asked)
+
+
+def test_ctrl_c_keeps_every_finished_row(tmp_path, monkeypatch):
+    calls = []
+
+    def measure_row(planned, device, roofs, max_s):
+        calls.append(planned)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return {**run.base_row(planned), "median_s": 1e-3, "flops": 1.0, "bytes": 1.0, "gflops": 1e-6}
+
+    monkeypatch.setattr(run, "measure_row", measure_row)
+    options = KernelOptions(suites=("gemm",), set_name="inference_device", precisions=("fp32",), out=tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        run.run_kernels(options)
+    doc = json.loads((tmp_path / "kernels.json").read_text())
+    assert doc["interrupted"] is True and len(doc["rows"]) == 2 and doc["roofs"]["flops"]["fp32"] > 0
+    assert len((tmp_path / "kernels.csv").read_text().splitlines()) == 3
+    assert doc["commit"] and doc["argv"] and doc["hardware"]["cpu"]
+
+
+def _doc(rows: list[dict]) -> dict:
+    return {"kind": "dawnbench-kernels", "set": "training", "rows": rows, "hardware": {"cpu": "x"},
+            "roofs": {"flops": {"fp32": 1e11}, "bandwidth_bytes_per_s": 1e10, "ridge_flop_per_byte": {"fp32": 10.0}},
+            "resources": {"gemm": {"proc_cpu_pct": {"mean": 190.0, "max": 200.0}}}}
+
+
+GEMM = {"m": 1760, "n": 16, "k": 1760, "a_transposed": False, "b_transposed": False}
+
+
+def test_the_comparison_is_a_time_ratio_per_problem_and_a_geomean_per_suite(tmp_path):
+    ours = _doc([{"suite": "gemm", "set": "training", "params": GEMM, "pass": "forward", "precision": "fp32",
+                  "median_s": 0.038e-3 * 4},
+                 {"suite": "gemm", "set": "training", "params": {**GEMM, "n": 32}, "pass": "forward",
+                  "precision": "fp32", "median_s": 0.041e-3 / 4},
+                 {"suite": "gemm", "set": "training", "params": GEMM, "pass": "forward", "precision": "bf16",
+                  "median_s": 1.0, "skipped": None}])
+    v100 = compare.against(ours, "V100")   # the sheet: 0.038 ms and 0.041 ms for these two in fp32
+    fp32 = [r for r in v100["rows"] if r["precision"] == "fp32"]
+    assert [r["time_ratio"] for r in fp32] == pytest.approx([4.0, 0.25])
+    assert v100["rows"][-1]["note"] == "published fp16-mixed"
+    assert v100["suites"]["gemm"]["compared"] == 3
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(_doc([{**ours["rows"][0], "median_s": 0.038e-3 * 2}])))
+    pair = compare.against(ours, str(other))
+    assert [r["time_ratio"] for r in pair["rows"]] == pytest.approx([2.0])
+    assert pair["suites"]["gemm"] == {"geomean_time_ratio": pytest.approx(2.0), "compared": 1, "rows": 1}
+
+
+def test_similarity_and_the_roofline_take_kernels_beside_runs_and_profiles(tmp_path):
+    from helpers import write_run
+
+    rows = [{"suite": suite, "set": "training", "params": {"i": i}, "pass": "forward", "precision": "fp32",
+             "median_s": 0.01 * (i + 1), "flops": flops * (i + 1), "bytes": moved * (i + 1)}
+            for suite, flops, moved in (("gemm", 5e8, 1e6), ("conv", 2e8, 4e7)) for i in range(3)]
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "kernels.json").write_text(json.dumps(_doc(rows)))
+    write_run(tmp_path / "runs" / "a", 0, 3.0, 0.5, resources={"proc_cpu_pct": {"mean": 120.0, "max": 150.0}},
+              throughput={"achieved_gflops": 3.0, "samples_per_s": 1000.0})
+    profile = tmp_path / "profiles" / "p"
+    profile.mkdir(parents=True)
+    (profile / "summary.json").write_text(json.dumps({
+        "task": "cifar10", "entry": "cifar10-fast", "precision": "fp32", "window_s": 1.0, "steps": 2,
+        "batch_size": 512, "samples_per_s": 1000.0, "memory_bound_share": 0.4,
+        "step": {"time_s": 0.5, "flops": 1e10, "bytes": 1e9, "intensity": 10.0, "flops_per_s": 2e10},
+        "roofs": _doc([])["roofs"], "resources": {"proc_cpu_pct": {"mean": 180.0, "max": 200.0}}}))
+    doc = similarity([tmp_path], out=tmp_path / "sim")
+    assert {"kernels/gemm/fp32", "kernels/conv/fp32"} <= set(doc["configurations"])
+    assert set(doc["kinds"]) == {"kernels", "run", "profile"} and "achieved_gflops" in doc["characteristics"]
+    per_problem = similarity([tmp_path], per_problem=True)
+    assert sum(k == "kernels" for k in per_problem["kinds"]) == 6
+    points = roofline([tmp_path])
+    assert {p["kind"] for p in points["points"]} == {"kernel", "application"}
+    assert sum(p["kind"] == "kernel" for p in points["points"]) == 6
+    assert any("without a profile" in note for note in points["notes"])  # the run: no intensity
+    assert main(["roofline", str(tmp_path), "--out", str(tmp_path / "roof")]) == 0
+    assert (tmp_path / "roof" / "roofline.png").stat().st_size > 10_000
+
+
+def test_ops_fall_into_the_kernel_suites_classes():
+    def op(name, shapes, time_s, flops, calls=1):
+        return {"op": name, "shapes": shapes, "calls": calls, "time_s": time_s, "flops": flops, "bytes": 100.0}
+
+    forward = 2.0 * 8 * 16 * 4 * 4 * 3 * 3 * 3       # a 3→16 convolution of 8×3×6×6 images, 4×4 out
+    rows = [op("aten::addmm", "8x10, 8x64, 64x10", 4.0, 1e6), op("aten::convolution", "8x3x6x6, 16x3x3x3", 2.0, forward),
+            op("aten::convolution_backward", "8x16x4x4, 8x3x6x6, 16x3x3x3", 3.0, 2 * forward),
+            op("aten::convolution_backward", "8x16x4x4, 8x3x6x6, 16x3x3x3", 1.0, forward),   # weight only
+            op("aten::native_batch_norm", "8x16x4x4", 0.5, 0.0), op("aten::_foreach_add_", "", 0.25, 0.0),
+            op("aten::relu_", "8x16x4x4", 0.25, 0.0), op("aten::_log_softmax", "8x10", 0.25, 0.0),
+            op("aten::copy_", "8x10, 8x10", 0.25, 0.0), op("aten::max_pool2d_with_indices", "8x16x4x4", 0.5, 0.0)]
+    table = {r["class"]: r for r in classify(rows)}
+    assert table["matrix multiply"]["time_s"] == 4.0 and table["matrix multiply"]["suite"] == "gemm"
+    assert table["convolution backward wrt inputs"]["time_s"] == 1.5
+    assert table["convolution backward wrt parameters"]["time_s"] == 2.5  # half of the first, all of the second
+    assert {"normalisation", "optimizer", "elementwise", "reduction and softmax", "copies and layout changes",
+            "pooling", "convolution forward"} <= set(table)
+    shares = [r["time_share"] for r in classify(rows)]
+    assert shares == sorted(shares, reverse=True) and classify(rows)[-1]["cumulative_share"] == pytest.approx(1.0)
+
+
+@pytest.mark.distributed
+def test_all_reduce_on_two_gloo_ranks_under_torchrun_checks_its_sum(tmp_path, capsys):
+    assert main(["kernels", "allreduce", "--quick", "--out", str(tmp_path), "--nproc", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = [r for r in doc["rows"] if r["suite"] == "allreduce"]
+    assert [r["params"]["floats"] for r in rows] == list(problems.QUICK_ALLREDUCE)
+    for r in rows:
+        assert r["sum_checked"] and r["world_size"] == 2 and r["backend"] == "gloo" and r["median_s"] > 0
+        assert r["busbw_gbps"] == pytest.approx(r["algbw_gbps"] * 2 * (2 - 1) / 2)
+        assert r["algbw_gbps"] == pytest.approx(r["bytes"] / r["median_s"] / 1e9)
+    assert "allreduce" in doc["resources"] and (tmp_path / "kernels.csv").is_file()
