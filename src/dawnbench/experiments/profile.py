@@ -39,6 +39,7 @@ from dawnbench.entries import Entry
 from dawnbench.entries.saved import recorded_entry
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.driver import train_context
+from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.options import RunOptions, prepare, seed_everything
 from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
@@ -153,16 +154,25 @@ def _write(window: Window, summary: dict[str, Any], out: Path) -> None:
 def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]:
     """Profile one configuration (and its ``without`` variant); return the summary."""
     check_all(bounds.PROFILE, opts)
-    prep = prepare(RunOptions(task=opts.task, entry=opts.entry, device=opts.device, precision=opts.precision,
-                              overrides=opts.overrides, seed=opts.seed, subset=opts.subset))
+    run_options = RunOptions(task=opts.task, entry=opts.entry, device=opts.device, precision=opts.precision,
+                             overrides=opts.overrides, seed=opts.seed, subset=opts.subset)
+    prep = prepare(run_options)
     out = output_dir(opts.out or Path("profiles") / f"{prep.task.name}-{prep.entry_cls.name}-{opts.precision}")
     data.ensure(prep.task.dataset)
     opts.entry = prep.entry_cls.name if opts.entry is None else opts.entry
     title = f"{prep.task.name} · {prep.entry_cls.name} · {opts.precision} · {opts.steps} steps"
+    status("planning memory")  # as `run` does: never an allocation the machine cannot hold
+    plan = plan_memory(run_options, prep)
+    if plan.refusal:
+        raise DawnbenchError(plan.refusal)
+    if plan.planned and plan.batch_size != opts.overrides.get("batch_size", plan.asked):
+        opts.overrides = {**opts.overrides, "batch_size": plan.batch_size}
     status("measuring this machine's roofs")
     roofs = measure_roofs(prep.device)
 
     entry = prep.entry_cls(prep.task, prep.device, opts.overrides)
+    if plan.eval_batch_size is not None:
+        entry.eval_batch_size = plan.eval_batch_size
     if opts.without:
         _check_without(entry, opts.without)
     status(f"warm-up, then {opts.warm_steps} + 1 census + {opts.steps} profiled steps")
@@ -171,6 +181,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     summary = _summarise(window, extra, opts, roofs)
     summary["resources"] = monitor.summary()
     summary["title"] = title
+    summary["memory_plan"] = plan.to_dict()
     _write(window, summary, out)
     summary["out"] = str(out)
 

@@ -1,0 +1,74 @@
+"""DeepBench's training set on this machine, as a user runs it, stored as evidence (SPEC §18, §19).
+
+    python benchmarks/kernels_training.py [--precision fp32,bf16] [--cap 20] [--max-seconds 3600]
+
+Runs ``dawnbench kernels all --set training`` in a fresh process (all-reduce on 2 gloo ranks),
+compared with every published device, and stores its ``kernels.json`` whole in the evidence
+file, with a summary per suite and precision (rows measured and skipped, and why; the median
+GFLOP/s; the geometric-mean time ratio against each device). Its figures are copied to
+``docs/img/kernels-compare.png`` and ``docs/img/kernels-roofline.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import evidence
+
+IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
+
+
+def summary(doc: dict) -> dict:
+    out = {}
+    for suite, precision in dict.fromkeys((r["suite"], r["precision"]) for r in doc["rows"]):
+        rows = [r for r in doc["rows"] if (r["suite"], r["precision"]) == (suite, precision)]
+        ran = [r for r in rows if not r.get("skipped")]
+        figure = "busbw_gbps" if suite == "allreduce" else "gflops"
+        reasons = Counter(r["skipped"].split(":")[0][:60] for r in rows if r.get("skipped"))
+        ratios = {c["against"]: [r["time_ratio"] for r in c["rows"] if (r["suite"], r["precision"]) == (suite, precision)]
+                  for c in doc.get("comparison", [])}
+        out[f"{suite}/{precision}"] = {
+            "rows": len(rows), "measured": len(ran), "skipped": dict(reasons),
+            f"median_{figure}": statistics.median(r[figure] for r in ran) if ran else None,
+            f"max_{figure}": max((r[figure] for r in ran), default=None),
+            "max_fraction_of_roof": max((r["fraction_of_roof"] for r in ran if r.get("fraction_of_roof")), default=None),
+            "geomean_time_ratio": {device: (statistics.geometric_mean(v), len(v)) for device, v in ratios.items() if v}}
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--precision", default="fp32,bf16")
+    parser.add_argument("--cap", default="20")
+    parser.add_argument("--max-seconds", default="3600")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dawnbench-kernels-training-") as tmp:
+        out = Path(tmp) / "kernels"
+        command = [sys.executable, "-m", "dawnbench", "kernels", "all", "--set", "training", "--precision",
+                   args.precision, "--cap", args.cap, "--max-seconds", args.max_seconds, "--nproc", "2",
+                   "--out", str(out), "--json"]
+        start = time.perf_counter()
+        proc = subprocess.run(command, stdout=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - start
+        doc = json.loads(proc.stdout)
+        for name in ("compare.png", "roofline.png"):
+            if (out / name).is_file():
+                shutil.copy(out / name, IMG / f"kernels-{name}")
+    figures = {"command": command[2:], "exit": proc.returncode, "wall_s": wall, "summary": summary(doc),
+               "document": doc}
+    print(json.dumps(figures["summary"], indent=1))
+    evidence.write("kernels_training", figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
