@@ -217,7 +217,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                        "otherwise: a few minutes on two cores")
     k.add_argument("--cap", type=float, metavar="S", help="seconds a row may take (default 30, 10 with --quick): "
                                                          "longer ones are skipped, an RNN shortened")
-    k.add_argument("--max-seconds", type=float, metavar="S", help="for the whole command: later rows are skipped")
+    k.add_argument("--max-seconds", type=float, metavar="S", help="for the whole command, shared out among the suites "
+                                                                 "and precisions: rows past their share are skipped")
     k.add_argument("--compare", action="append", default=[], metavar="DEVICE|FILE",
                    help="V100, P100, TitanXp, 1080Ti, M40, T4, KNL7250 or another machine's kernels.json, "
                         "repeatable (default for the training set: every published device)")

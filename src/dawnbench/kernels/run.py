@@ -9,7 +9,8 @@ FLOPs / roof and bytes / bandwidth, for a warm-up call and four timed ones). A r
 its reason in ``skipped`` — when its precision cannot run here or has no fast path and was not
 asked for, when its operands would not fit in half of the memory free, when one call would take
 more than a fifth of the cap (an RNN is shortened to fewer timesteps instead, the row says
-how many ran), or when ``max_seconds`` for the whole command has run out. The rows that run are
+how many ran), or when its suite's share of ``max_seconds`` for the whole command has run out
+(each suite and precision gets an equal part of what is left when it starts). The rows that run are
 timed with :mod:`~dawnbench.kernels.timing`; ``kernels.json`` is rewritten after each one, so
 Ctrl-C keeps every finished row. All-reduce runs in the workers torchrun starts
 (:mod:`~dawnbench.kernels.allreduce`); the command merges their rows in.
@@ -281,22 +282,29 @@ def run_kernels(options: KernelOptions, progress: Callable[[int, int, float, dic
 
 def _measure(rows: list[Planned], document: Document, options: KernelOptions, device: torch.device, roofs: Roofs,
              start: float, left: float, progress: Callable[[int, int, float, dict[str, Any]], None]) -> None:
-    for suite in dict.fromkeys(r.problem.suite for r in rows):
+    """Time the rows, suite by suite; ``max_seconds`` is shared out among the (suite, precision)
+    groups in order — each gets an equal part of what is left — so no suite is starved by the ones
+    before it."""
+    groups = list(dict.fromkeys((r.problem.suite, r.precision) for r in rows))
+    for suite in dict.fromkeys(suite for suite, _ in groups):
         with ResourceMonitor(document.out / f"resources-{suite}.tsv") as monitor:
-            for planned in (r for r in rows if r.problem.suite == suite):
-                spent = time.perf_counter() - start
-                budget = options.cap if options.max_seconds is None else min(options.cap,
-                                                                               options.max_seconds - spent)
-                if planned.skipped:
-                    row = {**base_row(planned), "skipped": planned.skipped}
-                elif budget <= 0:
-                    row = {**base_row(planned), "skipped": f"the command's --max-seconds {options.max_seconds:g} "
-                                                           "ran out before this row"}
-                else:
-                    row = measure_row(planned, device, roofs, budget)
-                    left -= planned.estimate_s * CALLS
-                document.add(row)
-                progress(len(document.doc["rows"]), len(rows), max(0.0, left), row)
+            for group in (g for g in groups if g[0] == suite):
+                share_end = None
+                if options.max_seconds is not None:
+                    remaining = options.max_seconds - (time.perf_counter() - start)
+                    share_end = time.perf_counter() + remaining / (len(groups) - groups.index(group))
+                for planned in (r for r in rows if (r.problem.suite, r.precision) == group):
+                    budget = options.cap if share_end is None else min(options.cap, share_end - time.perf_counter())
+                    if planned.skipped:
+                        row = {**base_row(planned), "skipped": planned.skipped}
+                    elif budget <= 0:
+                        row = {**base_row(planned), "skipped": f"this suite's share of --max-seconds "
+                                                               f"{options.max_seconds:g} ran out before this row"}
+                    else:
+                        row = measure_row(planned, device, roofs, budget)
+                        left -= planned.estimate_s * CALLS
+                    document.add(row)
+                    progress(len(document.doc["rows"]), len(rows), max(0.0, left), row)
         document.doc["resources"][suite] = monitor.summary()
 
 
