@@ -75,10 +75,24 @@ def finding(roof: dict, sim: dict) -> dict:
             "applications": {p["label"]: {"intensity": p["intensity"], "gflops": p["flops_per_s"] / 1e9} for p in apps}}
 
 
+def replot(figures: dict) -> int:
+    from dawnbench.cli.figures import roofline_figure_of, similarity_figures
+
+    with tempfile.TemporaryDirectory(prefix="dawnbench-beside-replot-") as tmp:
+        for figure in [roofline_figure_of(figures["roofline"], Path(tmp)),
+                       *similarity_figures(figures["similarity"], Path(tmp))]:
+            shutil.copy(figure, IMG / f"kernels-beside-{figure.name}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=Path, help="a stored kernels_training evidence file (default: the newest)")
+    parser.add_argument("--replot", type=Path, metavar="EVIDENCE",
+                        help="only redraw the figures from a stored evidence file of this script")
     args = parser.parse_args()
+    if args.replot:
+        return replot(json.loads(args.replot.read_text())["figures"])
     stored = args.kernels or newest_kernels()
     with tempfile.TemporaryDirectory(prefix="dawnbench-beside-") as tmp:
         tmp_path = Path(tmp)

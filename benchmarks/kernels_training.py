@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import statistics
 import subprocess
@@ -33,7 +34,7 @@ def summary(doc: dict) -> dict:
         rows = [r for r in doc["rows"] if (r["suite"], r["precision"]) == (suite, precision)]
         ran = [r for r in rows if not r.get("skipped")]
         figure = "busbw_gbps" if suite == "allreduce" else "gflops"
-        reasons = Counter(r["skipped"].split(":")[0][:60] for r in rows if r.get("skipped"))
+        reasons = Counter(re.sub(r"[0-9.]+", "N", r["skipped"]) for r in rows if r.get("skipped"))
         ratios = {c["against"]: [r["time_ratio"] for r in c["rows"] if (r["suite"], r["precision"]) == (suite, precision)]
                   for c in doc.get("comparison", [])}
         out[f"{suite}/{precision}"] = {
@@ -45,12 +46,26 @@ def summary(doc: dict) -> dict:
     return out
 
 
+def replot(doc: dict) -> int:
+    from dawnbench.cli.figures import kernel_figures
+
+    with tempfile.TemporaryDirectory(prefix="dawnbench-kernels-replot-") as tmp:
+        (Path(tmp) / "kernels.json").write_text(json.dumps(doc))
+        for figure in kernel_figures(doc, Path(tmp)):
+            shutil.copy(figure, IMG / f"kernels-{figure.name}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--precision", default="fp32,bf16")
     parser.add_argument("--cap", default="20")
     parser.add_argument("--max-seconds", default="3600")
+    parser.add_argument("--replot", type=Path, metavar="EVIDENCE",
+                        help="only redraw the figures from a stored evidence file of this script")
     args = parser.parse_args()
+    if args.replot:
+        return replot(json.loads(args.replot.read_text())["figures"]["document"])
     with tempfile.TemporaryDirectory(prefix="dawnbench-kernels-training-") as tmp:
         out = Path(tmp) / "kernels"
         command = [sys.executable, "-m", "dawnbench", "kernels", "all", "--set", "training", "--precision",

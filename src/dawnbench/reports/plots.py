@@ -15,6 +15,17 @@ matplotlib.use("Agg")
 # the start of a TeX expression that fails to parse when the figure is saved.
 matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import EngFormatter, FuncFormatter, NullFormatter  # noqa: E402
+
+
+def log_scale(ax: Any, *axes: str, si: bool = False) -> None:
+    """Log scale on ``axes`` ("x", "y") with plain-text tick labels — "0.1", "1e+03", or with ``si``
+    "100 G": matplotlib's default log labels are TeX, which the setting above would print as source."""
+    for name in axes:
+        getattr(ax, f"set_{name}scale")("log")
+        axis = getattr(ax, f"{name}axis")
+        axis.set_major_formatter(EngFormatter(sep=" ") if si else FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
 
 
 def latency_histogram(latencies_ms: Sequence[float], figures: dict[str, Any], path: Path, title: str) -> Path:

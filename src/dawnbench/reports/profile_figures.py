@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from dawnbench.reports.plots import plt  # configured there: Agg, no TeX parsing of labels
+from dawnbench.reports.plots import log_scale, plt  # configured there: Agg, no TeX parsing of labels
 
 COLOURS = {"fp32": "tab:blue", "tf32": "tab:cyan", "bf16": "tab:orange", "fp16": "tab:red"}
 
@@ -36,7 +36,7 @@ def cdf_figure(rows: Sequence[dict[str, Any]], roofs: dict[str, float], path: Pa
     ax.step(np.concatenate([[floor], x]), np.concatenate([[0.0], share]), where="post", color="black")
     for precision, roof in roofs.items():
         ax.axvline(roof, ls="--", color=COLOURS.get(precision, "grey"), label=f"{precision} roof {roof / 1e9:.0f} GFLOP/s")
-    ax.set_xscale("log")
+    log_scale(ax, "x", si=True)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("achieved FLOP/s of the op (ops without FLOPs at the left edge)")
     ax.set_ylabel("share of op time in ops ≤ x")
@@ -70,8 +70,8 @@ def roofline_figure(rows: Sequence[dict[str, Any]], roofs: dict[str, float], ban
     if step.get("intensity") and step.get("flops_per_s"):
         ax.scatter(step["intensity"], step["flops_per_s"], marker="*", s=250, color="black", zorder=5,
                    label=f"whole step: {step['flops_per_s'] / 1e9:.0f} GFLOP/s")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    log_scale(ax, "x")
+    log_scale(ax, "y", si=True)
     ax.set_xlabel("arithmetic intensity (FLOP / byte read + written)")
     ax.set_ylabel("FLOP/s")
     ax.set_title(title, fontsize=10)
@@ -108,8 +108,8 @@ def workloads_roofline(doc: dict[str, Any], path: Path, title: str) -> Path:
         ax.annotate(p["label"], (p["intensity"], p["flops_per_s"]), fontsize=7, xytext=(6, 4), textcoords="offset points")
     if apps:
         ax.scatter([], [], marker="*", s=120, color="white", edgecolor="black", label="applications: whole training step")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    log_scale(ax, "x")
+    log_scale(ax, "y", si=True)
     ax.set_xlabel("arithmetic intensity (FLOP / byte read + written; a lower bound for kernels)")
     ax.set_ylabel("FLOP/s")
     ax.set_title(title, fontsize=10)
@@ -137,7 +137,7 @@ def comparison_figure(doc: dict[str, Any], path: Path) -> Path:
                 xs.append(i - 0.4 + width * (k + 0.5))
         ax.bar(xs, heights, width=width, label=comparison["against"])
     ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_yscale("log")
+    log_scale(ax, "y")
     ax.set_xticks(range(len(groups)), [f"{s}\n{p}" for s, p in groups])
     ax.set_ylabel("time here / time there (geometric mean)")
     ax.set_title(f"{doc['hardware'].get('accelerator') or doc['hardware'].get('cpu')} against DeepBench's devices "
