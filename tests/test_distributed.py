@@ -90,7 +90,7 @@ def test_every_built_in_entry_trains_under_ddp(name, task, mnist_ready, cifar10_
     dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
     try:
         world = World(rank=0, world_size=1, backend="gloo")
-        entry = load_entry_class(name)(get_task(task), torch.device("cpu"))
+        entry = load_entry_class(name)(get_task(task), torch.device("cpu"), {"batch_size": 64})  # steps, not rates
         scored = data.open_split(get_task(task).dataset, get_task(task).scored_split).head(10)
         ctx = synthetic_context(train_context(entry, get_task(task), 0, "fp32", world=world), scored)
         assert run_for_steps(entry.train(ctx), 3) == 3

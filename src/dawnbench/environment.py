@@ -66,7 +66,114 @@ def hardware_info(device: torch.device) -> dict[str, Any]:
         props = torch.cuda.get_device_properties(device)
         info.update(accelerator=props.name, accelerator_count=torch.cuda.device_count(),
                     accelerator_memory_gib=round(props.total_memory / 2**30, 1))
+    info["topology"] = topology()
     return info
+
+
+# --- topology (SPEC §20): how the cores, memory and accelerators are joined ------------------
+
+# NVML's common-ancestor levels, named as `nvidia-smi topo -m` names them.
+_ANCESTOR = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
+_LINK_MEANING = {"NV#": "NVLink, # links", "PIX": "at most one PCIe switch", "PXB": "several PCIe switches",
+                 "PHB": "through a PCIe host bridge", "NODE": "across host bridges within a NUMA node",
+                 "SYS": "across NUMA nodes (the SMP interconnect)"}
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _cpu_list(cpus: list[int]) -> str:
+    """``0-3,8`` for [0, 1, 2, 3, 8]."""
+    ordered, ranges, start = sorted(cpus), [], None
+    for i, cpu in enumerate(ordered):
+        start = cpu if start is None else start
+        if i + 1 == len(ordered) or ordered[i + 1] != cpu + 1:
+            ranges.append(f"{start}-{cpu}" if cpu != start else str(start))
+            start = None
+    return ",".join(ranges)
+
+
+def _cpu_topology() -> dict[str, Any]:
+    import psutil
+
+    packages = {_read(f"{d}/topology/physical_package_id") for d in
+                (str(p) for p in Path("/sys/devices/system/cpu").glob("cpu[0-9]*"))} - {None}
+    nodes = [{"node": int(d.name.removeprefix("node")), "cpus": _read(f"{d}/cpulist")}
+             for d in sorted(Path("/sys/devices/system/node").glob("node[0-9]*"))]
+    return {"sockets": len(packages) or None, "physical_cores": psutil.cpu_count(logical=False),
+            "logical_cpus": psutil.cpu_count(), "numa_nodes": nodes}
+
+
+def _accelerator_topology(nv: Any) -> dict[str, Any]:
+    """Per NVML device its PCIe link, NUMA node and CPU affinity; per pair the link and P2P."""
+    handles = [nv.nvmlDeviceGetHandleByIndex(i) for i in range(nv.nvmlDeviceGetCount())]
+    buses = [nv.nvmlDeviceGetPciInfo(h).busId for h in handles]
+    buses = [b.decode() if isinstance(b, bytes) else str(b) for b in buses]
+
+    def attempt(fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except Exception:  # a query this driver or device does not answer: absent
+            return None
+
+    devices = []
+    for i, h in enumerate(handles):
+        name = attempt(nv.nvmlDeviceGetName, h)
+        masks = attempt(nv.nvmlDeviceGetCpuAffinity, h, max(1, ((os.cpu_count() or 64) + 63) // 64)) or []
+        cpus = [word * 64 + bit for word, mask in enumerate(masks) for bit in range(64) if int(mask) >> bit & 1]
+        node = attempt(nv.nvmlDeviceGetNumaNodeId, h)
+        if node is None:
+            text = _read(f"/sys/bus/pci/devices/{buses[i].lower()[-12:]}/numa_node")
+            node = int(text) if text and text.lstrip("-").isdigit() and int(text) >= 0 else None
+        devices.append({"index": i, "name": name.decode() if isinstance(name, bytes) else name, "pci_bus": buses[i],
+                        "pcie": {"gen": attempt(nv.nvmlDeviceGetCurrPcieLinkGeneration, h),
+                                 "width": attempt(nv.nvmlDeviceGetCurrPcieLinkWidth, h),
+                                 "max_gen": attempt(nv.nvmlDeviceGetMaxPcieLinkGeneration, h),
+                                 "max_width": attempt(nv.nvmlDeviceGetMaxPcieLinkWidth, h)},
+                        "numa_node": node, "cpu_affinity": _cpu_list(cpus) if cpus else None})
+    links, p2p = [], []
+    for i, a in enumerate(handles):
+        row, row_p2p = [], []
+        for j, b in enumerate(handles):
+            if i == j:
+                row.append("X")
+                row_p2p.append(None)
+                continue
+            nvlinks = 0
+            for link in range(getattr(nv, "NVML_NVLINK_MAX_LINKS", 18)):
+                if attempt(nv.nvmlDeviceGetNvLinkState, a, link) == getattr(nv, "NVML_FEATURE_ENABLED", 1):
+                    remote = attempt(nv.nvmlDeviceGetNvLinkRemotePciInfo, a, link)
+                    bus = getattr(remote, "busId", None)
+                    nvlinks += (bus.decode() if isinstance(bus, bytes) else bus) == buses[j]
+            level = attempt(nv.nvmlDeviceGetTopologyCommonAncestor, a, b)
+            row.append(f"NV{nvlinks}" if nvlinks else _ANCESTOR.get(level, "?"))
+            status = attempt(nv.nvmlDeviceGetP2PStatus, a, b, getattr(nv, "NVML_P2P_CAPS_INDEX_READ", 0))
+            row_p2p.append(None if status is None else status == getattr(nv, "NVML_P2P_STATUS_OK", 0))
+        links.append(row)
+        p2p.append(row_p2p)
+    return {"devices": devices, "links": links, "p2p_read": p2p, "legend": _LINK_MEANING}
+
+
+def topology(nvml: Any = None) -> dict[str, Any]:
+    """The machine's layout: sockets, cores and NUMA nodes; and, where NVML answers, every
+    accelerator's PCIe link (generation and width, current and maximum), NUMA node and CPU
+    affinity, and per pair the link as ``nvidia-smi topo -m`` classifies it (``NV#``, ``PIX``,
+    ``PXB``, ``PHB``, ``NODE``, ``SYS``) with peer-to-peer read availability. ``nvml``: the module
+    (``pynvml`` by default; tests hand in a stand-in)."""
+    out: dict[str, Any] = {"cpu": _cpu_topology()}
+    try:
+        if nvml is None:
+            import pynvml as nvml
+        nvml.nvmlInit()
+        if nvml.nvmlDeviceGetCount():
+            out["accelerators"] = _accelerator_topology(nvml)
+    except Exception as err:  # no NVML (no driver, no GPU): a CPU machine's topology is its cores
+        out["accelerators_absent"] = f"NVML not available ({type(err).__name__})"
+    return out
 
 
 def describe_hardware(hw: dict[str, Any]) -> str:
@@ -78,6 +185,16 @@ def describe_hardware(hw: dict[str, Any]) -> str:
     if not hw.get("cpu"):
         return "unknown hardware"
     return f"{hw['cpu']}, {hw.get('cores', '?')} cores, {hw.get('memory_gib')} GiB"
+
+
+def scheduler() -> dict[str, Any] | None:
+    """The cluster job this process runs in (Slurm's environment), or None outside one."""
+    env = os.environ
+    if "SLURM_JOB_ID" not in env:
+        return None
+    return {"name": "slurm", "job_id": (f"{env['SLURM_ARRAY_JOB_ID']}_{env['SLURM_ARRAY_TASK_ID']}"
+                                        if "SLURM_ARRAY_TASK_ID" in env else env["SLURM_JOB_ID"]),
+            "nodes": env.get("SLURM_JOB_NODELIST"), "partition": env.get("SLURM_JOB_PARTITION")}
 
 
 def git_state(folder: Path, only: str | None = None) -> dict[str, Any]:

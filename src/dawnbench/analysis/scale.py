@@ -11,7 +11,13 @@ in a row, and the table reports per count the medians over runs of
 * communication overhead: exposed gradient communication / time per epoch, from the
   run's own DDP hook (:mod:`dawnbench.distributed.comm`);
 * accounted: (slowest worker's own compute + exposed communication) / time per epoch;
-* CPU utilisation: the machine's busy share while the run's monitor sampled.
+* what the run asked of the machine over all its workers (SPEC §20, the MLPerf
+  characterisation's Table 6; :func:`~dawnbench.analysis.workloads.system_measures`): CPU
+  (% of one core, summed: ``cpu_util_pct``; of the machine: ``cpu_machine_pct``), host memory
+  (summed RSS: ``host_mem_mib``), accelerator utilisation and memory summed over the devices
+  (``accel_util_pct``, ``accel_mem_mib``), PCIe and NVLink traffic (``pcie_mbps``,
+  ``nvlink_mbps``; MB/s) — None where the machine has no such thing — and the machine's busy
+  share while the monitor sampled (``machine_busy_pct``).
 
 ``scale.json`` is also what ``dawnbench schedule`` reads: a job's TTA per worker count.
 Every count runs with the same ``run`` options, and every worker with the same number of
@@ -27,6 +33,7 @@ from __future__ import annotations
 import statistics as st
 from typing import Any
 
+from dawnbench.analysis.workloads import SYSTEM, number, system_measures
 from dawnbench.harness.record import RunResult
 from dawnbench.statistics import RunSample
 
@@ -40,8 +47,9 @@ def scale_row(workers: int, results: list[RunResult]) -> dict[str, Any]:
     samples = [RunSample.from_result(r) for r in results]
     reached = [s for s in samples if s.succeeded]
     dist = [r.distributed or {} for r in results]
-    cpu = [(r.resources or {}).get("sys_cpu_pct", {}).get("mean") for r in results]
-    cores = [(r.resources or {}).get("cpu_count") for r in results]
+    busy = [number(r.resources, "sys_cpu_pct", "mean") for r in results]
+    cores = [number(r.resources, "cpu_count") for r in results]
+    system = [system_measures(r.resources) for r in results]
     return {
         "workers": workers, "runs": len(results), "successes": len(reached),
         "statuses": [r.status for r in results],
@@ -51,7 +59,8 @@ def scale_row(workers: int, results: list[RunResult]) -> dict[str, Any]:
         "tta_s": _median([s.tta_s for s in reached]),
         "comm_overhead_pct": _median([d.get("comm_overhead_pct") for d in dist]),
         "accounted_pct": _median([d.get("accounted_pct") for d in dist]),
-        "cpu_util_pct": _median([c / n for c, n in zip(cpu, cores) if c is not None and n]),
+        **{name: _median([m[name] for m in system]) for name in SYSTEM},
+        "machine_busy_pct": _median([c / n for c, n in zip(busy, cores) if c is not None and n]),
         "run_dirs": [r.run_dir for r in results],
     }
 

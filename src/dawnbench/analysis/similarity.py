@@ -12,10 +12,11 @@ each configuration gets a vector of characteristics, the median over its records
 ==================  ============================================  ==================
 characteristic      meaning                                       from
 ==================  ============================================  ==================
-cpu_util_pct        this process's CPU, 100 = one core            runs, profiles
-gpu_util_pct        GPU 0 busy %                                  runs, profiles
-host_mem_gib        peak RSS                                      runs, profiles
-device_mem_gib      peak GPU 0 memory                             runs, profiles
+cpu_util_pct        the run's CPU over all its workers, 100 = one core   runs, profiles
+gpu_util_pct        its accelerators' busy %, summed              runs, profiles
+host_mem_gib        peak summed RSS of all its processes          runs, profiles
+device_mem_gib      peak accelerator memory, summed               runs, profiles
+pcie_mbps           PCIe traffic, both directions, summed         runs, profiles
 achieved_gflops     training FLOP/s                               runs, profiles
 memory_gbps         bytes read + written per second by the ops    profiles
 intensity           FLOP per byte of the whole step               profiles
@@ -44,14 +45,14 @@ from typing import Any
 
 import numpy as np
 
-from dawnbench.analysis.workloads import collect, number
+from dawnbench.analysis.workloads import collect, number, system_measures
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import atomic_write_json, output_dir
 
 
-def _res(key: str, stat: str, scale: float = 1.0) -> Callable[[dict], float | None]:
+def _system(name: str, scale: float = 1.0) -> Callable[[dict], float | None]:
     def get(doc: dict) -> float | None:
-        value = number(doc, "resources", key, stat)
+        value = system_measures(doc.get("resources"))[name]
         return None if value is None else value / scale
     return get
 
@@ -74,10 +75,11 @@ def _samples_per_s(doc: dict) -> float | None:
 
 
 CHARACTERISTICS: dict[str, Callable[[dict], float | None]] = {
-    "cpu_util_pct": _res("proc_cpu_pct", "mean"),
-    "gpu_util_pct": _res("gpu0_util_pct", "mean"),
-    "host_mem_gib": _res("proc_rss_bytes", "max", 2**30),
-    "device_mem_gib": _res("gpu0_mem_used_bytes", "max", 2**30),
+    "cpu_util_pct": _system("cpu_util_pct"),
+    "gpu_util_pct": _system("accel_util_pct"),
+    "host_mem_gib": _system("host_mem_mib", 1024),
+    "device_mem_gib": _system("accel_mem_mib", 1024),
+    "pcie_mbps": _system("pcie_mbps"),
     "achieved_gflops": _run_flops,
     "memory_gbps": _memory_gbps,
     "intensity": lambda d: number(d, "step", "intensity"),

@@ -6,7 +6,7 @@ kernel results, each turned into workload documents with the configuration that 
 
 * a **run** (``result.json``) and a **profile** (``summary.json`` of ``dawnbench profile``) are
   read as they are; their configuration is task, entry, precision and batch size (and a
-  profile's ``--without`` variant);
+  profile's ``--without`` variant, a run's number of workers when it had several);
 * a **kernel result** (``kernels.json`` of ``dawnbench kernels``) becomes one workload per suite
   and precision, aggregated over its measured problems as the MLPerf characterisation did —
   FLOPs, bytes and seconds summed, so its FLOP/s, bytes/s and intensity are those of the suite
@@ -29,6 +29,16 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json, walk_foreign
 
 NAMES = ("result.json", "summary.json", "kernels.json")
+MIB = 2**20
+# The system-level measures of a run (SPEC §20), from its resources summary: name -> (column, statistic, scale),
+# with the column older records used first where one was renamed.
+SYSTEM = {"cpu_util_pct": (("proc_cpu_pct",), "mean", 1.0),
+          "cpu_machine_pct": (("cpu_machine_pct",), "mean", 1.0),
+          "host_mem_mib": (("run_rss_bytes", "proc_rss_bytes"), "max", MIB),
+          "accel_util_pct": (("accel_util_pct", "gpu0_util_pct"), "mean", 1.0),
+          "accel_mem_mib": (("accel_mem_used_bytes", "gpu0_mem_used_bytes"), "max", MIB),
+          "pcie_mbps": (("accel_pcie_mbps",), "mean", 1.0),
+          "nvlink_mbps": (("accel_nvlink_mbps",), "mean", 1.0)}
 
 
 def number(doc: Any, *path: str) -> float | None:
@@ -38,6 +48,18 @@ def number(doc: Any, *path: str) -> float | None:
             return None
         doc = doc.get(key)
     return float(doc) if isinstance(doc, (int, float)) and not isinstance(doc, bool) else None
+
+
+def system_measures(resources: Any) -> dict[str, float | None]:
+    """What a run asked of the machine, over all its workers (SPEC §20): its CPU (% of one core,
+    summed; and of the machine), host memory (summed RSS, MiB), and over the accelerators it used
+    their utilisation, memory (MiB), PCIe and NVLink traffic (MB/s) — None where the machine has no
+    such thing or the record is older than the measure."""
+    out: dict[str, float | None] = {}
+    for name, (columns, stat, scale) in SYSTEM.items():
+        value = next((v for v in (number(resources, c, stat) for c in columns) if v is not None), None)
+        out[name] = None if value is None else value / scale
+    return out
 
 
 def collect(paths: Sequence[str | Path], per_problem: bool = False) -> list[dict[str, Any]]:
@@ -67,6 +89,9 @@ def _named(doc: dict[str, Any]) -> dict[str, Any]:
         batch = round(samples_per_s * window_s / steps)
     precision = doc.get("precision") if isinstance(doc.get("precision"), str) else "fp32"
     doc["_config"] = f"{doc['task']}/{doc.get('entry')}/{precision}/bs{batch if batch is None else int(batch)}"
+    workers = number(doc, "distributed", "world_size")
+    if workers and workers > 1:  # 1, 2 and 4 workers ask different things of the machine: three workloads
+        doc["_config"] += f"/w{int(workers)}"
     if isinstance(doc.get("variant"), str):  # e.g. a profile's --without window: another network
         doc["_config"] += f" {doc['variant']}"
     doc["_kind"] = "profile" if "window_s" in doc else "run"

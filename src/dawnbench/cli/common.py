@@ -88,6 +88,9 @@ def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "
         "seconds between samples of the resource monitor (resources.tsv; default 0.5)", r["resource_interval"]))
     parser.add_argument("--subset", metavar="NAME", help="imagenet, squad: train on the tree imported under this "
                                                          "name (`data fetch TASK --from DIR --subset NAME`); unofficial")
+    parser.add_argument("--p2p", choices=("on", "off"), default="on",
+                        help="off: disable NCCL's peer-to-peer transport between GPUs (what the links are worth); "
+                             "recorded, a no-op on CPUs")
 
 
 def options_argv(options: Any) -> list[str]:
@@ -123,7 +126,7 @@ def run_options(args: argparse.Namespace) -> Any:
                       cost_per_hour=args.cost_per_hour, overrides=parse_set(args.set),
                       precision=args.precision, compile=args.compile, org=args.org, platform=args.platform,
                       resource_interval=args.resource_interval, scaling=getattr(args, "scaling", "weak"),
-                      collective_timeout=args.collective_timeout, subset=args.subset)
+                      collective_timeout=args.collective_timeout, subset=args.subset, p2p=args.p2p)
 
 
 def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True, scaling: bool = True) -> None:
@@ -180,3 +183,40 @@ def figure_path(path: str | Path, flag: str) -> Path:
         raise DawnbenchError(f"{flag} {path}: that is a folder; name the figure file, e.g. {path / 'figure.png'}.")
     output_dir(path.parent or Path("."), flag)
     return path
+
+
+def add_executor_options(parser: argparse.ArgumentParser) -> None:
+    """Where a batch command's runs go (SPEC §21): this machine, one after another (default), or a Slurm
+    cluster's jobs through submitit."""
+    group = parser.add_argument_group("executor (where the runs go)")
+    group.add_argument("--executor", choices=("local", "slurm"), default="local",
+                       help="local: here, one after another (default); slurm: one job per run, through submitit")
+    group.add_argument("--partition", help="slurm: the partition")
+    group.add_argument("--account", help="slurm: the account to charge")
+    group.add_argument("--time-limit", type=int, default=60, metavar="MIN", help="slurm: each job's time limit in "
+                                                                                "minutes (default 60)")
+    group.add_argument("--gpus-per-run", type=int, default=0, metavar="G", help="slurm: GPUs per worker (default 0)")
+    group.add_argument("--cpus-per-run", type=int, metavar="C", help="slurm: CPUs per worker (default: the cluster's)")
+    group.add_argument("--workers-per-node", type=int, metavar="K",
+                       help="slurm: a run of more workers spans several nodes, K per node (default: one node)")
+    group.add_argument("--array-parallelism", type=int, default=256, metavar="N",
+                       help="slurm: at most N jobs of an array at once (default 256)")
+    group.add_argument("--sbatch", action="append", default=[], metavar="--KEY=VALUE",
+                       help="slurm: any other sbatch option, repeatable (e.g. --sbatch=--qos=high)")
+    group.add_argument("--resume", action="store_true",
+                       help="slurm: in the same --out, submit only the runs without a finished record")
+
+
+def slurm_options(args: argparse.Namespace) -> Any:
+    """The :class:`~dawnbench.experiments.slurm.SlurmOptions` of the executor flags, checked (None: local)."""
+    if args.executor != "slurm":
+        if args.resume:
+            raise DawnbenchError("--resume goes with --executor slurm (a local batch runs everything it is asked).")
+        return None
+    from dawnbench.experiments.slurm import SlurmOptions, check
+
+    options = SlurmOptions(partition=args.partition, gpus_per_run=args.gpus_per_run, cpus_per_run=args.cpus_per_run,
+                           workers_per_node=args.workers_per_node, time_limit_min=args.time_limit,
+                           account=args.account, array_parallelism=args.array_parallelism, sbatch=list(args.sbatch))
+    check(options)
+    return options

@@ -311,9 +311,10 @@ def scale_table(doc: dict) -> Table:
     threads = f", {doc['threads_per_worker']} thread(s) per worker" if doc.get("threads_per_worker") else ""
     table = Table(title=f"scaling of {doc['job']} ({doc['scaling']} scaling{threads}, median of {doc['runs']} "
                         f"run(s); speedups against {base} worker{'s' if base > 1 else ''})")
+    system = [(key, label, fmt) for key, label, fmt in SYSTEM_COLUMNS if any(r.get(key) is not None for r in doc["rows"])]
     for col in ("workers", "global batch", "reached", "time/epoch", "epochs to target", "TTA",
                 "speedup epoch", "speedup TTA", "efficiency epoch", "efficiency TTA", "comm overhead",
-                "accounted", "CPU util"):
+                "accounted", *(label for _, label, _ in system)):
         table.add_column(col, justify="right")
     for r in doc["rows"]:
         table.add_row(str(r["workers"]), _num(r["global_batch_size"], "{:.0f}"), f"{r['successes']}/{r['runs']}",
@@ -321,8 +322,33 @@ def scale_table(doc: dict) -> Table:
                       format_seconds(r["tta_s"]), _num(r["speedup_epoch"], "{:.2f}×"),
                       _num(r["speedup_tta"], "{:.2f}×"), _num(r["efficiency_epoch"], "{:.0%}"),
                       _num(r["efficiency_tta"], "{:.0%}"), _num(r["comm_overhead_pct"], "{:.1f} %"),
-                      _num(r["accounted_pct"], "{:.0f} %"), _num(r["cpu_util_pct"], "{:.0f} %"))
+                      _num(r["accounted_pct"], "{:.0f} %"), *(_num(r.get(key), fmt) for key, _, fmt in system))
+    table.caption = ("CPU: the run's processes summed, 100 % = one core; host memory: their summed resident memory "
+                     "(peak); accelerators summed over the devices used; traffic in MB/s, both directions")
     return table
+
+
+def jobs_table(doc: dict) -> Table:
+    """`dawnbench jobs`: per job type, what the runs achieved together and asked of the machine."""
+    system = [(key, label, fmt) for key, label, fmt in SYSTEM_COLUMNS if any(r.get(key) is not None for r in doc["rows"])]
+    shares = "; ".join(f"GPU {s['gpu']}" if "gpu" in s else f"CPUs {','.join(map(str, s['cpus']))}" for s in doc["shares"])
+    table = Table(title=f"{doc['task']}: {doc['slots']} slots ({shares}) three ways")
+    for col in ("type", "runs", "reached", "samples/s", "TTA (median)", "wall", *(label for _, label, _ in system)):
+        table.add_column(col, justify="left" if col == "type" else "right")
+    for r in doc["rows"]:
+        table.add_row(r["type"], str(r["runs"]), f"{r['successes']}/{r['runs']}", _num(r["samples_per_s"], "{:,.0f}"),
+                      format_seconds(r["tta_median_s"]), format_seconds(r["wall_s"]),
+                      *(_num(r.get(key), fmt) for key, _, fmt in system))
+    table.caption = ("samples/s: all the type's runs together; CPU, memory and accelerators: summed over its runs, "
+                     "each over all its processes (CPU 100 % = one core)")
+    return table
+
+
+# The system-level columns (SPEC §20) of the scale and jobs tables: key, header, format; shown where known.
+SYSTEM_COLUMNS = (("cpu_util_pct", "CPU %", "{:.0f}"), ("cpu_machine_pct", "machine CPU %", "{:.0f}"),
+                  ("host_mem_mib", "host MiB", "{:,.0f}"), ("accel_util_pct", "accel %", "{:.0f}"),
+                  ("accel_mem_mib", "accel MiB", "{:,.0f}"), ("pcie_mbps", "PCIe MB/s", "{:,.0f}"),
+                  ("nvlink_mbps", "NVLink MB/s", "{:,.0f}"))
 
 
 def schedule_table(doc: dict) -> Table:
@@ -392,6 +418,35 @@ def machine_table(machine: dict) -> Table:
     for precision, flops in roofs["flops"].items():
         probes = ", ".join(f"{k} {v / 1e9:.0f}" for k, v in roofs["probes"][precision].items())
         table.add_row(precision, f"{flops / 1e9:,.0f}", probes, f"{roofs['ridge_flop_per_byte'][precision]:.1f}")
+    return table
+
+
+def topology_table(topology: dict) -> Table:
+    """The machine's layout: its cores and NUMA nodes, and how its accelerators are joined — a small
+    matrix as ``nvidia-smi topo -m`` draws it, with each device's PCIe link, NUMA node and CPU affinity."""
+    cpu = topology["cpu"]
+    nodes = "; ".join(f"node {n['node']}: CPUs {n['cpus']}" for n in cpu.get("numa_nodes") or [])
+    title = (f"{cpu.get('sockets') or '?'} socket(s), {cpu.get('physical_cores')} cores, {cpu.get('logical_cpus')} "
+             f"logical CPUs · {nodes or 'no NUMA information'}")
+    accel = topology.get("accelerators")
+    table = Table(title=title)
+    if not accel:
+        table.add_column("accelerators")
+        table.add_row(topology.get("accelerators_absent", "none"))
+        return table
+    devices = accel["devices"]
+    table.add_column("")
+    for d in devices:
+        table.add_column(f"GPU{d['index']}", justify="center")
+    for col in ("PCIe (now / max)", "NUMA", "CPU affinity"):
+        table.add_column(col)
+    for d, row, p2p in zip(devices, accel["links"], accel["p2p_read"]):
+        pcie = d["pcie"]
+        cells = [link + ("" if ok is not False else " (no P2P)") for link, ok in zip(row, p2p)]
+        table.add_row(f"GPU{d['index']}", *cells, f"gen{pcie['gen']} x{pcie['width']} / gen{pcie['max_gen']} "
+                      f"x{pcie['max_width']}", str(d["numa_node"] if d["numa_node"] is not None else "—"),
+                      d["cpu_affinity"] or "—")
+    table.caption = "; ".join(f"{k}: {v}" for k, v in accel["legend"].items())
     return table
 
 

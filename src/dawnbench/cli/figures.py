@@ -70,3 +70,17 @@ def roofline_figure_of(doc: dict[str, Any], out: Path) -> Path:
     kernels = sum(p["kind"] == "kernel" for p in doc["points"])
     return workloads_roofline(doc, out / "roofline.png", f"{kernels} kernel rows and "
                               f"{len(doc['points']) - kernels} applications under this machine's roofs")
+
+
+def scale_resources_figure(doc: dict[str, Any], out: Path) -> Path:
+    """``scale-resources.png`` of ``dawnbench scale``: each system measure against workers."""
+    return plots.system_figure(doc["rows"], "workers", "workers", out / "scale-resources.png",
+                               f"what {doc['job']} asks of the machine as workers are added")
+
+
+def jobs_figure(doc: dict[str, Any], out: Path) -> Path:
+    """``jobs.png`` of ``dawnbench jobs``: what each job type got, and asked of the machine."""
+    return plots.system_figure(doc["rows"], "type", "job type", out / "jobs.png",
+                               f"{doc['task']}: {doc['slots']} slots as one distributed run, independent runs, a mix",
+                               lead=[("samples_per_s", "throughput (samples/s, all runs)"),
+                                     ("tta_median_s", "time to target (s, median run)")])

@@ -123,7 +123,8 @@ def _allreduce(document: Any, options: Any, workers: Any, err: Console) -> None:
             *(["--quick"] if options.quick else [])]
     err.print(f"all-reduce on {workers.nproc * workers.nnodes} ranks (torchrun)", highlight=False)
     start = time.perf_counter()
-    with ResourceMonitor(document.out / "resources-allreduce.tsv") as monitor:
+    gpus = list(range(workers.nproc)) if options.device != "cpu" and _cuda_here() else []
+    with ResourceMonitor(document.out / "resources-allreduce.tsv", devices=gpus) as monitor:
         outcome = torchrun(argv, workers)
     if outcome.signal:
         raise KeyboardInterrupt
@@ -137,6 +138,12 @@ def _allreduce(document: Any, options: Any, workers: Any, err: Console) -> None:
         rows = read_json(part, "kernels")["rows"]
         part.unlink()
     merge(document, rows, {**monitor.summary(), "launch_and_measure_s": time.perf_counter() - start})
+
+
+def _cuda_here() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _allreduce_sizes(options: Any) -> list[int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,14 @@ from dawnbench.cli.common import (
     EXIT_FAILED_RUN,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    add_executor_options,
     add_run_options,
     add_worker_options,
     launch_options,
     options_argv,
     print_json,
     run_options,
+    slurm_options,
 )
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
@@ -34,6 +37,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     options = run_options(args)
     workers = launch_options(args)  # checked even without --nproc: out of range is refused, never ignored
+    slurm = slurm_options(args)
+    if slurm is not None:
+        return _on_slurm(args, options, slurm, out, err)
     if args.nproc is not None and not World.launched():
         return _launch(args, options, workers, out, err)
     leader = int(os.environ.get("RANK", 0)) == 0
@@ -88,6 +94,30 @@ def _launch(args: argparse.Namespace, options: Any, workers: Any, out: Console, 
     return EXIT_INTERRUPTED if launched.signal else code
 
 
+def _batch_argv(options: Any) -> list[str]:
+    """The run options every job of a batch gets (its task, seed and --out are the batch's to set)."""
+    return [*(["--scaling", options.scaling] if options.scaling != "weak" else []),
+            *options_argv(dataclasses.replace(options, seed=0))]
+
+
+def _slurm_progress(err: Console, status: Any, what: str) -> Any:
+    return lambda counts: status.update(Text(f"{what}: " + ", ".join(f"{n} {k}" for k, n in counts.items())))
+
+
+def _on_slurm(args: argparse.Namespace, options: Any, slurm: Any, out: Console, err: Console) -> int:
+    """``run --runs N --executor slurm``: one job per seed (an array), then the statistics as here."""
+    from dawnbench.experiments.slurm import PlannedRun, run_batch
+    from dawnbench.harness.options import prepare
+
+    prepare(options)  # every option checked before anything is submitted
+    base = _batch_argv(options)
+    planned = [PlannedRun(f"seed={seed}", ["run", args.task, "--seed", str(seed), *base], Path(args.out) / f"seed-{seed}",
+                          workers=args.nproc or 1) for seed in range(options.seed, options.seed + options.runs)]
+    with err.status(Text("submitting")) as status:
+        results = run_batch(planned, slurm, Path(args.out), args.resume, _slurm_progress(err, status, "jobs"))
+    return _report([r for run in planned for r in results[run.key]], args, out, err)
+
+
 def _report(results: list[Any], args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.cli.display import result_card, runs_table
     from dawnbench.statistics import summarize
@@ -129,16 +159,20 @@ def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     for config in configs:  # every configuration is checked before the first run
         prepare(options_for(options, config))
     workers = launch_options(args)
-    launch = workers if args.nproc is not None else None  # each configuration is one `run --nproc` launch
-    live = LiveProgress(err) if launch is None else None
-    try:
-        sweep = run_sweep(options, configs, observer=live, config_started=lambda i, c: err.print(
-            f"configuration {i + 1}/{len(configs)}: {config_name(c)}", highlight=False),
-            launch=(launch, lambda opts: ["run", args.task, "--runs", str(opts.runs), "--scaling", opts.scaling,
-                                          "--out", str(opts.out_dir), *options_argv(opts)]) if launch else None)
-    finally:
-        if live is not None:
-            live.close()
+    slurm = slurm_options(args)
+    if slurm is not None:
+        sweep = _sweep_on_slurm(args, options, configs, slurm, err)
+    else:
+        launch = workers if args.nproc is not None else None  # each configuration is one `run --nproc` launch
+        live = LiveProgress(err) if launch is None else None
+        try:
+            sweep = run_sweep(options, configs, observer=live, config_started=lambda i, c: err.print(
+                f"configuration {i + 1}/{len(configs)}: {config_name(c)}", highlight=False),
+                launch=(launch, lambda opts: ["run", args.task, "--runs", str(opts.runs), "--scaling", opts.scaling,
+                                              "--out", str(opts.out_dir), *options_argv(opts)]) if launch else None)
+        finally:
+            if live is not None:
+                live.close()
     varying = [k for k in configs[0] if len({repr(c[k]) for c in configs}) > 1]
     x_key = varying[0] if len(varying) == 1 else None
     figure = sweep_figure(sweep.rows, [c[x_key] for c in sweep.configs] if x_key else [r["name"] for r in sweep.rows],
@@ -151,11 +185,34 @@ def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def _sweep_on_slurm(args: argparse.Namespace, options: Any, configs: list[dict[str, Any]], slurm: Any,
+                    err: Console) -> Any:
+    """``sweep --executor slurm``: one job per configuration and seed, then the sweep's table as here."""
+    from dawnbench.analysis.sweep import config_name, sweep_rows
+    from dawnbench.experiments.slurm import PlannedRun, run_batch
+    from dawnbench.experiments.sweep import Sweep, options_for
+    from dawnbench.statistics import summarize
+
+    planned = []
+    for config in configs:
+        opts = options_for(options, config)
+        planned += [PlannedRun(f"{config_name(config)}/seed={seed}", ["run", args.task, "--seed", str(seed),
+                                                                      *_batch_argv(opts)],
+                               Path(args.out) / config_name(config) / f"seed-{seed}", workers=args.nproc or 1)
+                    for seed in range(options.seed, options.seed + options.runs)]
+    with err.status(Text("submitting")) as status:
+        results = run_batch(planned, slurm, Path(args.out), args.resume, _slurm_progress(err, status, "jobs"))
+    per_config = [[r for run in planned if run.key.startswith(config_name(c) + "/") for r in results[run.key]]
+                  for c in configs]
+    return Sweep(configs, per_config, sweep_rows([config_name(c) for c in configs], [summarize(rs) for rs in per_config]))
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="train an entry until it reaches the task's threshold")
     run.add_argument("task", nargs="?", default=DEFAULT_TASK, help=f"one of {', '.join(TASKS)}")
     add_run_options(run)
     add_worker_options(run)
+    add_executor_options(run)
     run.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     run.set_defaults(func=cmd_run)
 
@@ -165,5 +222,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="values to sweep (repeatable: the cartesian product is run)")
     add_run_options(sweep, runs=3, out="sweeps/sweep")
     add_worker_options(sweep)
+    add_executor_options(sweep)
     sweep.add_argument("--json", action="store_true")
     sweep.set_defaults(func=cmd_sweep)

@@ -81,7 +81,7 @@ def cmd_classes(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_machine(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.cli.display import machine_table
+    from dawnbench.cli.display import machine_table, topology_table
     from dawnbench.harness.options import resolve_device
     from dawnbench.profiling.machine import describe_machine
 
@@ -91,6 +91,7 @@ def cmd_machine(args: argparse.Namespace, out: Console, err: Console) -> int:
         print_json(machine)
     else:
         out.print(machine_table(machine))
+        out.print(topology_table(machine["topology"]))
     return EXIT_OK
 
 

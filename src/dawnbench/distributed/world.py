@@ -33,6 +33,8 @@ SCALINGS = ("weak", "strong")
 LAUNCHED_AT_ENV = "DAWNBENCH_LAUNCHED_AT"  # the launcher's start (Unix time), for launch_s
 # Set by the launcher for its workers: rank 0 appends each run directory it creates.
 RUN_DIRS_ENV = "DAWNBENCH_LAUNCH_RUN_DIRS"
+# Set by a launcher that pins each worker to its own cores ("0,1;2,3": local rank 0 gets 0 and 1, ...).
+PIN_CPUS_ENV = "DAWNBENCH_PIN_CPUS"
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,13 @@ class World:
             return torch.device("cuda", self.local_rank)
         return device
 
+    def local_devices(self, device: torch.device) -> list[int]:
+        """The accelerators the run uses on this machine (torch's indices): one per local worker on a
+        GPU — ``cuda:LOCAL_RANK`` — none on a CPU."""
+        if device.type != "cuda":
+            return []
+        return list(range(self.local_world_size)) if self.distributed else [device.index or 0]
+
     def threads(self) -> int:
         """This worker's threads: what the launcher set (``--threads-per-worker``), else an
         equal share of the machine's cores."""
@@ -96,6 +105,9 @@ class World:
         if device.type == "cuda":
             torch.cuda.set_device(device)
         else:
+            pinned = [part for part in os.environ.get(PIN_CPUS_ENV, "").split(";") if part]
+            if len(pinned) == self.local_world_size:  # this worker's own cores (`dawnbench jobs`)
+                os.sched_setaffinity(0, [int(c) for c in pinned[self.local_rank].split(",")])
             torch.set_num_threads(self.threads())
         if not dist.is_initialized():
             dist.init_process_group(self.backend, timeout=dt.timedelta(seconds=timeout_s),

@@ -260,6 +260,12 @@ class Entry(ABC):
         """
         return None
 
+    def facts(self) -> dict[str, Any] | None:
+        """Optional: what only the entry knows about how it ran — which tokenizer it found, seconds
+        of host-side preprocessing — recorded as ``entry_facts`` in ``result.json`` at every
+        evaluation (numbers, strings, booleans, None, lists and dicts of them)."""
+        return None
+
     def make_model(self) -> torch.nn.Module | None:
         """Optional: a fresh, untrained network built from ``self.hp`` (untimed when called
         by ``dawnbench infer``; call it from ``train`` too, so both build the same thing)."""

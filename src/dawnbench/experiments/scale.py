@@ -20,6 +20,7 @@ from dawnbench.analysis.scale import add_speedups, scale_row
 from dawnbench.errors import DawnbenchError
 from dawnbench.distributed.launch import LaunchOptions
 from dawnbench.experiments.launch import Launched, launch
+from dawnbench.experiments.slurm import PlannedRun, SlurmOptions, run_batch
 from dawnbench.io import atomic_write_json, output_dir
 
 SCALE_FILE = "scale.json"
@@ -34,22 +35,35 @@ class ScaleOptions:
     out: Path = Path("scale")
     run_args: list[str] = field(default_factory=list)  # passed to every `dawnbench run` (--entry, --set, ...)
     threads_per_worker: int | None = None  # None: the cores / the largest worker count, at every count
+    seed: int = 0                         # the first seed (a Slurm batch gives every seed a job of its own)
 
 
 def run_scale(options: ScaleOptions,
-              launched: Callable[[int, Launched], None] = lambda w, outcome: None) -> dict[str, Any]:
-    """Launch every worker count in turn and tabulate them; writes ``scale.json`` in ``options.out``."""
+              launched: Callable[[int, Launched], None] = lambda w, outcome: None,
+              slurm: SlurmOptions | None = None, resume: bool = False,
+              progress: Callable[[dict[str, int]], None] = lambda counts: None) -> dict[str, Any]:
+    """Launch every worker count in turn — or, with ``slurm``, submit one job per count and seed —
+    and tabulate them; writes ``scale.json`` in ``options.out``."""
     counts = sorted(set(options.workers))
     if not counts:
         raise DawnbenchError(f"--workers {options.workers}: give worker counts, e.g. --workers 1,2.")
-    for count in counts:
-        bounds.WORKERS["nproc"].check("--workers", count)
+    for count in counts:  # a cluster's workers are its own: only here are they bounded by these cores
+        (bounds.POSITIVE_COUNT if slurm else bounds.WORKERS["nproc"]).check("--workers", count)
     bounds.RUN["runs"].check("--runs", options.runs)
     bounds.WORKERS["threads"].check("--threads-per-worker", options.threads_per_worker)
     out = output_dir(options.out)
     threads = options.threads_per_worker or max(1, (psutil.cpu_count() or 1) // counts[-1])
     rows, results_by_count = [], {}
-    for workers in counts:
+    if slurm is not None:
+        planned = [PlannedRun(f"workers={w}/seed={seed}", ["run", options.task, "--scaling", options.scaling,
+                                                           *options.run_args, "--seed", str(seed)],
+                              out / f"workers-{w}" / f"seed-{seed}", workers=w)
+                   for w in counts for seed in range(options.seed, options.seed + options.runs)]
+        results = run_batch(planned, slurm, out, resume, progress)
+        for w in counts:
+            results_by_count[w] = [r for run in planned if run.workers == w for r in results[run.key]]
+            rows.append(scale_row(w, results_by_count[w]))
+    for workers in counts if slurm is None else ():
         argv = ["run", options.task, "--runs", str(options.runs), "--scaling", options.scaling,
                 "--out", str(out / f"workers-{workers}"), *options.run_args]
         outcome = launch(argv, LaunchOptions(nproc=workers, threads=threads))

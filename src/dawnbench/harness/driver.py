@@ -111,7 +111,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
     with stop_on_signals(options.max_wall_seconds) as budgets:
         try:
             result = recorder.open(entry, world)
-            recorder.monitor(world.local_peers())  # the other workers on this machine are the run's
+            recorder.monitor(world.local_peers(), world.local_devices(device))  # the run's workers and GPUs here
             seed_everything(worker_seed(seed, world.rank))
             recorder.start(mllog.INIT_START)
             before = compile_stats()

@@ -53,6 +53,21 @@ class RunOptions:
     scaling: str = "weak"               # under torchrun: weak (per-worker batch fixed) or strong (SPEC §13)
     collective_timeout: float = DEFAULT_COLLECTIVE_TIMEOUT_S  # a peer silent this long ends the run
     subset: str | None = None           # ImageNet, SQuAD: a tree imported under this name (unofficial)
+    p2p: str = "on"                     # off: NCCL's peer-to-peer transport disabled (SPEC §20, interconnect)
+
+
+P2P = ("on", "off")
+# NCCL's own switch for its peer-to-peer transport (NVLink, PCIe): off sends GPU-to-GPU traffic through the host.
+P2P_OFF_ENV = {"NCCL_P2P_DISABLE": "1"}
+
+
+def interconnect(options: RunOptions, backend: str | None) -> dict[str, Any] | None:
+    """What a run records of ``--p2p off``: NCCL's switches it set, or why they change nothing."""
+    if options.p2p == "on":
+        return None
+    note = None if backend == "nccl" else (f"no effect: {backend or 'one process'} has no peer-to-peer transport "
+                                           "to disable (NCCL between GPUs has)")
+    return {"p2p": "off", "set": dict(P2P_OFF_ENV), **({"note": note} if note else {})}
 
 
 @dataclass
@@ -113,6 +128,8 @@ def prepare(options: RunOptions) -> PreparedRun:
                              f"'{entry_cls.name}'. Its hyperparameters: {', '.join(sorted(entry_cls.hparams))}.")
     entry_cls.check_hparams(task, options.overrides)
     check_all(bounds.RUN, options)  # every numeric option in its range
+    if options.p2p not in P2P:
+        raise DawnbenchError(f"--p2p {options.p2p!r}: use on or off.")
     if Path(options.out_dir).exists() and not Path(options.out_dir).is_dir():
         raise DawnbenchError(f"--out {options.out_dir}: that is a file; pass a folder for the run records.")
     task.metric_bound.check("--target", options.target)

@@ -74,6 +74,9 @@ class RunResult:
     data_pipeline: str | None = None    # a streamed dataset's decoding: cpu, gpu (nvJPEG) or dali (SPEC §16)
     loader_workers: int | None = None   # a streamed dataset's DataLoader workers per rank (the first epoch's)
     memory_plan: dict[str, Any] | None = None  # the batches planned before the warm-up (harness/memory.py)
+    interconnect: dict[str, Any] | None = None  # --p2p off: the NCCL switches set (SPEC §20)
+    scheduler: dict[str, Any] | None = None  # run as a cluster job: its id, nodes, final state (SPEC §21)
+    entry_facts: dict[str, Any] | None = None  # what the entry reports of how it ran (Entry.facts)
     generalization: dict[str, Any] | None = None  # `dawnbench generalize` (SPEC §15)
     inference: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
@@ -152,7 +155,8 @@ _FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {  # field -> (types, m
     "inference": ((dict,), True), "throughput": ((dict,), True), "resources": ((dict,), True),
     "distributed": ((dict,), True), "error": ((str,), True), "started_at": ((str,), True),
     "run_dir": ((str,), True), "data_pipeline": ((str,), True), "subset": ((str,), True),
-    "memory_plan": ((dict,), True), "loader_workers": ((int,), True),
+    "memory_plan": ((dict,), True), "loader_workers": ((int,), True), "interconnect": ((dict,), True),
+    "scheduler": ((dict,), True), "entry_facts": ((dict,), True),
 }
 _EVAL_FIELDS = {"epoch": _NUMBER, "samples": (int,), "timed_s": _NUMBER, "value": _NUMBER}
 _EVAL_OPTIONAL = {"extra", "stopped_by"}   # {key: number}: the metric's other values; why training stopped

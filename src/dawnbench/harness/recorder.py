@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import getpass
+import os
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.evaluation import evaluate
 from dawnbench.harness.observer import RunObserver
-from dawnbench.harness.options import PreparedRun, RunOptions
+from dawnbench.harness.options import PreparedRun, RunOptions, interconnect
 from dawnbench.harness.progress import ProgressProbe
 from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult
 from dawnbench.io import atomic_write_text
@@ -69,8 +70,9 @@ class Recorder:
                                 threshold=self.prep.threshold, hparams=dict(entry.hp))
         return self.result
 
-    def monitor(self, peers: list[int]) -> None:
-        """Start watching the machine; ``peers`` are the run's other workers on it."""
+    def monitor(self, peers: list[int], devices: list[int]) -> None:
+        """Start watching the machine; ``peers`` are the run's other workers on it, ``devices`` the
+        accelerators the run uses here."""
 
     def event(self, key: str, value: Any = None, metadata: dict[str, Any] | None = None) -> None: ...
     def start(self, key: str, metadata: dict[str, Any] | None = None) -> None: ...
@@ -136,7 +138,8 @@ class RankZeroRecorder(Recorder):
                                    "max_wall_seconds": options.max_wall_seconds},
                            started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                            run_dir=str(self.run_dir), distributed=_distributed_facts(world, entry, options),
-                           subset=task.subset, memory_plan=prep.memory_plan)
+                           subset=task.subset, memory_plan=prep.memory_plan,
+                           interconnect=interconnect(options, world.backend), scheduler=environment.scheduler())
         self.result = result
         self.event(mllog.SUBMISSION_BENCHMARK, task.name)
         self.event(mllog.SUBMISSION_DIVISION, mllog.OPEN)
@@ -161,9 +164,9 @@ class RankZeroRecorder(Recorder):
         self._persist(result)
         return result
 
-    def monitor(self, peers: list[int]) -> None:
+    def monitor(self, peers: list[int], devices: list[int]) -> None:
         self._monitor = ResourceMonitor(self.record.dir / "resources.tsv", self.options.resource_interval,
-                                        timed_s=lambda: self.clock.timed_s, peers=peers).start()
+                                        timed_s=lambda: self.clock.timed_s, peers=peers, devices=devices).start()
         assert self.result is not None
         self.observer.run_started(self.index, self.options.runs, self.result)
 
@@ -241,6 +244,7 @@ class RankZeroRecorder(Recorder):
             value, extra = evaluate(entry, task, self.scored, self.prep.precision)
         with clock.segment("log"):
             timed = clock.timed_s
+            result.entry_facts = entry.facts()
             result.evals.append(Evaluation(progress.epoch, progress.samples, timed, value, extra, stopped_by))
             self.end(mllog.EVAL_STOP, {"epoch_num": progress.epoch})
             self.event(mllog.EVAL_ACCURACY, value, {"epoch_num": progress.epoch, "samples_count": progress.samples,
@@ -372,6 +376,7 @@ def _distributed_facts(world: World, entry: Entry, options: RunOptions) -> dict[
             "scaling": options.scaling, "per_worker_batch_size": per_worker,
             "global_batch_size": per_worker * world.world_size if per_worker else None,
             "threads_per_worker": world.threads() if entry.device.type == "cpu" else None,
+            "cpu_affinity": sorted(os.sched_getaffinity(0)),   # rank 0's cores (pinned by `jobs`: its share)
             "collective_timeout_s": options.collective_timeout, "launch_s": world.launch_s}
 
 

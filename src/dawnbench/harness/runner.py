@@ -12,6 +12,7 @@ rank, rank 0 holding the recorder that writes the record.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -27,7 +28,7 @@ from dawnbench.harness.clock import Clock
 from dawnbench.harness.driver import execute
 from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.observer import RunObserver
-from dawnbench.harness.options import PreparedRun, RunOptions, prepare
+from dawnbench.harness.options import P2P_OFF_ENV, PreparedRun, RunOptions, prepare
 from dawnbench.harness.record import RunResult
 from dawnbench.harness.recorder import RankZeroRecorder, Recorder
 from dawnbench.tasks import Task
@@ -68,6 +69,8 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
     prep = prepare(options)
     world = World.from_env(prep.device)
     if world.distributed:
+        if options.p2p == "off":  # before the process group: NCCL reads its switches when it sets up
+            os.environ.update(P2P_OFF_ENV)
         prep = replace(prep, device=world.device(prep.device))
         options = replace(options, overrides=per_worker_overrides(options, prep.entry_cls, prep.task, world))
         world = world.init(prep.device, options.collective_timeout)

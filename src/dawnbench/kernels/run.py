@@ -287,7 +287,8 @@ def _measure(rows: list[Planned], document: Document, options: KernelOptions, de
     before it."""
     groups = list(dict.fromkeys((r.problem.suite, r.precision) for r in rows))
     for suite in dict.fromkeys(suite for suite, _ in groups):
-        with ResourceMonitor(document.out / f"resources-{suite}.tsv") as monitor:
+        with ResourceMonitor(document.out / f"resources-{suite}.tsv",
+                             devices=[device.index or 0] if device.type == "cuda" else []) as monitor:
             for group in (g for g in groups if g[0] == suite):
                 share_end = None
                 if options.max_seconds is not None:

@@ -1,40 +1,60 @@
-"""The resource monitor of every run (SPEC §14): a sampler thread writing ``resources.tsv``.
+"""The resource monitor of every run (SPEC §14, §20): a sampler thread writing ``resources.tsv``.
 
-    with ResourceMonitor(run_dir / "resources.tsv", timed_s=lambda: clock.timed_s) as monitor:
+    with ResourceMonitor(run_dir / "resources.tsv", timed_s=lambda: clock.timed_s, peers=[...], devices=[0, 1]) as m:
         ...                                   # the run
-    result.resources = monitor.summary()
+    result.resources = m.summary()
 
-Every ``interval`` seconds (0.5 by default) one row: the time since start; this
-process's CPU % and the whole machine's, in units of one core (200 = two cores
-busy; "this process" counts its children and, under torchrun, the run's other workers
-on this machine); the CPU % of *other* processes (machine − this process);
-this process's RSS and the machine's memory in use; the share of the interval the
-run's clock was timing (from ``timed_s``); and per GPU, where NVML answers, the
-utilisation %, memory used, power and PCIe traffic. Each row is flushed as it is
-written, so a run killed with ``kill -9`` keeps every sample it took.
+**Over all the run's workers.** The run's processes are this one, the run's other workers on
+this machine (``peers``: rank 0 learns their ids from the others), and every child of any of
+them (DataLoader workers). Every ``interval`` seconds (0.5 by default) one row:
 
-Why others' CPU matters: on a 2-core machine two runs side by side made one step
-26× slower. The summary therefore reports the CPU seconds other processes took
-while the clock was timing, and ``interference`` when they took more than 5 % of
-the machine's capacity over the timed region — a TTA measured then is suspect.
+* ``proc_cpu_pct``     the CPU the run's processes used, summed, in units of one core
+                       (200 = two cores busy); ``cpu_machine_pct`` the same as a share of
+                       the machine (100 = every core);
+* ``sys_cpu_pct``, ``others_cpu_pct``  the whole machine's, and other processes' (machine −
+                       the run);
+* ``run_rss_bytes``    the run's host memory footprint: the resident memory of every one of
+                       its processes, summed (``proc_rss_bytes``: this process alone);
+* ``sys_mem_used_bytes``, ``timed_frac`` (the share of the interval the run's clock was timing);
+* per accelerator the run uses (``devices``, torch's indices; mapped to NVML's through
+  ``CUDA_VISIBLE_DEVICES``), where NVML answers: utilisation %, memory used, power, PCIe
+  tx/rx (KB/s, NVML's sampled throughput) and NVLink tx/rx (KB/s, from NVML's NVLink data
+  throughput counters: the change since the last sample); and summed over them
+  ``accel_util_pct`` (up to 100 × devices), ``accel_mem_used_bytes``, ``accel_pcie_mbps`` and
+  ``accel_nvlink_mbps`` (MB/s, both directions together).
+
+A counter this machine does not give is **absent** — its column is not written — never 0;
+``summary()["accelerators"]`` says which were absent and why (no NVML, no NVLink). Each row
+is flushed as it is written, so a run killed with ``kill -9`` keeps every sample it took.
+The monitor keeps running sums, not its rows.
+
+Why others' CPU matters: on a 2-core machine two runs side by side made one step 26× slower.
+The summary therefore reports the CPU seconds other processes took while the clock was
+timing, and ``interference`` when they took more than 5 % of the machine's capacity over the
+timed region — a TTA measured then is suspect.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import psutil
 
 INTERFERENCE_SHARE = 0.05   # others' share of the machine's CPU capacity, timed region
+MB = 1e6
 
-CPU_COLUMNS = ("t_s", "proc_cpu_pct", "sys_cpu_pct", "others_cpu_pct", "proc_rss_bytes",
-               "sys_mem_used_bytes", "timed_frac")
-GPU_FIELDS = ("util_pct", "mem_used_bytes", "power_w", "pcie_tx_kbps", "pcie_rx_kbps")
+CPU_COLUMNS = ("t_s", "proc_cpu_pct", "cpu_machine_pct", "sys_cpu_pct", "others_cpu_pct", "run_rss_bytes",
+               "proc_rss_bytes", "sys_mem_used_bytes", "timed_frac")
+GPU_FIELDS = ("util_pct", "mem_used_bytes", "power_w", "pcie_tx_kbps", "pcie_rx_kbps", "nvlink_tx_kbps",
+              "nvlink_rx_kbps")
+SUMS = {"accel_util_pct": ("util_pct",), "accel_mem_used_bytes": ("mem_used_bytes",),
+        "accel_pcie_mbps": ("pcie_tx_kbps", "pcie_rx_kbps"), "accel_nvlink_mbps": ("nvlink_tx_kbps", "nvlink_rx_kbps")}
 
 
 def _busy_seconds(times: Any) -> float:
@@ -44,61 +64,134 @@ def _busy_seconds(times: Any) -> float:
     return sum(times) - idle - guest
 
 
-# One reader per GPU_FIELDS entry, in order: (pynvml module, device handle) -> value.
-_NVML_READERS: tuple[Callable[[Any, Any], float], ...] = (
-    lambda nv, h: nv.nvmlDeviceGetUtilizationRates(h).gpu,
-    lambda nv, h: nv.nvmlDeviceGetMemoryInfo(h).used,
-    lambda nv, h: nv.nvmlDeviceGetPowerUsage(h) / 1000,                       # mW -> W
-    lambda nv, h: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_TX_BYTES),  # KB/s
-    lambda nv, h: nv.nvmlDeviceGetPcieThroughput(h, nv.NVML_PCIE_UTIL_RX_BYTES),
-)
+def nvml_index(torch_index: int) -> int:
+    """NVML's index of torch's device ``torch_index``: CUDA_VISIBLE_DEVICES renumbers what torch sees."""
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    if torch_index < len(visible) and visible[torch_index].isdigit():
+        return int(visible[torch_index])
+    return torch_index
 
 
 class _Gpus:
-    """NVML handles for every GPU, or none when NVML is absent (no driver, no GPU)."""
+    """NVML handles of the devices a run uses, or none when NVML is absent (no driver, no GPU).
 
-    def __init__(self) -> None:
-        self.handles: list[Any] = []
+    Readers return a number, or raise when the device or driver does not give that counter;
+    a counter that fails at the first sample is left out for good (absent, never 0)."""
+
+    def __init__(self, devices: Sequence[int] | None) -> None:
+        self.handles: list[tuple[int, Any]] = []
+        self.why_absent: dict[str, str] = {}
         try:
             import pynvml
             pynvml.nvmlInit()
-            self.nvml = pynvml
-            self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
-        except Exception:  # NVML missing or not initialisable: the CPU columns still work
-            self.handles = []
+            self.nv = pynvml
+            indices = range(pynvml.nvmlDeviceGetCount()) if devices is None else [nvml_index(d) for d in devices]
+            self.handles = [(i, pynvml.nvmlDeviceGetHandleByIndex(i)) for i in indices]
+        except Exception as err:  # NVML missing or not initialisable: the CPU columns still work
+            self.why_absent["accelerators"] = f"NVML not available ({type(err).__name__})"
+        self._nvlink_last: dict[int, tuple[float, float, float]] = {}   # device -> (t, tx KiB, rx KiB)
+        self.fields = [f for f in GPU_FIELDS if self._answers(f)] if self.handles else []
+        for f in GPU_FIELDS:
+            if self.handles and f not in self.fields:
+                self.why_absent[f] = "this device or driver does not give it"
+
+    def _read(self, field: str, index: int, handle: Any, now: float) -> float:
+        nv = self.nv
+        if field == "util_pct":
+            return float(nv.nvmlDeviceGetUtilizationRates(handle).gpu)
+        if field == "mem_used_bytes":
+            return float(nv.nvmlDeviceGetMemoryInfo(handle).used)
+        if field == "power_w":
+            return nv.nvmlDeviceGetPowerUsage(handle) / 1000            # mW -> W
+        if field in ("pcie_tx_kbps", "pcie_rx_kbps"):
+            counter = nv.NVML_PCIE_UTIL_TX_BYTES if field == "pcie_tx_kbps" else nv.NVML_PCIE_UTIL_RX_BYTES
+            return float(nv.nvmlDeviceGetPcieThroughput(handle, counter))   # KB/s
+        # NVLink: cumulative KiB counters over all links; the rate is the change since the last sample
+        tx, rx = (v for v in nv.nvmlDeviceGetFieldValues(handle, [nv.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX,
+                                                                  nv.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX]))
+        if tx.nvmlReturn != nv.NVML_SUCCESS or rx.nvmlReturn != nv.NVML_SUCCESS:
+            raise RuntimeError("no NVLink throughput counters")
+        values = (now, float(tx.value.ullVal), float(rx.value.ullVal))
+        last = self._nvlink_last.get(index, values)
+        if field == "nvlink_rx_kbps":
+            self._nvlink_last[index] = values
+        dt = values[0] - last[0]
+        slot = 1 if field == "nvlink_tx_kbps" else 2
+        return (values[slot] - last[slot]) * 1.024 / dt if dt > 0 else 0.0   # KiB -> KB, per second
+
+    def _answers(self, field: str) -> bool:
+        try:
+            for index, handle in self.handles:
+                self._read(field, index, handle, time.monotonic())
+            return True
+        except Exception:
+            return False
 
     def columns(self) -> list[str]:
-        return [f"gpu{i}_{f}" for i in range(len(self.handles)) for f in GPU_FIELDS]
+        per_device = [f"gpu{i}_{f}" for i, _ in self.handles for f in self.fields]
+        return per_device + [s for s, parts in SUMS.items() if all(p in self.fields for p in parts)] \
+            if self.handles else []
 
-    def sample(self) -> list[float | None]:
-        values: list[float | None] = []
-        nv = getattr(self, "nvml", None)
-        for h in self.handles:
-            for read in _NVML_READERS:
+    def sample(self) -> dict[str, float | None]:
+        now, row = time.monotonic(), {}
+        for index, handle in self.handles:
+            for f in self.fields:
                 try:
-                    values.append(float(read(nv, h)))
-                except Exception:  # a field this GPU or driver does not give
-                    values.append(None)
-        return values
+                    row[f"gpu{index}_{f}"] = self._read(f, index, handle, now)
+                except Exception:  # a momentary failure: this sample has no value, the column stays
+                    row[f"gpu{index}_{f}"] = None
+        for total, parts in SUMS.items():
+            if all(p in self.fields for p in parts):
+                values = [row[f"gpu{i}_{p}"] for i, _ in self.handles for p in parts]
+                known = [v for v in values if v is not None]
+                scale = 1000 / MB if total.endswith("_mbps") else 1.0   # KB/s -> MB/s
+                row[total] = sum(known) * scale if known else None
+        return row
+
+
+class _Processes:
+    """The run's processes: this one, its peers (the run's other workers here) and all their children.
+
+    CPU time is counted per root: its own, its reaped children's (what the kernel adds to it when
+    a child exits) and its live descendants'; a root that exits keeps its last reading."""
+
+    def __init__(self, peers: Sequence[int]) -> None:
+        self.roots = [psutil.Process()] + [psutil.Process(pid) for pid in peers]
+        self._last: dict[int, float] = {}
+
+    def sample(self) -> tuple[float, float]:
+        """(CPU seconds so far, resident bytes now), over every process of the run."""
+        rss = 0.0
+        for root in self.roots:
+            with contextlib.suppress(psutil.Error):
+                t = root.cpu_times()
+                seconds = t.user + t.system + t.children_user + t.children_system
+                rss += root.memory_info().rss
+                for child in root.children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        c = child.cpu_times()
+                        seconds += c.user + c.system
+                        rss += child.memory_info().rss
+                self._last[root.pid] = seconds
+        return sum(self._last.values()), rss
 
 
 class ResourceMonitor:
-    """Samples this process and the machine every ``interval`` s into a TSV file."""
+    """Samples the run's processes, the machine and the run's accelerators every ``interval`` s into a TSV."""
 
     def __init__(self, path: Path, interval: float = 0.5, timed_s: Callable[[], float] | None = None,
-                 peers: list[int] | None = None):
+                 peers: list[int] | None = None, devices: Sequence[int] | None = None):
         self.path = Path(path)
         self.interval = interval
         self._timed_s = timed_s or (lambda: 0.0)
         self._proc = psutil.Process()
-        self._peers = [psutil.Process(pid) for pid in peers or []]  # the run's other workers
-        self._peer_cpu_s: dict[int, float] = {}
-        self._gpus = _Gpus()
+        self._processes = _Processes(peers or [])
+        self._gpus = _Gpus(devices)
+        self._cores = psutil.cpu_count() or 1
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="dawnbench-resources", daemon=True)
-        # Running sums, not the rows: a monitor keeps constant memory however long the run.
         self.samples = 0
-        self._sums: dict[str, list[float]] = {}      # column -> [count, sum, max]
+        self._sums: dict[str, list[Any]] = {}        # column -> [seconds, time-weighted sum, max, max of any]
         self._timed = 0.0                            # seconds sampled while the clock was timing
         self._others_timed = 0.0                     # others' CPU-seconds then (summed before clipping)
         self._file = None
@@ -132,21 +225,9 @@ class ResourceMonitor:
         self.stop()
 
     # --- sampling ------------------------------------------------------------------
-    def _proc_cpu_s(self) -> float:
-        t = self._proc.cpu_times()
-        total = t.user + t.system + t.children_user + t.children_system
-        for child in self._proc.children(recursive=True):  # live workers, e.g. data loaders
-            with contextlib.suppress(psutil.Error):
-                c = child.cpu_times()
-                total += c.user + c.system
-        for peer in self._peers:  # the run's other workers; a peer that died keeps its last reading
-            with contextlib.suppress(psutil.Error):
-                c = peer.cpu_times()
-                self._peer_cpu_s[peer.pid] = c.user + c.system
-        return total + sum(self._peer_cpu_s.values())
-
-    def _read(self) -> tuple[float, float, float, float]:
-        return time.monotonic(), self._proc_cpu_s(), _busy_seconds(psutil.cpu_times()), self._timed_s()
+    def _read(self) -> tuple[float, float, float, float, float]:
+        cpu_s, rss = self._processes.sample()
+        return time.monotonic(), cpu_s, _busy_seconds(psutil.cpu_times()), self._timed_s(), rss
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
@@ -160,40 +241,48 @@ class ResourceMonitor:
         proc = 100 * (now[1] - self._last[1]) / dt
         system = 100 * (now[2] - self._last[2]) / dt
         row: dict[str, float | None] = {
-            "t_s": now[0] - self._t0, "proc_cpu_pct": proc, "sys_cpu_pct": system,
-            "others_cpu_pct": max(0.0, system - proc),
+            "t_s": now[0] - self._t0, "proc_cpu_pct": proc, "cpu_machine_pct": proc / self._cores,
+            "sys_cpu_pct": system, "others_cpu_pct": max(0.0, system - proc), "run_rss_bytes": now[4],
             "proc_rss_bytes": float(self._proc.memory_info().rss),
             "sys_mem_used_bytes": float(psutil.virtual_memory().used),
             "timed_frac": min(1.0, max(0.0, (now[3] - self._last[3]) / dt)),
-            "_dt": dt,
         }
-        row.update(zip(self._gpus.columns(), self._gpus.sample()))
+        row.update(self._gpus.sample())
         self._last = now
         self.samples += 1
+        # Means are over time, and a maximum needs half an interval at least: CPU time moves in
+        # clock ticks (10 ms), so a rate over the last few ms of a run (or of a 10-step profile) can
+        # read several cores more than there are.
+        whole = dt >= self.interval / 2
         for col in self._columns[1:]:
             value = row.get(col)
             if value is not None and col != "timed_frac":
-                acc = self._sums.setdefault(col, [0, 0.0, value])
-                acc[0], acc[1], acc[2] = acc[0] + 1, acc[1] + value, max(acc[2], value)
+                acc = self._sums.setdefault(col, [0.0, 0.0, None, value])
+                acc[0], acc[1], acc[3] = acc[0] + dt, acc[1] + value * dt, max(acc[3], value)
+                if whole:
+                    acc[2] = value if acc[2] is None else max(acc[2], value)
         self._timed += dt * row["timed_frac"]
         self._others_timed += dt * row["timed_frac"] * (system - proc) / 100
         if self._file is not None and self.file_error is None:
             try:
-                self._file.write("\t".join("" if row[c] is None else f"{row[c]:.6g}" for c in self._columns) + "\n")
+                self._file.write("\t".join("" if row.get(c) is None else f"{row[c]:.6g}" for c in self._columns) + "\n")
             except OSError as err:  # the disk filled up: keep sampling for the summary, stop writing
                 self.file_error = f"{self.path.name} stopped at {self.samples - 1} rows: {err.strerror or err}"
 
     # --- summary -------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
-        """Mean and max per column, and what other processes took while the clock was timing."""
+        """Mean and max per column, which accelerator counters were absent, and what other processes
+        took while the clock was timing."""
         out: dict[str, Any] = {"file": self.path.name, "interval_s": self.interval, "samples": self.samples,
-                               "cpu_count": psutil.cpu_count()}
+                               "cpu_count": self._cores, "processes": len(self._processes.roots),
+                               "accelerators": {"devices": [i for i, _ in self._gpus.handles],
+                                                "absent": dict(self._gpus.why_absent)}}
         if self.file_error:
             out["file_error"] = self.file_error
         if not self.samples:
             return out
-        for col, (count, total, largest) in self._sums.items():
-            out[col] = {"mean": total / count, "max": largest}
+        for col, (seconds, total, largest, largest_any) in self._sums.items():
+            out[col] = {"mean": total / seconds, "max": largest_any if largest is None else largest}
         timed = self._timed
         # Summed before clipping: the machine's busy time reaches /proc/stat in bursts (idle cores
         # account late), so a sample above the process's own use is often paid back by the next;

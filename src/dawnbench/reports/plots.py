@@ -269,6 +269,38 @@ def scale_figure(doc: dict[str, Any], path: Path) -> Path:
     return Path(path)
 
 
+SYSTEM_PANELS = (("cpu_util_pct", "CPU (% of one core, summed)"), ("host_mem_mib", "host memory (MiB, summed RSS)"),
+                 ("accel_util_pct", "accelerators busy (%, summed)"), ("accel_mem_mib", "accelerator memory (MiB)"),
+                 ("pcie_mbps", "PCIe (MB/s)"), ("nvlink_mbps", "NVLink (MB/s)"))
+
+
+def system_figure(rows: Sequence[dict[str, Any]], x_key: str, x_label: str, path: Path, title: str,
+                  lead: Sequence[tuple[str, str]] = ()) -> Path:
+    """What a workload asks of the machine against ``x_key`` (workers, or job type): one panel per
+    measure the rows have (the MLPerf characterisation's Table 6, drawn; its Figure 8 for job types),
+    after the ``lead`` panels ((key, label) pairs: what the workload got for it)."""
+    panels = [(key, label) for key, label in (*lead, *SYSTEM_PANELS) if any(r.get(key) is not None for r in rows)]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.2), dpi=110, squeeze=False)
+    xs = [r[x_key] for r in rows]
+    numeric = all(isinstance(x, (int, float)) for x in xs)
+    for ax, (key, label) in zip(axes[0], panels):
+        ys = [r.get(key) for r in rows]
+        if numeric:
+            ax.plot(xs, [np.nan if y is None else y for y in ys], marker="o")
+            ax.set_xticks(xs)
+        else:
+            ax.bar(range(len(xs)), [0 if y is None else y for y in ys], tick_label=xs)
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel(x_label)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 def gantt_figure(doc: dict[str, Any], path: Path) -> Path:
     """The naive and the best schedule of a job mix, one row per accelerator."""
     names = list(doc["jobs"])

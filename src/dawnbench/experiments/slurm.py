@@ -1,0 +1,307 @@
+"""Batches of runs as jobs of a Slurm cluster, through ``submitit`` (SPEC §21): no queue of our own.
+
+    runs = [PlannedRun("seed=0", ["run", "mnist", "--seed", "0"], Path("runs/seed=0")), ...]
+    results = run_batch(runs, SlurmOptions(partition="gpu", time_limit_min=30), Path("runs"))
+
+**One run, one job.** Single-worker runs go in one submission as a job array (submitit batches
+them), at most ``array_parallelism`` at a time; a run of W workers is one job of its own, on
+⌈W / workers-per-node⌉ nodes with one task per node, each task starting ``dawnbench run
+--nproc`` (torchrun) for its node's workers and, over several nodes, meeting the others
+through torchrun's rendezvous at the job's first node (``--nnodes``, ``--node-rank``,
+``--rdzv-endpoint``: the flags ``run`` already has). Every job writes its run folder into
+the shared output folder with the crash safety it has on one machine, and records the
+scheduler's facts about itself (job id, array task, node list, partition: ``scheduler`` in
+``result.json``).
+
+**Watching.** The command waits, showing the jobs queued, running, done and failed, and reads
+each job's state with ``scontrol`` (and ``sacct``, where the cluster keeps accounting, for jobs
+``scontrol`` has forgotten). A cluster without accounting — a single-node test cluster, say —
+answers ``sacct`` with an error; submitit's own watcher would warn about it, so states are not
+asked of it.
+
+**Endings** (:func:`settle`). When a job has ended, its record gets the scheduler's final state
+and reason. A job that completed keeps its run's own status. One that timed out gives
+``timeout``; one that failed, was cancelled, preempted, ran out of memory or lost its node
+gives ``aborted`` — with the scheduler's state and reason in ``error`` — and a job that ended
+before its run wrote anything gets a record of its own saying so. Ctrl-C on the command cancels
+the jobs it submitted (and only those: ``scancel`` by job id), waits for them to go, and
+records them ``interrupted``. ``--resume`` on the same output folder submits only the runs
+without a finished record (``success``, ``not_reached`` or ``diverged``); the record of an
+unfinished attempt is moved to ``OUT/.superseded/``, never deleted. ``OUT/.slurm/`` keeps
+submitit's files and the batch's manifest.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dawnbench.errors import DawnbenchError
+from dawnbench.harness import mllog
+from dawnbench.harness.record import RUNNING, RunResult, read_result
+from dawnbench.io import atomic_write_json, output_dir
+
+FINISHED = ("success", "not_reached", "diverged")        # a run that got to its end: not run again on --resume
+TIMED_OUT = {"TIMEOUT", "DEADLINE"}
+FAILED = {"FAILED", "CANCELLED", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL", "REVOKED"}
+ENDED = TIMED_OUT | FAILED | {"COMPLETED"}
+MANIFEST = "batch.json"
+RDZV_PORT = 29400
+
+
+@dataclass
+class SlurmOptions:
+    partition: str | None = None
+    gpus_per_run: int = 0                # per worker: a W-worker run asks W × this
+    cpus_per_run: int | None = None      # per worker (default: the cluster's)
+    workers_per_node: int | None = None  # a run of more workers spans several nodes (default: all on one)
+    time_limit_min: int = 60
+    account: str | None = None
+    array_parallelism: int = 256
+    sbatch: list[str] = field(default_factory=list)   # other sbatch options, "--key=value"
+    poll_s: float = 2.0
+
+
+@dataclass
+class PlannedRun:
+    key: str                  # unique within the batch: what --resume matches
+    argv: list[str]           # `dawnbench run …` without --out
+    out: Path                 # the folder its run folder goes into
+    workers: int = 1
+
+
+def check(options: SlurmOptions) -> None:
+    """What fails before anything is submitted: submitit or Slurm missing, options out of range."""
+    try:
+        import submitit  # noqa: F401
+    except ImportError:
+        raise DawnbenchError("--executor slurm needs submitit: pip install submitit (or pip install -e '.[slurm]')."
+                             ) from None
+    if shutil.which("sbatch") is None:
+        raise DawnbenchError("--executor slurm: no `sbatch` on PATH. Run the command on a Slurm login node, or use "
+                             "--executor local.")
+    for name, value, low in (("--time-limit", options.time_limit_min, 1), ("--array-parallelism",
+                             options.array_parallelism, 1), ("--gpus-per-run", options.gpus_per_run, 0),
+                             ("--cpus-per-run", options.cpus_per_run, 1), ("--workers-per-node",
+                             options.workers_per_node, 1)):
+        if value is not None and not (isinstance(value, int) and value >= low):
+            raise DawnbenchError(f"{name} {value}: must be an integer ≥ {low}.")
+    for item in options.sbatch:
+        if not item.startswith("--") or "=" not in item:
+            raise DawnbenchError(f"--sbatch {item!r}: give sbatch options as --key=value, e.g. --sbatch --qos=high.")
+
+
+# --- inside a job ----------------------------------------------------------------------------
+
+def job_main(argv: list[str], workers: int) -> int:
+    """What each task of a job runs: ``dawnbench run`` — with torchrun for this node's workers and, on
+    several nodes, its rendezvous at the job's first node. Returns the run's exit code."""
+    nodes, node = int(os.environ.get("SLURM_NNODES", "1")), int(os.environ.get("SLURM_NODEID", "0"))
+    if workers > 1:
+        argv = [*argv, "--nproc", str(workers // nodes)]
+        if nodes > 1:
+            first = subprocess.run(["scontrol", "show", "hostnames", os.environ["SLURM_JOB_NODELIST"]],
+                                   capture_output=True, text=True, check=True).stdout.split()[0]
+            argv += ["--nnodes", str(nodes), "--node-rank", str(node), "--rdzv-endpoint", f"{first}:{RDZV_PORT}"]
+    # SIGUSR2 is Slurm's warning before the time limit (submitit asks for it). submitit's own handler in
+    # this process would requeue the job — as if preempted when the limit was changed after submission —
+    # and the run must not die of it either (its record would stay `running`). Ignored here and, by
+    # inheritance, in the run: at the limit Slurm's SIGTERM ends the run as Ctrl-C does, and the batch
+    # records `timeout`.
+    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+    return subprocess.call([sys.executable, "-m", "dawnbench", *argv])
+
+
+# --- the scheduler's view --------------------------------------------------------------------
+
+def _parse_scontrol(text: str) -> dict[str, dict[str, str]]:
+    states = {}
+    for line in text.splitlines():
+        fields = dict(item.split("=", 1) for item in line.split() if "=" in item)
+        if "JobId" not in fields:
+            continue
+        key = (f"{fields['ArrayJobId']}_{fields['ArrayTaskId']}" if fields.get("ArrayTaskId", "N/A") != "N/A"
+               and fields.get("ArrayJobId") else fields["JobId"])
+        states[key] = {"state": fields.get("JobState", "UNKNOWN"), "reason": fields.get("Reason", "None"),
+                       "nodes": fields.get("NodeList", "(null)"), "exit_code": fields.get("ExitCode", "")}
+    return states
+
+
+def job_states(job_ids: list[str]) -> dict[str, dict[str, str]]:
+    """Job id (``123`` or ``123_4``) → scheduler state, reason and node list, from ``scontrol``; what it
+    has forgotten is asked of ``sacct`` where the cluster keeps accounting."""
+    states: dict[str, dict[str, str]] = {}
+    for base in sorted({j.split("_")[0] for j in job_ids}):
+        proc = subprocess.run(["scontrol", "-o", "show", "job", base], capture_output=True, text=True)
+        states.update(_parse_scontrol(proc.stdout) if proc.returncode == 0 else {})
+    missing = [j for j in job_ids if j not in states]
+    if missing and shutil.which("sacct"):
+        proc = subprocess.run(["sacct", "-n", "-P", "-o", "JobID,State,Reason,NodeList", "-j",
+                               ",".join(sorted({j.split("_")[0] for j in missing}))], capture_output=True, text=True)
+        for line in proc.stdout.splitlines() if proc.returncode == 0 else []:
+            job, state, reason, nodes = (line.split("|") + ["", "", "", ""])[:4]
+            if job in missing:
+                states[job] = {"state": state.split()[0] if state else "UNKNOWN", "reason": reason, "nodes": nodes,
+                               "exit_code": ""}
+    return states
+
+
+# --- records ---------------------------------------------------------------------------------
+
+def _records(folder: Path) -> list[Path]:
+    return sorted(d for d in folder.iterdir() if (d / "result.json").is_file()) if folder.is_dir() else []
+
+
+def finished(run: PlannedRun) -> bool:
+    return any(read_result(d)["status"] in FINISHED for d in _records(run.out))
+
+
+def settle(run: PlannedRun, job_id: str, state: dict[str, str], cancelled: bool) -> list[RunResult]:
+    """The run's records with what only the scheduler knows (see the module docstring)."""
+    facts = {"name": "slurm", "job_id": job_id, "state": state["state"], "reason": state["reason"],
+             "nodes": state["nodes"]}
+    dirs = _records(run.out)
+    if not dirs:  # the job ended before the run wrote its first line
+        target = run.out / f"slurm-{job_id}"
+        output_dir(target)
+        result = RunResult(task=run.argv[1] if len(run.argv) > 1 else "?", entry="?", seed=-1, status=RUNNING,
+                           official=False, metric="", threshold=0.0, run_dir=str(target))
+        dirs = [target]
+        atomic_write_json(target / "result.json", result.to_dict())
+    settled = []
+    for d in dirs:
+        result = RunResult.from_dict(read_result(d))
+        result.scheduler = {**(result.scheduler or {}), **facts}
+        why = f"Slurm job {job_id} ended {state['state']} (reason: {state['reason']})"
+        if cancelled and result.status not in FINISHED:
+            result.status, result.error = "interrupted", "the batch was interrupted: its jobs were cancelled"
+        elif state["state"] in TIMED_OUT and result.status not in FINISHED:
+            result.status, result.error = "timeout", f"{why}: the run passed --time-limit"
+        elif state["state"] in FAILED and result.status not in FINISHED:
+            result.status = "aborted"
+            result.error = why if not result.error else f"{why}; the run had recorded: {result.error}"
+        elif result.status == RUNNING:
+            result.status, result.error = "aborted", f"{why}, but the run left no final status"
+        atomic_write_json(d / "result.json", result.to_dict())
+        events = d / "events.log"
+        if events.is_file() and f'"key": "{mllog.RUN_STOP}"' not in events.read_text(encoding="utf-8"):
+            log = mllog.EventLog(events)
+            log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": result.timed_s, "reason": why})
+            log.close()
+        settled.append(result)
+    return settled
+
+
+# --- a batch ---------------------------------------------------------------------------------
+
+def _nodes(options: SlurmOptions, workers: int) -> int:
+    return math.ceil(workers / (options.workers_per_node or workers))
+
+
+def _executor(options: SlurmOptions, folder: Path, workers: int) -> Any:
+    import submitit
+
+    executor = submitit.SlurmExecutor(folder=folder / "%j", max_num_timeout=0)
+    nodes = _nodes(options, workers)
+    extra = dict(item[2:].split("=", 1) for item in options.sbatch)
+    executor.update_parameters(
+        job_name="dawnbench", time=options.time_limit_min, nodes=nodes, ntasks_per_node=1,
+        cpus_per_task=(options.cpus_per_run or 1) * (workers // nodes) if options.cpus_per_run or workers > 1 else None,
+        gpus_per_node=options.gpus_per_run * (workers // nodes) or None, partition=options.partition,
+        account=options.account, array_parallelism=options.array_parallelism, signal_delay_s=10,
+        additional_parameters=extra or None)
+    return executor
+
+
+def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: bool = False,
+              progress: Callable[[dict[str, int]], None] = lambda counts: None) -> dict[str, list[RunResult]]:
+    """Submit the runs, wait for them, settle their records; key → the run's records."""
+    check(options)
+    out = output_dir(out)
+    folder = output_dir(out / ".slurm")
+    manifest: dict[str, Any] = {"started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                                "runs": {}}
+    todo = []
+    for run in runs:
+        if resume and finished(run):
+            continue
+        if resume:
+            for d in _records(run.out):  # an unfinished attempt: kept, out of the analysis's way
+                shutil.move(str(d), str(output_dir(out / ".superseded") / f"{run.key.replace('/', '_')}-{d.name}"))
+        todo.append(run)
+    for r in todo:
+        nodes = _nodes(options, r.workers)
+        if r.workers % nodes:
+            raise DawnbenchError(f"{r.key}: {r.workers} workers do not split evenly over {nodes} nodes "
+                                 f"(--workers-per-node {options.workers_per_node}); choose a worker count that is a "
+                                 "multiple of the node count.")
+    jobs: dict[str, Any] = {}
+    submitted_at = time.time()         # the batch's submission began: what "submission to start" counts from
+    singles = [r for r in todo if r.workers == 1]
+    if singles:
+        executor = _executor(options, folder, 1)
+        with executor.batch():
+            submitted = [(r, executor.submit(job_main, [*r.argv, "--out", str(r.out)], 1)) for r in singles]
+        jobs.update({r.key: job for r, job in submitted})
+    for r in (r for r in todo if r.workers > 1):
+        jobs[r.key] = _executor(options, folder, r.workers).submit(job_main, [*r.argv, "--out", str(r.out)],
+                                                                   r.workers)
+    manifest["runs"] = {r.key: {"argv": r.argv, "out": str(r.out), "workers": r.workers,
+                                "job_id": jobs[r.key].job_id if r.key in jobs else None,
+                                "submitted_unix_s": submitted_at if r.key in jobs else None} for r in runs}
+    atomic_write_json(folder / MANIFEST, manifest)
+    by_key = {r.key: r for r in todo}
+    cancelled = False
+    states: dict[str, dict[str, str]] = {}
+    try:
+        while True:
+            states = job_states([job.job_id for job in jobs.values()])
+            counts = {"queued": 0, "running": 0, "done": 0, "failed": 0}
+            for job in jobs.values():
+                state = states.get(job.job_id, {}).get("state", "PENDING")
+                counts["done" if state == "COMPLETED" else "failed" if state in ENDED else
+                       "running" if state in ("RUNNING", "COMPLETING") else "queued"] += 1
+            progress(counts)
+            if counts["done"] + counts["failed"] == len(jobs):
+                break
+            time.sleep(options.poll_s)
+    except BaseException:  # Ctrl-C (or anything else): our jobs, and only ours, go
+        cancelled = True
+        _cancel(list(jobs.values()))
+        states = job_states([job.job_id for job in jobs.values()])
+        if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            raise
+    results: dict[str, list[RunResult]] = {}
+    for key, job in jobs.items():
+        state = states.get(job.job_id, {"state": "UNKNOWN", "reason": "the scheduler no longer knows the job",
+                                        "nodes": ""})
+        results[key] = settle(by_key[key], job.job_id, state, cancelled)
+    for run in runs:  # finished before this batch (--resume): read as they are
+        if run.key not in results:
+            results[run.key] = [RunResult.from_dict(read_result(d)) for d in _records(run.out)]
+    if cancelled:
+        raise KeyboardInterrupt
+    return results
+
+
+def _cancel(jobs: list[Any], wait_s: float = 60.0) -> None:
+    """``scancel`` every job of this batch by id, and wait until the scheduler has let them go."""
+    bases = sorted({job.job_id.split("_")[0] for job in jobs})
+    if bases:
+        subprocess.run(["scancel", *bases], capture_output=True)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        states = job_states([job.job_id for job in jobs])
+        if all(states.get(job.job_id, {}).get("state", "CANCELLED") in ENDED for job in jobs):
+            return
+        time.sleep(1.0)

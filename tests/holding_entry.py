@@ -1,0 +1,47 @@
+"""A test entry that holds a known amount of memory on every worker and reads its batches through a
+DataLoader worker process, so the resource monitor's sums over workers and their children can be
+checked (SPEC §20)."""
+
+from __future__ import annotations
+
+import time
+
+import torch
+from torch import nn
+
+from dawnbench.entries import Entry, Progress
+
+
+class Holding(Entry):
+    name = "holding"
+    tasks = ("mnist",)
+    hparams = {"batch_size": 64, "hold_mib": 256, "seconds": 3.0}
+    warmup_steps = 1
+
+    def make_model(self) -> nn.Module:
+        return nn.Sequential(nn.Flatten(), nn.Linear(28 * 28, 10))
+
+    def train(self, ctx):
+        hp = self.hp
+        held = torch.ones(hp["hold_mib"] << 18)           # hold_mib MiB of float32, alive until the end
+        images, labels = ctx.load_train()
+        data = torch.utils.data.TensorDataset(torch.from_numpy(images[:4096]), torch.from_numpy(labels[:4096]))
+        loader = torch.utils.data.DataLoader(data, batch_size=hp["batch_size"], num_workers=1, persistent_workers=True)
+        self.model = self.make_model()
+        forward = ctx.distribute(self.model)
+        optimizer = torch.optim.SGD(self.model.parameters(), lr=0.01)
+        start, steps = time.perf_counter(), 0
+        while ctx.synthetic or time.perf_counter() - start < hp["seconds"]:
+            for x, y in loader:
+                loss = nn.functional.cross_entropy(forward(x.float() / 255), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                steps += 1
+            if ctx.synthetic:
+                break
+        held.add_(1)
+        yield Progress(epoch=1.0, samples=steps * hp["batch_size"] * ctx.world_size, loss=loss.detach())
+
+    def predict(self, inputs):
+        return self.model(inputs.float() / 255)

@@ -1,0 +1,136 @@
+"""Batches on a real single-node Slurm cluster (SPEC §21): arrays of runs, a multi-worker run as one
+job, and every way a job can end — the scheduler's cancel, its time limit, Ctrl-C on the command —
+recorded, with ``--resume`` submitting only what did not finish."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from dawnbench.cli import main
+from slurm_cluster import ClusterUnavailable, SingleNodeCluster
+
+pytestmark = pytest.mark.slow
+HERE = Path(__file__).resolve().parent
+HOLD = ["--entry", str(HERE / "holding_entry.py"), "--target", "100", "--set", "hold_mib=8"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, mnist_ready):
+    try:
+        with SingleNodeCluster(tmp_path_factory.mktemp("slurm")) as started:
+            yield started
+    except ClusterUnavailable as why:
+        if os.environ.get("DAWNBENCH_REQUIRE_SLURM") == "1":
+            raise
+        pytest.skip(f"no Slurm cluster: {why}")
+
+
+@pytest.fixture
+def on_cluster(cluster, monkeypatch, tmp_path):
+    monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+    yield cluster
+    assert cluster.queue() == [], "a test left jobs on the cluster"
+    deadline = time.monotonic() + 20                          # a cancelled step gets KillWait (5 s) to go
+    while (left := [p.pid for p in psutil.process_iter(["cmdline"])
+                    if str(tmp_path) in " ".join(p.info["cmdline"] or [])]) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not left, f"processes of the test's jobs left behind: {left}"
+
+
+def records(folder: Path) -> dict[str, dict]:
+    """Key → result.json of each run folder under ``folder`` (outside the batch's own folders)."""
+    return {str(p.parent.relative_to(folder)): json.loads(p.read_text()) for p in folder.glob("**/result.json")
+            if ".superseded" not in p.parts}
+
+
+def start(argv: list[str], out: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dawnbench", *argv, "--executor", "slurm", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wait_running(out: Path, runs: int, timeout: float = 90) -> dict[str, str]:
+    """Key → job id, once every run of the batch has written its run_start."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        logs = list(out.glob("**/events.log"))
+        if len(logs) == runs and all('"key": "run_start"' in log.read_text() for log in logs):
+            manifest = json.loads((out / ".slurm" / "batch.json").read_text())
+            return {key: run["job_id"] for key, run in manifest["runs"].items()}
+        time.sleep(0.3)
+    raise AssertionError(f"the runs did not start in {timeout} s")
+
+
+def test_runs_of_a_batch_are_an_array_and_summarised_here(on_cluster, tmp_path, capsys):
+    # The holding entry: half a second of training each (the real MNIST batch is benchmarks/slurm_overhead.py's).
+    code = main(["run", "mnist", *HOLD, "--set", "seconds=0.5", "--runs", "4", "--executor", "slurm",
+                 "--out", str(tmp_path), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and doc["summary"]["runs"] == 4                      # target 100 %: none reaches it
+    found = records(tmp_path)
+    assert sorted(found) == [f"seed-{s}/{r['run_dir'].rsplit('/', 1)[1]}" for s, r in
+                             zip(range(4), sorted(found.values(), key=lambda r: r["seed"]))]
+    jobs = {r["scheduler"]["job_id"] for r in found.values()}
+    assert len(jobs) == 4 and len({j.split("_")[0] for j in jobs}) == 1   # one array, a task per run
+    for r in found.values():
+        assert r["status"] == "not_reached" and r["scheduler"]["state"] == "COMPLETED"
+        assert r["scheduler"]["nodes"] and r["scheduler"]["partition"] == "debug"
+    assert {r["seed"] for r in found.values()} == {0, 1, 2, 3}
+
+
+def test_a_two_worker_run_is_one_job_with_the_fields_of_a_local_one(on_cluster, tmp_path):
+    assert main(["run", "mnist", *HOLD, "--set", "seconds=1", "--nproc", "2", "--cpus-per-run", "1",
+                 "--executor", "slurm", "--out", str(tmp_path / "slurm")]) == 1
+    [record] = records(tmp_path / "slurm").values()
+    assert record["distributed"]["world_size"] == 2
+    assert record["scheduler"]["state"] == "COMPLETED" and "_" not in record["scheduler"]["job_id"]
+    assert main(["run", "mnist", *HOLD, "--set", "seconds=1", "--nproc", "2", "--out", str(tmp_path / "local")]) == 1
+    [local] = records(tmp_path / "local").values()
+    assert local["scheduler"] is None and local["distributed"]["world_size"] == 2
+    assert set(local) == set(record) and set(local["distributed"]) == set(record["distributed"])
+    assert set(local["resources"]) == set(record["resources"])
+
+
+def test_cancelled_and_timed_out_jobs_are_recorded_so(on_cluster, tmp_path):
+    batch = start(["run", "mnist", *HOLD, "--set", "seconds=300", "--runs", "2"], tmp_path)
+    jobs = wait_running(tmp_path, 2)
+    env = on_cluster.env
+    subprocess.run(["scancel", jobs["seed=0"]], check=True, env=env)
+    subprocess.run(["scontrol", "update", f"JobId={jobs['seed=1']}", "TimeLimit=0:01"], check=True, env=env)
+    output, _ = batch.communicate(timeout=150)
+    assert batch.returncode == 1, output
+    by_seed = {r["seed"]: r for r in records(tmp_path).values()}
+    assert by_seed[0]["status"] == "aborted" and "CANCELLED" in by_seed[0]["error"]
+    assert by_seed[1]["status"] == "timeout" and by_seed[1]["scheduler"]["state"] == "TIMEOUT"
+    for r in by_seed.values():
+        assert '"key": "run_stop"' in Path(r["run_dir"], "events.log").read_text()
+
+
+def test_ctrl_c_cancels_our_jobs_and_resume_runs_only_the_unfinished(on_cluster, tmp_path, capsys):
+    batch = start(["run", "mnist", *HOLD, "--set", "seconds=300", "--runs", "2"], tmp_path)
+    wait_running(tmp_path, 2)
+    batch.send_signal(signal.SIGINT)
+    output, _ = batch.communicate(timeout=120)
+    assert batch.returncode == 130, output
+    assert on_cluster.queue() == []
+    assert [r["status"] for r in records(tmp_path).values()] == ["interrupted", "interrupted"]
+
+    assert main(["run", "mnist", *HOLD, "--set", "seconds=1", "--runs", "2", "--executor", "slurm", "--resume",
+                 "--out", str(tmp_path), "--json"]) == 1
+    capsys.readouterr()
+    assert sorted(r["status"] for r in records(tmp_path).values()) == ["not_reached", "not_reached"]
+    assert len(list((tmp_path / ".superseded").iterdir())) == 2             # the interrupted attempts, kept
+
+    first = json.loads((tmp_path / ".slurm" / "batch.json").read_text())
+    assert main(["run", "mnist", *HOLD, "--set", "seconds=1", "--runs", "2", "--executor", "slurm", "--resume",
+                 "--out", str(tmp_path)]) == 1                              # all finished: nothing submitted
+    again = json.loads((tmp_path / ".slurm" / "batch.json").read_text())
+    assert [r["job_id"] for r in again["runs"].values()] == [None, None] != [r["job_id"] for r in first["runs"].values()]
