@@ -68,8 +68,9 @@ def kernel_figures(doc: dict[str, Any], out: Path) -> list[Path]:
 def roofline_figure_of(doc: dict[str, Any], out: Path) -> Path:
     """``roofline.png`` of ``dawnbench roofline``: kernels and applications together."""
     kernels = sum(p["kind"] == "kernel" for p in doc["points"])
-    return workloads_roofline(doc, out / "roofline.png", f"{kernels} kernel rows and "
-                              f"{len(doc['points']) - kernels} applications under this machine's roofs")
+    counts = [f"{n} {what}" for n, what in ((kernels, "kernel rows"), (len(doc["points"]) - kernels, "applications"))
+              if n]
+    return workloads_roofline(doc, out / "roofline.png", f"{' and '.join(counts)} under this machine's roofs")
 
 
 def scale_resources_figure(doc: dict[str, Any], out: Path) -> Path:

@@ -22,11 +22,13 @@ BUILTIN: dict[str, str] = {
     "cifar10-resnet20": "resnet_seed",
     "cifar10-resnet56": "resnet_seed",
     "cifar10-resnet164": "resnet_seed",
+    "cifar10-resnet18": "cifar10_resnet18",
     "mnist-standard": "standard_cnn",
     "fashion-mnist-standard": "standard_cnn",
     "imagenet-resnet50": "imagenet_resnet50",
     "squad-minilm": "squad_minilm",
     "squad-bidaf": "squad_bidaf",
+    "squad-drqa": "squad_drqa",
 }
 
 

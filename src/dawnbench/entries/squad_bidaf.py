@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -34,7 +34,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from dawnbench.bounds import Bound
 from dawnbench.entries.base import Entry, Progress, TrainContext
-from dawnbench.errors import EntryError
+from dawnbench.entries.vectors import check_vectors, read_vectors
+from dawnbench.tasks import Task
 
 # --- hyperparameters (all of them) -----------------------------------------------------
 HPARAMS = {
@@ -99,18 +100,13 @@ def batch_of(items: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.
 
 
 def load_glove(path: str, vocab: Vocab, dim: int) -> torch.Tensor | None:
+    """The word table with GloVe's vectors where the file has the (lower-cased) word; None without a file."""
     if not path:
         return None
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise EntryError(f"--set glove={path}: no such file. Pass a GloVe text file (glove.6B.{dim}d.txt) or leave "
-                         "glove empty to learn the word vectors.")
+    found = read_vectors(path, vocab.words, dim, "--set glove=")
     table = torch.randn(len(vocab.words) + 2, dim) * 0.1
-    with open(file, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            word, *values = line.rstrip().split(" ")
-            if word in vocab.words and len(values) == dim:
-                table[vocab.words[word]] = torch.tensor([float(v) for v in values])
+    for word, vector in found.items():
+        table[vocab.words[word]] = torch.from_numpy(vector)
     return table
 
 
@@ -194,6 +190,13 @@ class SquadBidaf(Entry):
     eval_batch_size = 32
     warmup_steps = 2
     precisions = ("fp32", "tf32", "bf16")
+
+    @classmethod
+    def check_hparams(cls, task: Task, overrides: dict[str, Any]) -> None:
+        """Also a wrong GloVe file, by its first line, before the run starts."""
+        super().check_hparams(task, overrides)
+        if overrides.get("glove"):
+            check_vectors(overrides["glove"], overrides.get("word_dim", cls.hparams["word_dim"]), "--set glove=")
 
     def make_model(self) -> nn.Module:
         return BiDAF(len(self.vocab.words) + 2, len(self.vocab.chars) + 2, self.hp)

@@ -132,6 +132,7 @@ def _summarise(window: Window, extra: dict[str, Any], opts: ProfileOptions, roof
         "op_time_share_of_window": op_time / window.wall_s if window.wall_s > 0 else None,
         "memory_bound_share": sum(r["time_s"] for r in rows if r["bound"] == "memory") / op_time if op_time else None,
         "matched_share": window.matched_share,
+        "matched_by_name_share": window.matched_by_name_share,
         "flop_check": {"census_flops_per_step": census_flops_step, "flop_counter_flops_per_step": check,
                        "ratio": census_flops_step / check if check else None},
         "roofs": roofs.to_dict(),
@@ -176,7 +177,8 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     if opts.without:
         _check_without(entry, opts.without)
     status(f"warm-up, then {opts.warm_steps} + 1 census + {opts.steps} profiled steps")
-    with ResourceMonitor(out / "resources.tsv") as monitor:  # warm-up and window: the workload's footprint
+    devices = [prep.device.index or 0] if prep.device.type == "cuda" else []
+    with ResourceMonitor(out / "resources.tsv", devices=devices) as monitor:  # warm-up and window: the footprint
         window, extra = _window(entry, prep, opts, out)
     summary = _summarise(window, extra, opts, roofs)
     summary["resources"] = monitor.summary()
@@ -195,7 +197,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
             removed.append(strip_modules(model, opts.without))
             return model
         stripped.make_model = make_model  # type: ignore[method-assign]
-        with ResourceMonitor(out / "without" / "resources.tsv") as monitor2:
+        with ResourceMonitor(out / "without" / "resources.tsv", devices=devices) as monitor2:
             window2, extra2 = _window(stripped, prep, opts, out / "without")
         summary2 = _summarise(window2, extra2, opts, roofs)
         summary2["resources"] = monitor2.summary()

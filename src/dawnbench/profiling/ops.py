@@ -8,7 +8,7 @@ Two views of the same steps, each from the tool made for it:
 * **a census** of one training step (the step before the window) under a
   ``TorchDispatchMode``: every op as it really executes — after autograd and autocast
   — with its FLOPs (``torch.utils.flop_counter``'s formulas: matrix multiplies and
-  convolutions; elementwise ops count 0) and its bytes (every tensor it reads plus every
+  convolutions, and fused recurrent layers by ``flops.py``; elementwise ops count 0) and its bytes (every tensor it reads plus every
   tensor it writes, from their shapes and dtypes; views move nothing and count 0);
 * **the window** of ``steps`` training steps under ``torch.profiler`` (shapes
   recorded), which times each of those ops without the census's overhead and writes
@@ -29,6 +29,7 @@ import csv
 import difflib
 import io
 import json
+import math
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -41,10 +42,10 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.profiler import ProfilerAction, ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
-from torch.utils.flop_counter import flop_registry
 
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import atomic_write_text, read_foreign_text
+from dawnbench.profiling.flops import op_flops
 from dawnbench.profiling.steps import StepLimitReached
 
 TSV_COLUMNS = ("op", "shapes", "dtype", "precision", "calls", "time_s", "share", "flops", "bytes",
@@ -61,6 +62,7 @@ class OpCall:
     flops: float
     bytes: float
     dims: str = ""             # the same shapes in the form the profiler records them (for the join)
+    elements: int = 0          # the tensor inputs' elements (to scale a call matched by name only)
 
 
 class _Census(TorchDispatchMode):
@@ -84,7 +86,7 @@ class _Census(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         packet = func._overloadpacket
-        flops = float(flop_registry[packet](*args, **kwargs, out_val=out)) if packet in flop_registry else 0.0
+        flops = op_flops(func, args, kwargs, out)
         inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         moved = 0 if getattr(func, "is_view", False) else sum(t.nbytes for t in inputs + outputs)
@@ -93,7 +95,7 @@ class _Census(TorchDispatchMode):
         self.calls.append(OpCall(f"aten::{packet.__name__}", ", ".join("x".join(map(str, t.shape)) or "scalar"
                                                                        for t in inputs),
                                  str(dtype).removeprefix("torch.") if dtype is not None else "-", flops, moved,
-                                 _dims([list(t.shape) for t in inputs])))
+                                 _dims([list(t.shape) for t in inputs]), sum(t.numel() for t in inputs)))
         return out
 
 
@@ -106,7 +108,8 @@ class Window:
     census: list[OpCall]
     events: list[Any]                  # the profiler's outermost census-named events, in order
     device_type: str
-    matched_share: float = 0.0        # share of op time matched to a census call
+    matched_share: float = 0.0        # share of op time matched to a census call of the same shapes
+    matched_by_name_share: float = 0.0  # share matched to one of other shapes (scaled by elements)
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def op_times_s(self) -> list[float]:
@@ -120,18 +123,34 @@ class Window:
         times = self.op_times_s()
         groups: dict[tuple[str, str, str], dict[str, Any]] = defaultdict(
             lambda: {"calls": 0, "time_s": 0.0, "flops": 0.0, "bytes": 0.0})
-        matched = _align([(e.name, _dims(e.input_shapes)) for e in self.events],
-                         [(c.name, c.dims) for c in self.census], self.steps)
+        events = [(e.name, _dims(e.input_shapes)) for e in self.events]
+        census = [(c.name, c.dims) for c in self.census]
+        matched = _align(events, census, self.steps)
+        # Batches of varying shapes (text of varying length) repeat the census step's ops with
+        # other shapes: those are matched by name, in order, and carry the census call's FLOPs
+        # and bytes scaled by their inputs' elements — an estimate, and its share is recorded.
+        by_name = {i: j for i, j in _align([(n, "") for n, _ in events], [(n, "") for n, _ in census],
+                                           self.steps).items() if i not in matched}
         for i, (event, t) in enumerate(zip(self.events, times)):
-            c = self.census[matched[i]] if i in matched else None
-            g = groups[(c.name, c.shapes, c.dtype) if c else (event.name, UNMATCHED, "-")]
+            j = matched.get(i, by_name.get(i))
+            c = self.census[j] if j is not None else None
+            if c is None:
+                key, scale = (event.name, UNMATCHED, "-"), 0.0
+            elif i in matched:
+                key, scale = (c.name, c.shapes, c.dtype), 1.0
+            else:
+                shapes = [s for s in event.input_shapes if isinstance(s, (list, tuple)) and s]
+                elements = sum(math.prod(s) for s in shapes if all(isinstance(d, int) for d in s))
+                key = (c.name, ", ".join("x".join(map(str, s)) for s in shapes), c.dtype)
+                scale = elements / c.elements if c.elements else 0.0
+            g = groups[key]
             g["calls"] += 1
             g["time_s"] += t
-            if c:
-                g["flops"] += c.flops
-                g["bytes"] += c.bytes
+            g["flops"] += c.flops * scale if c else 0.0
+            g["bytes"] += c.bytes * scale if c else 0.0
         total = sum(times) or 1.0
         self.matched_share = sum(times[i] for i in matched) / total
+        self.matched_by_name_share = sum(times[i] for i in by_name) / total
         rows = []
         for (name, shapes, dtype), g in groups.items():
             precision = _precision_of(dtype, run_precision)
@@ -168,7 +187,8 @@ def _align(events: list[tuple[str, str]], census: list[tuple[str, str]], steps: 
     autograd kernel calls itself (``relu_`` saving a ``detach``), which the profiler
     shows nested inside the caller. So the census step, repeated once per profiled
     step, is aligned with the window's sequence of (op, input shapes) (``difflib``'s
-    longest matching blocks); profiled ops left over are reported without FLOPs or bytes.
+    longest matching blocks); ``table`` aligns what is left by op name alone, and reports
+    what is still left without FLOPs or bytes.
     """
     expected = census * steps
     blocks = difflib.SequenceMatcher(None, expected, events, autojunk=False).get_matching_blocks()
