@@ -163,7 +163,7 @@ KIND_MARKERS = {"run": "o", "profile": "s", "kernels": "^"}   # applications and
 
 
 def pca_figure(doc: dict[str, Any], path: Path) -> Path:
-    """Configurations on PC1–PC2 and PC3–PC4 (where there are four components), coloured by cluster,
+    """Configurations on PC1–PC2 and PC3–PC4 (where a fourth component explains anything), coloured by cluster,
     shaped by kind (runs ●, profiles ■, kernel suites ▲)."""
     scores = np.array(doc["scores"])
     var = doc["explained_variance"]
