@@ -1,6 +1,7 @@
 """A test entry that holds a known amount of memory on every worker and reads its batches through a
 DataLoader worker process, so the resource monitor's sums over workers and their children can be
-checked (SPEC §20)."""
+checked (SPEC §20). With ``idle=true`` it trains one pass and then sleeps out its ``seconds``: a job
+that waits for the scheduler's time limit without taking a core from the other tests."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from dawnbench.entries import Entry, Progress
 class Holding(Entry):
     name = "holding"
     tasks = ("mnist",)
-    hparams = {"batch_size": 64, "hold_mib": 256, "seconds": 3.0}
+    hparams = {"batch_size": 64, "hold_mib": 256, "seconds": 3.0, "idle": False}
     warmup_steps = 1
 
     def make_model(self) -> nn.Module:
@@ -40,6 +41,8 @@ class Holding(Entry):
                 steps += 1
             if ctx.synthetic:
                 break
+            if hp["idle"]:                                # a signal's StopRun ends the sleep
+                time.sleep(max(0.0, hp["seconds"] - (time.perf_counter() - start)))
         held.add_(1)
         yield Progress(epoch=1.0, samples=steps * hp["batch_size"] * ctx.world_size, loss=loss.detach())
 

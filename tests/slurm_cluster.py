@@ -5,7 +5,8 @@ ports nobody else uses, and stopped by the pids it started.
     with SingleNodeCluster(tmp) as cluster:          # SLURM_CONF points at it while it lives
         subprocess.run(["sbatch", "--wrap", "hostname"], env=cluster.env)
 
-The node offers this machine's CPUs and no memory limit; there is no accounting (``sacct`` says
+The node offers this machine's CPUs (or as many as asked: ``SlurmdParameters=config_overrides``)
+and no memory limit; there is no accounting (``sacct`` says
 so), as on many small clusters. ``DAWNBENCH_REQUIRE_SLURM=1`` (CI sets it) makes a cluster that
 does not come up a failure instead of a skip.
 """
@@ -34,8 +35,9 @@ class ClusterUnavailable(RuntimeError):
 
 
 class SingleNodeCluster:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, cpus: int | None = None) -> None:
         self.root = root
+        self.cpus = cpus or os.cpu_count() or 1   # more than the machine has: slurmd is told to believe it
         self.conf = root / "slurm.conf"
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
 
@@ -69,7 +71,8 @@ class SingleNodeCluster:
             "SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU", "SchedulerType=sched/backfill",
             "ReturnToService=2", "AccountingStorageType=accounting_storage/none", "JobCompType=jobcomp/none",
             "JobAcctGatherType=jobacct_gather/none", "KillWait=5", "MinJobAge=600",
-            f"NodeName={host} CPUs={os.cpu_count()} State=UNKNOWN",
+            *(["SlurmdParameters=config_overrides"] if self.cpus > (os.cpu_count() or 1) else []),
+            f"NodeName={host} CPUs={self.cpus} State=UNKNOWN",
             "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP", ""]))
         self._start(["munged", "-f", f"--socket={root / 'munge.sock'}", f"--key-file={key}",
                      f"--pid-file={root / 'munged.pid'}", f"--log-file={root / 'munged.log'}",

@@ -25,8 +25,9 @@ HOLD = ["--entry", str(HERE / "holding_entry.py"), "--target", "100", "--set", "
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory, mnist_ready):
+    # 4 CPUs declared (at least): the job that idles towards its time limit holds one of them
     try:
-        with SingleNodeCluster(tmp_path_factory.mktemp("slurm")) as started:
+        with SingleNodeCluster(tmp_path_factory.mktemp("slurm"), cpus=max(4, os.cpu_count() or 1)) as started:
             yield started
     except ClusterUnavailable as why:
         if os.environ.get("DAWNBENCH_REQUIRE_SLURM") == "1":
@@ -34,11 +35,27 @@ def cluster(tmp_path_factory, mnist_ready):
         pytest.skip(f"no Slurm cluster: {why}")
 
 
+@pytest.fixture(scope="module")
+def timing_out(cluster, tmp_path_factory):
+    """A batch of one job that idles past a one-minute ``--time-limit``. Slurm's limits are whole
+    minutes, checked every 30 s: started with the module, its minute runs out while the other tests
+    run, and the last test reads how it ended."""
+    out = tmp_path_factory.mktemp("timeout")
+    batch = subprocess.Popen([sys.executable, "-m", "dawnbench", "run", "mnist", *HOLD, "--set", "idle=true",
+                              "--set", "seconds=600", "--time-limit", "1", "--executor", "slurm", "--out", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=cluster.env)
+    jobs = wait_running(out, 1)
+    yield batch, out, set(jobs.values())
+    if batch.poll() is None:                                  # the module failed before reading it
+        batch.send_signal(signal.SIGINT)
+        batch.communicate(timeout=120)
+
+
 @pytest.fixture
-def on_cluster(cluster, monkeypatch, tmp_path):
+def on_cluster(cluster, timing_out, monkeypatch, tmp_path):
     monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
     yield cluster
-    assert cluster.queue() == [], "a test left jobs on the cluster"
+    assert set(cluster.queue()) <= timing_out[2], "a test left jobs on the cluster"
     deadline = time.monotonic() + 20                          # a cancelled step gets KillWait (5 s) to go
     while (left := [p.pid for p in psutil.process_iter(["cmdline"])
                     if str(tmp_path) in " ".join(p.info["cmdline"] or [])]) and time.monotonic() < deadline:
@@ -99,28 +116,24 @@ def test_a_two_worker_run_is_one_job_with_the_fields_of_a_local_one(on_cluster, 
     assert set(local["resources"]) == set(record["resources"])
 
 
-def test_cancelled_and_timed_out_jobs_are_recorded_so(on_cluster, tmp_path):
-    batch = start(["run", "mnist", *HOLD, "--set", "seconds=300", "--runs", "2"], tmp_path)
-    jobs = wait_running(tmp_path, 2)
-    env = on_cluster.env
-    subprocess.run(["scancel", jobs["seed=0"]], check=True, env=env)
-    subprocess.run(["scontrol", "update", f"JobId={jobs['seed=1']}", "TimeLimit=0:01"], check=True, env=env)
-    output, _ = batch.communicate(timeout=150)
+def test_a_cancelled_job_is_recorded_aborted(on_cluster, tmp_path):
+    batch = start(["run", "mnist", *HOLD, "--set", "idle=true", "--set", "seconds=300"], tmp_path)
+    jobs = wait_running(tmp_path, 1)
+    subprocess.run(["scancel", jobs["seed=0"]], check=True, env=on_cluster.env)
+    output, _ = batch.communicate(timeout=120)
     assert batch.returncode == 1, output
-    by_seed = {r["seed"]: r for r in records(tmp_path).values()}
-    assert by_seed[0]["status"] == "aborted" and "CANCELLED" in by_seed[0]["error"]
-    assert by_seed[1]["status"] == "timeout" and by_seed[1]["scheduler"]["state"] == "TIMEOUT"
-    for r in by_seed.values():
-        assert '"key": "run_stop"' in Path(r["run_dir"], "events.log").read_text()
+    [record] = records(tmp_path).values()
+    assert record["status"] == "aborted" and "CANCELLED" in record["error"]
+    assert '"key": "run_stop"' in Path(record["run_dir"], "events.log").read_text()
 
 
-def test_ctrl_c_cancels_our_jobs_and_resume_runs_only_the_unfinished(on_cluster, tmp_path, capsys):
-    batch = start(["run", "mnist", *HOLD, "--set", "seconds=300", "--runs", "2"], tmp_path)
+def test_ctrl_c_cancels_our_jobs_and_resume_runs_only_the_unfinished(on_cluster, timing_out, tmp_path, capsys):
+    batch = start(["run", "mnist", *HOLD, "--set", "idle=true", "--set", "seconds=300", "--runs", "2"], tmp_path)
     wait_running(tmp_path, 2)
     batch.send_signal(signal.SIGINT)
     output, _ = batch.communicate(timeout=120)
     assert batch.returncode == 130, output
-    assert on_cluster.queue() == []
+    assert set(on_cluster.queue()) == timing_out[2]          # ours gone; another batch's job untouched
     assert [r["status"] for r in records(tmp_path).values()] == ["interrupted", "interrupted"]
 
     assert main(["run", "mnist", *HOLD, "--set", "seconds=1", "--runs", "2", "--executor", "slurm", "--resume",
@@ -134,3 +147,13 @@ def test_ctrl_c_cancels_our_jobs_and_resume_runs_only_the_unfinished(on_cluster,
                  "--out", str(tmp_path)]) == 1                              # all finished: nothing submitted
     again = json.loads((tmp_path / ".slurm" / "batch.json").read_text())
     assert [r["job_id"] for r in again["runs"].values()] == [None, None] != [r["job_id"] for r in first["runs"].values()]
+
+
+def test_a_job_past_its_time_limit_is_recorded_timeout(on_cluster, timing_out):
+    """Last in the module: the batch started with it (``timing_out``) has had most of its minute."""
+    batch, out, _ = timing_out
+    output, _ = batch.communicate(timeout=150)
+    assert batch.returncode == 1, output
+    [record] = records(out).values()
+    assert record["status"] == "timeout" and record["scheduler"]["state"] == "TIMEOUT", record["error"]
+    assert '"key": "run_stop"' in Path(record["run_dir"], "events.log").read_text()
