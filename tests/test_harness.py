@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import subprocess
+import sys
 
 import pytest
 from helpers import run_scripted
@@ -134,3 +137,14 @@ def test_clock_syncs_before_every_reading():
         fake.advance(1)
     assert clock.timed_s == 4 and clock.total("eval") == 1 and clock.wall_s == 5
     assert len(syncs) == 5  # start, and both ends of two segments
+
+
+def test_a_batch_command_stops_on_sigint_even_when_started_with_it_ignored():
+    """A script's background job starts with SIGINT ignored; `kill -INT` must still stop a batch's wait."""
+    code = ("import time\nfrom dawnbench.harness.signals import interruptible\nprint('waiting', flush=True)\n"
+            "try:\n    with interruptible():\n        time.sleep(30)\nexcept KeyboardInterrupt:\n    raise SystemExit(130)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert proc.stdout.readline() == "waiting\n"
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 130

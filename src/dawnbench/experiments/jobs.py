@@ -47,6 +47,7 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.experiments.launch import launch
 from dawnbench.experiments.slurm import PlannedRun, SlurmOptions, run_batch
 from dawnbench.harness.record import RunResult, read_result
+from dawnbench.harness.signals import interruptible
 from dawnbench.io import atomic_write_json, output_dir
 from dawnbench.tasks import TASKS
 
@@ -150,10 +151,11 @@ def _independent(argvs: list[list[str]], slots: list[dict[str, Any]], folder: Pa
                  progress: Callable[[str], None]) -> list[RunResult]:
     procs = [_start(argv, share, folder / f"slot-{i}.log") for i, (argv, share) in enumerate(zip(argvs, slots))]
     try:
-        while any(p.poll() is None for p in procs):
-            running = sum(p.poll() is None for p in procs)
-            progress(f"{running} of {len(procs)} runs going")
-            time.sleep(0.5)
+        with interruptible():
+            while any(p.poll() is None for p in procs):
+                running = sum(p.poll() is None for p in procs)
+                progress(f"{running} of {len(procs)} runs going")
+                time.sleep(0.5)
     except BaseException:
         _stop(procs)
         raise

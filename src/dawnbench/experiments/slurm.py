@@ -49,6 +49,7 @@ from typing import Any
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness import mllog
 from dawnbench.harness.record import RUNNING, RunResult, read_result
+from dawnbench.harness.signals import interruptible
 from dawnbench.io import atomic_write_json, output_dir
 
 FINISHED = ("success", "not_reached", "diverged")        # a run that got to its end: not run again on --resume
@@ -276,17 +277,18 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
     cancelled = False
     states: dict[str, dict[str, str]] = {}
     try:
-        while True:
-            states = job_states([job.job_id for job in jobs.values()])
-            counts = {"queued": 0, "running": 0, "done": 0, "failed": 0}
-            for job in jobs.values():
-                state = states.get(job.job_id, {}).get("state", "PENDING")
-                counts["done" if state == "COMPLETED" else "failed" if state in ENDED else
-                       "running" if state in ("RUNNING", "COMPLETING") else "queued"] += 1
-            progress(counts)
-            if counts["done"] + counts["failed"] == len(jobs):
-                break
-            time.sleep(options.poll_s)
+        with interruptible():
+            while True:
+                states = job_states([job.job_id for job in jobs.values()])
+                counts = {"queued": 0, "running": 0, "done": 0, "failed": 0}
+                for job in jobs.values():
+                    state = states.get(job.job_id, {}).get("state", "PENDING")
+                    counts["done" if state == "COMPLETED" else "failed" if state in ENDED else
+                           "running" if state in ("RUNNING", "COMPLETING") else "queued"] += 1
+                progress(counts)
+                if counts["done"] + counts["failed"] == len(jobs):
+                    break
+                time.sleep(options.poll_s)
     except BaseException:  # Ctrl-C (or anything else): our jobs, and only ours, go
         cancelled = True
         _cancel(list(jobs.values()))

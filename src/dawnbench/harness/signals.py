@@ -131,3 +131,19 @@ def stop_on_signals(max_wall_seconds: float | None) -> Iterator[Budgets]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """While a batch command waits on its runs or jobs, SIGINT raises ``KeyboardInterrupt`` whatever
+    the command inherited. Python leaves SIGINT ignored in a process started with it ignored (a
+    script's background job), and then `kill -INT` — a deliberate stop — would do nothing; a run
+    itself already handles it (``stop_on_signals``)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
