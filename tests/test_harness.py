@@ -141,8 +141,9 @@ def test_clock_syncs_before_every_reading():
 
 def test_a_batch_command_stops_on_sigint_even_when_started_with_it_ignored():
     """A script's background job starts with SIGINT ignored; `kill -INT` must still stop a batch's wait."""
-    code = ("import time\nfrom dawnbench.harness.signals import interruptible\nprint('waiting', flush=True)\n"
-            "try:\n    with interruptible():\n        time.sleep(30)\nexcept KeyboardInterrupt:\n    raise SystemExit(130)\n")
+    code = ("import time\nfrom dawnbench.harness.signals import interruptible\n"      # says so once it listens
+            "try:\n    with interruptible():\n        print('waiting', flush=True)\n        time.sleep(30)\n"
+            "except KeyboardInterrupt:\n    raise SystemExit(130)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert proc.stdout.readline() == "waiting\n"
