@@ -34,7 +34,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from dawnbench.bounds import Bound
 from dawnbench.entries.base import Entry, Progress, TrainContext
-from dawnbench.entries.vectors import check_vectors, read_vectors
+from dawnbench.entries.vectors import check_vectors_option, read_vectors
 from dawnbench.tasks import Task
 
 # --- hyperparameters (all of them) -----------------------------------------------------
@@ -195,8 +195,7 @@ class SquadBidaf(Entry):
     def check_hparams(cls, task: Task, overrides: dict[str, Any]) -> None:
         """Also a wrong GloVe file, by its first line, before the run starts."""
         super().check_hparams(task, overrides)
-        if overrides.get("glove"):
-            check_vectors(overrides["glove"], overrides.get("word_dim", cls.hparams["word_dim"]), "--set glove=")
+        check_vectors_option(overrides, cls.hparams, "glove", "word_dim")
 
     def make_model(self) -> nn.Module:
         return BiDAF(len(self.vocab.words) + 2, len(self.vocab.chars) + 2, self.hp)

@@ -59,7 +59,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_se
 
 from dawnbench.bounds import Bound
 from dawnbench.entries.base import Entry, Progress, TrainContext
-from dawnbench.entries.vectors import check_vectors, normalize, read_vectors
+from dawnbench.entries.vectors import check_vectors_option, normalize, read_vectors
 from dawnbench.errors import EntryError
 from dawnbench.tasks import Task
 
@@ -306,8 +306,7 @@ class SquadDrqa(Entry):
     def check_hparams(cls, task: Task, overrides: dict[str, Any]) -> None:
         """Also a wrong vectors file, by its first line, before the run starts."""
         super().check_hparams(task, overrides)
-        if overrides.get("vectors"):
-            check_vectors(overrides["vectors"], overrides.get("vector_dim", cls.hparams["vector_dim"]), "--set vectors=")
+        check_vectors_option(overrides, cls.hparams, "vectors", "vector_dim")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

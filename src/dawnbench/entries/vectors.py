@@ -38,6 +38,12 @@ def check_vectors(path: str, dim: int, flag: str) -> None:
     _scan(path, {}, dim, flag, first_line=True)
 
 
+def check_vectors_option(overrides: dict, defaults: dict, key: str, dim_key: str) -> None:
+    """An entry's ``check_hparams`` for a ``--set KEY=PATH`` vectors file of ``DIM_KEY`` dimensions."""
+    if overrides.get(key):
+        check_vectors(overrides[key], overrides.get(dim_key, defaults[dim_key]), f"--set {key}=")
+
+
 def read_vectors(path: str, wanted: Collection[str], dim: int, flag: str) -> dict[str, np.ndarray]:
     """Word of ``wanted`` → its float32 vector of ``dim``, for every wanted word the file holds."""
     found = _scan(path, {normalize(w): w for w in wanted}, dim, flag, first_line=False)
