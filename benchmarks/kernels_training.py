@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 import evidence
+from dawnbench.kernels.compare import group
 
 IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
 
@@ -35,14 +36,15 @@ def summary(doc: dict) -> dict:
         ran = [r for r in rows if not r.get("skipped")]
         figure = "busbw_gbps" if suite == "allreduce" else "gflops"
         reasons = Counter(re.sub(r"[0-9.]+", "N", r["skipped"]) for r in rows if r.get("skipped"))
-        ratios = {c["against"]: [r["time_ratio"] for r in c["rows"] if (r["suite"], r["precision"]) == (suite, precision)]
-                  for c in doc.get("comparison", [])}
+        groups = {c["against"]: group(c, suite, precision) for c in doc.get("comparison", [])}
         out[f"{suite}/{precision}"] = {
             "rows": len(rows), "measured": len(ran), "skipped": dict(reasons),
             f"median_{figure}": statistics.median(r[figure] for r in ran) if ran else None,
             f"max_{figure}": max((r[figure] for r in ran), default=None),
             "max_fraction_of_roof": max((r["fraction_of_roof"] for r in ran if r.get("fraction_of_roof")), default=None),
-            "geomean_time_ratio": {device: (statistics.geometric_mean(v), len(v)) for device, v in ratios.items() if v}}
+            "geomean_time_ratio": {device: (g["geomean_time_ratio"], g["rows"]) for device, g in groups.items()
+                                   if g and g["geomean_time_ratio"]},
+            "left_out": {device: g["left_out"] for device, g in groups.items() if g and g["left_out"]}}
     return out
 
 

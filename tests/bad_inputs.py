@@ -12,6 +12,7 @@ A case is ``(id, kind, args_of)``: ``args_of(w, run)`` builds its command line i
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tarfile
 from collections.abc import Callable
@@ -194,12 +195,13 @@ CASES: list[tuple[str, str, ArgsOf]] = [
     ("classes-three", "refused", lambda w, run: ["classes", w, w, w]),
     ("classes-no-profile", "refused", lambda w, run: ["classes", _copy(run, w)]),
     ("jobs-slots-zero", "refused", lambda w, run: ["jobs", "mnist", "--slots", "0", "--out", w / "j"]),
-    ("jobs-slots-too-many", "refused", lambda w, run: ["jobs", "mnist", "--slots", "64", "--out", w / "j"]),
-    ("jobs-unknown-type", "refused", lambda w, run: ["jobs", "mnist", "--slots", "2", "--types", "serial",
+    ("jobs-slots-too-many", "refused", lambda w, run: ["jobs", "mnist", "--slots", str(len(os.sched_getaffinity(0)) + 1),
+                                                       "--out", w / "j"]),
+    ("jobs-unknown-type", "refused", lambda w, run: ["jobs", "mnist", "--slots", "1", "--types", "serial",
                                                      "--out", w / "j"]),
-    ("jobs-mix-unknown-task", "refused", lambda w, run: ["jobs", "mnist", "--slots", "2", "--mix", "mnist,cifar100",
+    ("jobs-mix-unknown-task", "refused", lambda w, run: ["jobs", "mnist", "--slots", "1", "--mix", "mnist,cifar100",
                                                          "--out", w / "j"]),
-    ("jobs-mix-wrong-entry", "refused", lambda w, run: ["jobs", "mnist", "--slots", "2", "--mix",
+    ("jobs-mix-wrong-entry", "refused", lambda w, run: ["jobs", "mnist", "--slots", "1", "--mix",
                                                         "mnist:cifar10-fast", "--out", w / "j"]),
     ("run-p2p-sometimes", "refused", lambda w, run: ["run", "mnist", "--p2p", "sometimes", "--out", w / "r"]),
     ("run-resume-local", "refused", lambda w, run: ["run", "mnist", "--resume", "--out", w / "r"]),

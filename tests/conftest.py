@@ -31,6 +31,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    """A skip says why in the final summary line itself ("5 skipped (no Slurm cluster: starting slurmctld
+    and slurmd needs root)"), not only in the list above it that a log's last line leaves out."""
+    if report.skipped and not hasattr(report, "wasxfail") and isinstance(report.longrepr, tuple):
+        return f"skipped ({report.longrepr[2].removeprefix('Skipped: ')})", "s", "SKIPPED"
+    return None
+
+
 @pytest.fixture
 def tiny_task(tmp_path, monkeypatch) -> Task:
     """A 4-example task in a private cache: test labels are all 0, threshold 50 %."""

@@ -5,6 +5,7 @@ generated data, DrQA's answers scored by the official F1, and both read by ``sim
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -119,18 +120,31 @@ def test_a_recurrent_layers_flops_are_counted():
     assert counter.get_total_flops() == 3 * forward          # the backward: twice the forward
 
 
+def _glove(words: list[str], dim: int = 8, value: str = "0.5") -> str:
+    return "".join(f"{w} " + " ".join([value] * dim) + "\n" for w in words)
+
+
 @pytest.mark.parametrize("content, message, code", [
     (None, "no such file", 2),                     # the file's shape: refused before the run
-    ("river 0.1 0.2\n", "line 1: 2 value(s) after the word where 8 were expected", 2),
+    ("folder", "that is a folder", 2),
+    ("river 0.1 0.2\n", "line 1: 2 numbers after the word where 8 were expected", 2),
+    (_glove(["river", "north"], dim=4), "a file of 4-dimensional vectors", 2),       # fewer dimensions
+    (_glove(["river", "north", "the"], dim=9), "a file of 9-dimensional vectors. Use a 8-dimensional file, or "
+                                               "tell the entry the file's dimension (--set vector_dim=9)", 2),
     ("400000 8\n", "word2vec header", 2),
     ("river " + " ".join(["0.5"] * 7) + " x\n", "not a number", 2),
-    ("river " + " ".join(["0.5"] * 8) + "\nnorth 0.1\n", "line 2: 1 value(s)", 2),
+    (_glove(["river"], value="nan"), "holds nan, which is not a finite float32", 2),
+    (_glove(["river"], value="1e39"), "holds 1e39, which is not a finite float32", 2),
+    ("river " + " ".join(["0.5"] * 8) + "\nnorth 0.1\n", "line 2: 1 numbers", 2),
     ("zzz " + " ".join(["0.5"] * 8) + "\n", "none of the", 1),     # found by the run's (timed) read
+    (_glove([f"w{i}" for i in range(1000)]) + "river 0.5\n", "line 1001: 1 value(s)", 1),   # past the head
 ])
 def test_the_glove_reader_names_file_and_line(squad_easy, tmp_path, monkeypatch, capsys, content, message, code):
     monkeypatch.setenv("DAWNBENCH_DATA", str(squad_easy))
     vectors = tmp_path / "v.txt"
-    if content is not None:
+    if content == "folder":
+        vectors.mkdir()
+    elif content is not None:
         vectors.write_text(content)
     got = main(["run", "squad", "--subset", "easy", "--entry", "squad-drqa", *DRQA_SMALL,
                 "--set", f"vectors={vectors}", "--max-epochs", "1", "--out", str(tmp_path / "runs")])
@@ -165,6 +179,20 @@ def test_drqa_trains_with_vectors_and_records_its_host_work(drqa_run):
     assert facts["words_found"] == facts["words_wanted"] and facts["vectors"].endswith("glove.8d.txt")
     assert 0 < facts["preprocess_s"] < result["timed_s"] and facts["batching_s"] > 0
     assert facts["trained_on"] == facts["questions"] > 0
+
+
+def test_drqa_preprocessing_time_leaves_out_reading_the_dataset(squad_easy, glove):
+    """`preprocess_s` is DrQA's host-side preprocessing; reading the questions is the harness's loading."""
+    task, folder = get_task("squad", subset="easy"), squad_easy / "squad@easy"
+    entry = load_entry_class("squad-drqa")(task, torch.device("cpu"), {**SMALL, "vectors": str(glove)})
+    questions = squad.load_questions(folder, "train")
+
+    def slow_load():
+        time.sleep(1.0)
+        return questions
+
+    next(entry.train(TrainContext(task, 0, torch.device("cpu"), entry.hp, slow_load)))
+    assert 0 < entry.host["preprocess_s"] < 1.0
 
 
 def test_drqa_answers_are_scored_by_the_official_f1(squad_files, squad_easy, glove):

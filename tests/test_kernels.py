@@ -15,7 +15,7 @@ from dawnbench.analysis.kernel_classes import classify
 from dawnbench.analysis.roofline import roofline
 from dawnbench.analysis.similarity import similarity
 from dawnbench.cli import main
-from dawnbench.kernels import KernelOptions, compare, problems, run
+from dawnbench.kernels import KernelOptions, compare, problems, published, run
 from dawnbench.kernels.problems import Problem, data_text
 from dawnbench.profiling.roofs import Roofs
 
@@ -119,6 +119,29 @@ def test_ctrl_c_keeps_every_finished_row(tmp_path, monkeypatch):
     assert doc["commit"] and doc["argv"] and doc["hardware"]["cpu"]
 
 
+def test_a_bug_stops_the_command_and_an_unsupported_op_is_a_skipped_row(tmp_path, monkeypatch):
+    """Only a library's "cannot run this here" becomes `skipped`; a shape bug is not a property of the
+    device and must not hide as one (the finished rows are kept)."""
+    calls = []
+
+    def statement(problem, pass_name, precision, device):
+        calls.append(problem)
+        if len(calls) == 2:
+            raise RuntimeError('"addmm_impl_cpu_" not implemented for \'Half\'')
+        if len(calls) == 3:
+            raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (16x1760 and 32x1760)")
+        return lambda: None
+
+    monkeypatch.setattr(run, "statement", statement)
+    options = KernelOptions(suites=("gemm",), set_name="inference_device", precisions=("fp32",), out=tmp_path)
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        run.run_kernels(options)
+    doc = json.loads((tmp_path / "kernels.json").read_text())
+    assert doc["interrupted"] is False and len(doc["rows"]) == 2
+    assert doc["rows"][0]["repeats"] >= 4 and doc["rows"][0]["calls"] >= doc["rows"][0]["repeats"]
+    assert doc["rows"][1]["skipped"].startswith("torch could not run it here: \"addmm_impl_cpu_\" not implemented")
+
+
 def _doc(rows: list[dict]) -> dict:
     return {"kind": "dawnbench-kernels", "set": "training", "rows": rows, "hardware": {"cpu": "x"},
             "roofs": {"flops": {"fp32": 1e11}, "bandwidth_bytes_per_s": 1e10, "ridge_flop_per_byte": {"fp32": 10.0}},
@@ -139,12 +162,76 @@ def test_the_comparison_is_a_time_ratio_per_problem_and_a_geomean_per_suite(tmp_
     fp32 = [r for r in v100["rows"] if r["precision"] == "fp32"]
     assert [r["time_ratio"] for r in fp32] == pytest.approx([4.0, 0.25])
     assert v100["rows"][-1]["note"] == "published fp16-mixed"
-    assert v100["suites"]["gemm"]["compared"] == 3
+    # one geometric mean per suite and precision, never pooled: fp32's is over its own two rows only
+    assert compare.group(v100, "gemm", "fp32") == {
+        "suite": "gemm", "precision": "fp32", "against_precision": "fp32", "geomean_time_ratio": pytest.approx(1.0),
+        "compared": 2, "rows": 2, "left_out": 0}
+    bf16 = compare.group(v100, "gemm", "bf16")
+    assert bf16["against_precision"] == "fp16-mixed" and bf16["rows"] == 1
+    assert bf16["geomean_time_ratio"] == pytest.approx(1.0 / v100["rows"][-1]["theirs_s"])
     other = tmp_path / "other.json"
     other.write_text(json.dumps(_doc([{**ours["rows"][0], "median_s": 0.038e-3 * 2}])))
     pair = compare.against(ours, str(other))
     assert [r["time_ratio"] for r in pair["rows"]] == pytest.approx([2.0])
-    assert pair["suites"]["gemm"] == {"geomean_time_ratio": pytest.approx(2.0), "compared": 1, "rows": 1}
+    assert pair["groups"] == [{"suite": "gemm", "precision": "fp32", "against_precision": "fp32",
+                               "geomean_time_ratio": pytest.approx(2.0), "compared": 1, "rows": 1, "left_out": 0}]
+
+
+def test_published_rows_that_disagree_with_themselves_are_left_out_and_named():
+    """DeepBench's all-reduce sheet: P100 at 38,360,000 floats on 2 ranks gives 1.43 ms (107 GB/s for
+    the size) beside 11.8 GB/s; the 1080 Ti's 'NCCL 2.0 Single' row of that size is 0.0075 ms (~20 TB/s)."""
+    p100 = published.sheet("P100")
+    assert (("allreduce", "allreduce", "fp32", (38_360_000, 2))) in p100.rejected
+    [row] = [r for r in p100.left_out if r["suite"] == "allreduce" and r["params"]["floats"] == 38_360_000
+             and r["params"]["ranks"] == 2]
+    assert "bandwidth column says 11.8 GB/s" in row["reason"] and "107.3 GB/s" in row["reason"]
+    gtx = published.sheet("1080Ti")
+    assert any(r["params"].get("algorithm") == "NCCL 2.0 Single" and r["params"]["floats"] == 38_360_000
+               and r["params"]["ranks"] == 2 for r in gtx.left_out)
+    # our 2-rank row meets only a left-out published row: no ratio, counted and said in the group
+    ours = _doc([{"suite": "allreduce", "set": None, "params": {"floats": 38_360_000}, "pass": "allreduce",
+                  "precision": "fp32", "median_s": 0.5, "world_size": 2}])
+    result = compare.against(ours, "1080Ti")
+    assert result["rows"] == [] and compare.group(result, "allreduce", "fp32")["left_out"] == 1
+    assert compare.group(result, "allreduce", "fp32")["geomean_time_ratio"] is None
+    assert result["left_out"] == gtx.left_out
+    # the GEMM sheets agree with themselves: nothing of V100's GEMMs is left out
+    assert not [r for r in published.sheet("V100").left_out if r["suite"] == "gemm"]
+
+
+def test_the_sheet_checks_on_rows_made_to_fail(monkeypatch):
+    """A GEMM whose time and TFLOP/s disagree, one faster than the device's physical peak, a convolution
+    whose passes do not add up to its total, and two all-reduce algorithms of one size: the fastest
+    consistent one is used and named."""
+    sheets = {
+        "published_gemm.csv": "device,precision,application,m,n,k,a_transposed,b_transposed,time_ms,tflops\n"
+                              "M40,fp32,x,1000,1000,1000,N,N,1.0,2.0\n"        # 1 ms is 2.0 TFLOP/s: whole
+                              "M40,fp32,x,2000,1000,1000,N,N,1.0,2.0\n"        # 1 ms is 4.0, column says 2.0
+                              "M40,fp32,x,4000,4000,4000,N,N,1.0,128\n",       # 128 TFLOP/s on a 7 TFLOP/s card
+        "published_conv.csv": "device,precision,application,w,h,c,n,k,filter_w,filter_h,pad_w,pad_h,stride_w,"
+                              "stride_h,fwd_ms,bwd_inputs_ms,bwd_params_ms,p,q,time_ms,tflops,forward algorithm,r,s,"
+                              "total_ms\nM40,fp32,x,8,8,3,1,4,3,3,1,1,1,1,1.0,2.0,3.0,,,9.0,,,,,\n",
+        "published_rnn.csv": "device,precision,cell,application,hidden,n,timesteps,fwd_ms,bwd_inputs_ms,bwd_params_ms,"
+                             "tflops_fwd,tflops_bwd_inputs,tflops_bwd_params,total_ms,source,tflops_bwd,bwd_ms\n",
+        "published_allreduce.csv": "device,precision,floats,ranks,algorithm,time_ms,gb_per_s\n"
+                                   "M40,fp32,1000000,4,slow,1.0,4.0\n"       # 4 MB in 1 ms: 4 GB/s, whole
+                                   "M40,fp32,1000000,4,fast,0.5,8.0\n"       # whole, and faster
+                                   "M40,fp32,1000000,4,odd,0.01,8.0\n",      # 400 GB/s by its time
+    }
+    monkeypatch.setattr(published, "data_text", lambda name: sheets[name])
+    published.sheet.cache_clear()
+    try:
+        m40 = published.sheet("M40")
+    finally:
+        published.sheet.cache_clear()
+    assert list(m40.times) == [("gemm", "forward", "fp32", (1000, 1000, 1000, False, False)),
+                               ("allreduce", "allreduce", "fp32", (1_000_000, 4))]
+    assert m40.times[("allreduce", "allreduce", "fp32", (1_000_000, 4))] == published.Entry(0.5e-3, "fast")
+    reasons = [r["reason"] for r in m40.left_out]
+    assert "means 4 TFLOP/s, its TFLOP/s column says 2" in reasons[0]
+    assert "physical peak (7 TFLOP/s fp32" in reasons[1]
+    assert reasons[2:5] == ["its passes sum to 6.000 ms, its total says 9.000 ms"] * 3
+    assert "bandwidth column says 8 GB/s" in reasons[5] and len(reasons) == 6
 
 
 def test_similarity_and_the_roofline_take_kernels_beside_runs_and_profiles(tmp_path):

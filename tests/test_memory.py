@@ -106,6 +106,8 @@ def test_a_recipe_that_follows_the_global_batch_is_fitted_to_the_machine(picture
     none = memory.plan_memory(RunOptions(task=pictures, entry="small-cnn"), prep,
                               free=lambda device: {"cpu": memory.ALLOWANCE})
     assert "Not even a batch of 1 fits" in none.refusal
+    # it names the recipe's batch it started from, not "a default batch of 1"
+    assert "default batch of 2048, halved down to 1" in none.refusal and "default batch of 1:" not in none.refusal
 
 
 def test_the_evaluation_batch_is_at_most_the_scored_split(pictures):
@@ -126,4 +128,5 @@ def test_an_entry_that_fails_on_synthetic_data_is_left_to_its_warm_up(pictures):
     """The probe is no place to end a run: the warm-up raises the same error into the run's record."""
     options = RunOptions(task=pictures, entry="small-cnn", overrides={"widths": [4, 8]})  # three are unpacked
     plan = memory.plan_memory(options, prepare(options))
-    assert not plan.planned and "raised" in plan.note
+    assert not plan.planned and "raised ValueError on synthetic data: " in plan.note   # with what it said
+    assert "unpack" in plan.note

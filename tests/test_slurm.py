@@ -54,6 +54,7 @@ def timing_out(cluster, tmp_path_factory):
 @pytest.fixture
 def on_cluster(cluster, timing_out, monkeypatch, tmp_path):
     monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)     # each job's thread count comes from Slurm's CPUs
     yield cluster
     assert set(cluster.queue()) <= timing_out[2], "a test left jobs on the cluster"
     deadline = time.monotonic() + 20                          # a cancelled step gets KillWait (5 s) to go
@@ -100,6 +101,7 @@ def test_runs_of_a_batch_are_an_array_and_summarised_here(on_cluster, tmp_path, 
     for r in found.values():
         assert r["status"] == "not_reached" and r["scheduler"]["state"] == "COMPLETED"
         assert r["scheduler"]["nodes"] and r["scheduler"]["partition"] == "debug"
+        assert r["hardware"]["torch_threads"] == 1      # the thread rule: one CPU allocated, one thread
     assert {r["seed"] for r in found.values()} == {0, 1, 2, 3}
 
 

@@ -4,6 +4,7 @@ accelerator columns (NVML faked at the library boundary), topology, the job type
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pytest
 
 from dawnbench.cli import main
 from dawnbench.environment import topology
+from dawnbench.experiments.jobs import shares
 from dawnbench.profiling import resources
 from dawnbench.profiling.resources import ResourceMonitor
 
@@ -130,16 +132,34 @@ def test_two_workers_and_their_loaders_are_summed(mnist_ready, tmp_path):
     assert result["distributed"]["cpu_affinity"]
 
 
+@pytest.mark.parametrize(("cores", "slots", "expected"), [
+    ([0], 1, [[0]]),
+    ([0, 1], 2, [[0], [1]]),
+    ([0, 1, 2], 2, [[0], [1]]),                                  # the odd core idles: shares stay equal
+    ([0, 1, 2], 3, [[0], [1], [2]]),
+    (list(range(16)), 2, [list(range(8)), list(range(8, 16))]),
+    (list(range(16)), 3, [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10, 11, 12, 13, 14]]),
+    ([4, 5, 6, 7], 2, [[4, 5], [6, 7]]),                         # an affinity that does not start at 0
+])
+def test_shares_deal_the_cores_in_equal_disjoint_sets(cores, slots, expected):
+    assert shares(slots, 0, cores) == [{"cpus": c} for c in expected]
+    assert shares(slots, 2) == [{"gpu": i} for i in range(slots)]
+
+
+# Two slots where the machine has two cores or more; on one core, one (jobs refuses more slots than cores).
+SLOTS = min(2, len(os.sched_getaffinity(0)))
+
+
 @pytest.mark.slow
 def test_jobs_runs_three_ways_and_pins_each_share(mnist_ready, tmp_path, capsys):
-    assert main(["jobs", "mnist", "--slots", "2", "--max-epochs", "0.05",
+    assert main(["jobs", "mnist", "--slots", str(SLOTS), "--max-epochs", "0.05",
                  "--out", str(tmp_path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["type"] for r in doc["rows"]] == ["distributed", "multiple", "mixed"]
-    assert doc["shares"] == [{"cpus": [0]}, {"cpus": [1]}]
+    assert doc["shares"] == shares(SLOTS, 0)                           # this machine's cores, dealt out
     distributed, multiple, mixed = doc["rows"]
-    assert distributed["runs"] == 1 and multiple["runs"] == 2 and mixed["runs"] == 2
-    assert mixed["configurations"] == ["mnist/mnist-standard", "mnist/small-cnn"]
+    assert distributed["runs"] == 1 and multiple["runs"] == SLOTS and mixed["runs"] == SLOTS
+    assert mixed["configurations"] == ["mnist/mnist-standard", "mnist/small-cnn"][:SLOTS]
     for row in doc["rows"]:
         assert row["samples_per_s"] > 0 and row["cpu_util_pct"] > 0 and row["host_mem_mib"] > 0
     seeds, cores = set(), []
@@ -147,21 +167,21 @@ def test_jobs_runs_three_ways_and_pins_each_share(mnist_ready, tmp_path, capsys)
         record = json.loads((Path(run_dir) / "result.json").read_text())
         seeds.add(record["seed"])
         cores.append(record["hardware"]["cores"])
-    assert seeds == {0, 1} and cores == [1, 1]                          # one core each: pinned
+    assert seeds == set(range(SLOTS)) and cores == [len(share["cpus"]) for share in doc["shares"]]   # pinned to its share
     [d] = distributed["run_dirs"]
-    assert json.loads((Path(d) / "result.json").read_text())["distributed"]["cpu_affinity"] == [0]
+    assert json.loads((Path(d) / "result.json").read_text())["distributed"]["cpu_affinity"] == doc["shares"][0]["cpus"]
     assert (tmp_path / "jobs.png").is_file() and json.loads((tmp_path / "jobs.json").read_text())["rows"]
 
 
 @pytest.mark.slow
 def test_ctrl_c_during_jobs_leaves_no_process_and_every_run_recorded(mnist_ready, tmp_path):
-    jobs = subprocess.Popen([sys.executable, "-m", "dawnbench", "jobs", "mnist", "--slots", "2", "--types",
+    jobs = subprocess.Popen([sys.executable, "-m", "dawnbench", "jobs", "mnist", "--slots", str(SLOTS), "--types",
                              "multiple", "--max-epochs", "1", "--out", str(tmp_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 120
     while time.time() < deadline:
         logs = list(tmp_path.glob("multiple/slot-*/*/events.log"))
-        if len(logs) == 2 and all('"key": "run_start"' in log.read_text() for log in logs):
+        if len(logs) == SLOTS and all('"key": "run_start"' in log.read_text() for log in logs):
             break
         time.sleep(0.3)
     family = psutil.Process(jobs.pid).children(recursive=True)
@@ -171,4 +191,4 @@ def test_ctrl_c_during_jobs_leaves_no_process_and_every_run_recorded(mnist_ready
     gone, alive = psutil.wait_procs(family, timeout=10)
     assert not alive, f"left behind: {alive}"
     statuses = [json.loads(p.read_text())["status"] for p in tmp_path.glob("multiple/slot-*/*/result.json")]
-    assert statuses == ["interrupted", "interrupted"]
+    assert statuses == ["interrupted"] * SLOTS

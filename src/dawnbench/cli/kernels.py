@@ -85,7 +85,7 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _published_devices() -> tuple[str, ...]:
-    from dawnbench.kernels.compare import DEVICES
+    from dawnbench.kernels.published import DEVICES
 
     return DEVICES
 
@@ -179,6 +179,8 @@ def _allreduce_worker(options: Any, args: argparse.Namespace) -> int:
 def kernels_table(doc: dict[str, Any]) -> Table:
     """Per suite and precision: rows run and skipped, the median GFLOP/s (GB/s for all-reduce) and the
     geometric-mean time ratio against each device compared."""
+    from dawnbench.kernels.compare import group
+
     table = Table(title=f"DeepBench kernels · {doc['set']}{' (quick)' if doc['quick'] else ''} · "
                         f"{doc['hardware'].get('accelerator') or doc['hardware'].get('cpu')}")
     devices = [c["against"] for c in doc.get("comparison", [])]
@@ -194,18 +196,15 @@ def kernels_table(doc: dict[str, Any]) -> Table:
         median = f"{values[len(values) // 2]:.1f}" + (" GB/s" if suite == "allreduce" else "") if values else "—"
         ratios = []
         for comparison in doc.get("comparison", []):
-            mine = [r["time_ratio"] for r in comparison["rows"] if r["suite"] == suite and r["precision"] == precision]
-            ratios.append(f"{_geomean(mine):.2f}× ({len(mine)})" if mine else "—")
+            mine = group(comparison, suite, precision)
+            ratios.append("—" if not mine or mine["geomean_time_ratio"] is None else
+                          f"{mine['geomean_time_ratio']:.2f}× ({mine['rows']}"
+                          + (f", {mine['left_out']} left out" if mine["left_out"] else "") + ")")
         table.add_row(suite, precision, str(len(ran)), str(len(rows) - len(ran)), median, *ratios)
-    table.caption = ("device columns: this machine's time / the device's, geometric mean (rows compared); "
+    table.caption = ("device columns: this machine's time / the device's, geometric mean per suite and precision "
+                     "(rows compared; published rows that failed their checks left out, reasons in kernels.json); "
                      "below 1 this machine is faster")
     return table
-
-
-def _geomean(values: list[float]) -> float:
-    import math
-
-    return math.exp(sum(map(math.log, values)) / len(values))
 
 
 def register(sub: argparse._SubParsersAction) -> None:

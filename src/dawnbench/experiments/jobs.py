@@ -69,11 +69,12 @@ class JobsOptions:
     out: Path = Path("jobs")
 
 
-def shares(slots: int, gpus: int) -> list[dict[str, Any]]:
-    """Each slot's share of the machine: one GPU, or an equal, disjoint set of this process's cores."""
+def shares(slots: int, gpus: int, cores: list[int] | None = None) -> list[dict[str, Any]]:
+    """Each slot's share of the machine: one GPU, or an equal, disjoint set of ``cores`` (by default this
+    process's); cores that do not divide evenly are left idle rather than given to one slot."""
     if gpus:
         return [{"gpu": i} for i in range(slots)]
-    cores = sorted(os.sched_getaffinity(0))
+    cores = sorted(os.sched_getaffinity(0) if cores is None else cores)
     per = len(cores) // slots
     return [{"cpus": cores[i * per:(i + 1) * per]} for i in range(slots)]
 

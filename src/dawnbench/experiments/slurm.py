@@ -17,7 +17,10 @@ scheduler's facts about itself (job id, array task, node list, partition: ``sche
 each job's state with ``scontrol`` (and ``sacct``, where the cluster keeps accounting, for jobs
 ``scontrol`` has forgotten). A cluster without accounting — a single-node test cluster, say —
 answers ``sacct`` with an error; submitit's own watcher would warn about it, so states are not
-asked of it.
+asked of it. A job neither knows is ``UNKNOWN``, which counts as ended — in the watch loop and
+when cancelling alike — and settles as ``aborted`` unless its run had finished. A failing
+``scontrol`` (the controller restarting) is borne for ``SCHEDULER_PATIENCE_S``; then the command
+stops and says what ``scontrol`` said, and that ``--resume`` picks the batch up later.
 
 **Endings** (:func:`settle`). When a job has ended, its record gets the scheduler's final state
 and reason. A job that completed keeps its run's own status. One that timed out gives
@@ -54,10 +57,12 @@ from dawnbench.io import atomic_write_json, output_dir
 
 FINISHED = ("success", "not_reached", "diverged")        # a run that got to its end: not run again on --resume
 TIMED_OUT = {"TIMEOUT", "DEADLINE"}
-FAILED = {"FAILED", "CANCELLED", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL", "REVOKED"}
+FAILED = {"FAILED", "CANCELLED", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL", "REVOKED",
+          "UNKNOWN"}                                      # UNKNOWN: neither scontrol nor sacct knows the job
 ENDED = TIMED_OUT | FAILED | {"COMPLETED"}
 MANIFEST = "batch.json"
 RDZV_PORT = 29400
+SCHEDULER_PATIENCE_S = 120.0    # how long the watch loop bears a failing scontrol before it gives up
 
 
 @dataclass
@@ -137,26 +142,56 @@ def _thread_env(workers_here: int) -> dict[str, str]:
 
 # --- the scheduler's view --------------------------------------------------------------------
 
+def _task_ids(spec: str) -> list[str]:
+    """An array's task ids as ``scontrol`` folds the pending ones: ``0-3``, ``1,3-5``, ``0-15%4``, ``0-6:2``."""
+    ids = []
+    for part in spec.split("%")[0].strip("[]").split(","):
+        first, _, rest = part.partition("-")
+        last, _, step = rest.partition(":")
+        if first.isdigit() and (not last or last.isdigit()) and (not step or step.isdigit()):
+            ids += [str(i) for i in range(int(first), int(last or first) + 1, int(step or 1))]
+    return ids
+
+
 def _parse_scontrol(text: str) -> dict[str, dict[str, str]]:
     states = {}
     for line in text.splitlines():
         fields = dict(item.split("=", 1) for item in line.split() if "=" in item)
         if "JobId" not in fields:
             continue
-        key = (f"{fields['ArrayJobId']}_{fields['ArrayTaskId']}" if fields.get("ArrayTaskId", "N/A") != "N/A"
-               and fields.get("ArrayJobId") else fields["JobId"])
-        states[key] = {"state": fields.get("JobState", "UNKNOWN"), "reason": fields.get("Reason", "None"),
-                       "nodes": fields.get("NodeList", "(null)"), "exit_code": fields.get("ExitCode", "")}
+        state = {"state": fields.get("JobState", "UNKNOWN"), "reason": fields.get("Reason", "None"),
+                 "nodes": fields.get("NodeList", "(null)"), "exit_code": fields.get("ExitCode", "")}
+        task = fields.get("ArrayTaskId", "N/A")
+        if task != "N/A" and fields.get("ArrayJobId"):
+            # the tasks not yet started are one record: ArrayTaskId=1-3 stands for 1, 2 and 3
+            states.update({f"{fields['ArrayJobId']}_{t}": state for t in _task_ids(task)})
+        else:
+            states[fields["JobId"]] = state
     return states
 
 
+class SchedulerError(DawnbenchError):
+    """``scontrol`` did not answer (the controller down or unreachable): nothing can be said of the jobs."""
+
+
+FORGOTTEN = {"state": "UNKNOWN", "reason": "the scheduler no longer knows the job (neither scontrol nor sacct has "
+             "it)", "nodes": "", "exit_code": ""}
+
+
 def job_states(job_ids: list[str]) -> dict[str, dict[str, str]]:
-    """Job id (``123`` or ``123_4``) → scheduler state, reason and node list, from ``scontrol``; what it
-    has forgotten is asked of ``sacct`` where the cluster keeps accounting."""
+    """Job id (``123`` or ``123_4``) → scheduler state, reason and node list, for every id asked: from
+    ``scontrol``; what it has forgotten is asked of ``sacct`` where the cluster keeps accounting, and a
+    job neither knows is ``UNKNOWN`` — ended, for the watch loop and for cancelling alike (a job is
+    known from its submission until ``MinJobAge`` after its end). A failing ``scontrol`` raises
+    :class:`SchedulerError` with what it said."""
     states: dict[str, dict[str, str]] = {}
     for base in sorted({j.split("_")[0] for j in job_ids}):
         proc = subprocess.run(["scontrol", "-o", "show", "job", base], capture_output=True, text=True)
-        states.update(_parse_scontrol(proc.stdout) if proc.returncode == 0 else {})
+        if proc.returncode == 0:
+            states.update(_parse_scontrol(proc.stdout))
+        elif "invalid job id" not in proc.stderr.lower():
+            said = (proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}").splitlines()[0]
+            raise SchedulerError(f"`scontrol show job {base}` failed: {said}")
     missing = [j for j in job_ids if j not in states]
     if missing and shutil.which("sacct"):
         proc = subprocess.run(["sacct", "-n", "-P", "-o", "JobID,State,Reason,NodeList", "-j",
@@ -166,7 +201,7 @@ def job_states(job_ids: list[str]) -> dict[str, dict[str, str]]:
             if job in missing:
                 states[job] = {"state": state.split()[0] if state else "UNKNOWN", "reason": reason, "nodes": nodes,
                                "exit_code": ""}
-    return states
+    return {j: states.get(j, FORGOTTEN) for j in job_ids}
 
 
 # --- records ---------------------------------------------------------------------------------
@@ -276,20 +311,34 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
     by_key = {r.key: r for r in todo}
     cancelled = False
     states: dict[str, dict[str, str]] = {}
+    failing_since: float | None = None
     try:
         with interruptible():
             while True:
-                states = job_states([job.job_id for job in jobs.values()])
+                try:
+                    states = job_states([job.job_id for job in jobs.values()])
+                    failing_since = None
+                except SchedulerError as err:   # a controller restarting: bear it a while, then say so
+                    failing_since = failing_since or time.monotonic()
+                    if time.monotonic() - failing_since > SCHEDULER_PATIENCE_S:
+                        raise SchedulerError(f"{err} — for {SCHEDULER_PATIENCE_S:.0f} s. The batch's jobs "
+                                             f"({', '.join(j.job_id for j in jobs.values())}) may still run and "
+                                             "write their records; once the scheduler answers, `--resume` on the "
+                                             "same --out submits what did not finish.") from None
+                    time.sleep(options.poll_s)
+                    continue
                 counts = {"queued": 0, "running": 0, "done": 0, "failed": 0}
                 for job in jobs.values():
-                    state = states.get(job.job_id, {}).get("state", "PENDING")
+                    state = states[job.job_id]["state"]
                     counts["done" if state == "COMPLETED" else "failed" if state in ENDED else
                            "running" if state in ("RUNNING", "COMPLETING") else "queued"] += 1
                 progress(counts)
                 if counts["done"] + counts["failed"] == len(jobs):
                     break
                 time.sleep(options.poll_s)
-    except BaseException:  # Ctrl-C (or anything else): our jobs, and only ours, go
+    except SchedulerError:
+        raise                  # nothing can be cancelled or settled without the scheduler
+    except BaseException:      # Ctrl-C (or anything else): our jobs, and only ours, go
         cancelled = True
         _cancel(list(jobs.values()))
         states = job_states([job.job_id for job in jobs.values()])
@@ -297,9 +346,7 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
             raise
     results: dict[str, list[RunResult]] = {}
     for key, job in jobs.items():
-        state = states.get(job.job_id, {"state": "UNKNOWN", "reason": "the scheduler no longer knows the job",
-                                        "nodes": ""})
-        results[key] = settle(by_key[key], job.job_id, state, cancelled)
+        results[key] = settle(by_key[key], job.job_id, states[job.job_id], cancelled)
     for run in runs:  # finished before this batch (--resume): read as they are
         if run.key not in results:
             results[run.key] = [RunResult.from_dict(read_result(d)) for d in _records(run.out)]
@@ -316,6 +363,6 @@ def _cancel(jobs: list[Any], wait_s: float = 60.0) -> None:
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         states = job_states([job.job_id for job in jobs])
-        if all(states.get(job.job_id, {}).get("state", "CANCELLED") in ENDED for job in jobs):
+        if all(states[job.job_id]["state"] in ENDED for job in jobs):
             return
         time.sleep(1.0)

@@ -240,8 +240,10 @@ def plan_memory(options: RunOptions, prep: PreparedRun, workers_here: int = 1, w
         probes = [_probe(prep, options, options.overrides, b, 0 if streamed else min(count, ITEMS_PER_SAMPLE * b),
                          eval_batches[min(i, len(eval_batches) - 1)], scored) for i, b in enumerate(batches)]
     except Exception as err:  # noqa: BLE001 - the warm-up meets the same error and records it as the run's
+        said = (str(err).strip().splitlines() or [""])[0][:300]
         return MemoryPlan(False, note=f"not planned: entry '{entry_cls.name}' raised {type(err).__name__} on "
-                                      "synthetic data", seconds=time.perf_counter() - start)
+                                      f"synthetic data{': ' + said if said else ''} (the warm-up meets it too)",
+                          seconds=time.perf_counter() - start)
     if not all(p.steps for p in probes):
         return MemoryPlan(False, note=f"entry '{entry_cls.name}' stepped no torch.optim optimizer on synthetic "
                                       "data: not planned", seconds=time.perf_counter() - start)
@@ -257,14 +259,17 @@ def plan_memory(options: RunOptions, prep: PreparedRun, workers_here: int = 1, w
 
     if explicit or not entry_cls.lr_scales_with_batch:
         if not _fits(needs(asked), share, REFUSE_SHARE if explicit else FIT_SHARE):
-            plan.refusal = _refusal(entry_cls, task.name, asked, explicit, needs, share, now, workers_here,
+            what = f"--set batch_size={asked}" if explicit else f"entry '{entry_cls.name}''s default batch of {asked}"
+            plan.refusal = _refusal(entry_cls, task.name, asked, what, needs, share, now, workers_here,
                                     REFUSE_SHARE if explicit else FIT_SHARE)
     else:
         per_worker = count // max(1, world_size)
         candidates = [b for b in _halvings(asked) if b == 1 or b * MIN_STEPS <= per_worker]
         chosen = next((b for b in candidates if _fits(needs(b), share, FIT_SHARE)), None)
         if chosen is None:
-            plan.refusal = _refusal(entry_cls, task.name, 1, False, needs, share, now, workers_here, FIT_SHARE)
+            plan.refusal = _refusal(entry_cls, task.name, 1, f"entry '{entry_cls.name}''s default batch of {asked}, "
+                                    "halved down to 1 (its learning rate follows the batch),", needs, share, now,
+                                    workers_here, FIT_SHARE)
         elif chosen != asked:
             plan.batch_size, plan.source = chosen, "fitted"
             why = ["this machine's memory"] if not _fits(needs(asked), share, FIT_SHARE) else []
@@ -282,14 +287,14 @@ def plan_memory(options: RunOptions, prep: PreparedRun, workers_here: int = 1, w
     return plan
 
 
-def _refusal(entry_cls: type[Entry], task: str, batch: int, explicit: bool, needs: Callable[[int], dict[str, int]],
+def _refusal(entry_cls: type[Entry], task: str, batch: int, what: str, needs: Callable[[int], dict[str, int]],
              share: dict[str, int], free: dict[str, int], workers: int, fraction: float) -> str:
+    """The paragraph that refuses ``what`` (the batch asked for, or the recipe's), estimated at ``batch``."""
     estimate = needs(batch)
     short = next(d for d in estimate if d in share and estimate[d] > fraction * share[d])
     fitting = next((b for b in range(batch - 1, 0, -1) if _fits(needs(b), share, fraction)), None) if batch > 1 else None
     where = "this machine's memory" if short == "cpu" else "the GPU's memory"
     shared = f", shared by the {workers} workers on this machine" if workers > 1 and short == "cpu" else ""
-    what = f"--set batch_size={batch}" if explicit else f"entry '{entry_cls.name}''s default batch of {batch}"
     fix = (f"The largest batch that fits is {fitting}: pass --set batch_size={fitting}" if fitting else
            "Not even a batch of 1 fits: free memory or use a machine with more")
     return (f"{what}: a training step of {entry_cls.name} on {task} at this batch needs about "

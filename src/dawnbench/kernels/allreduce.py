@@ -6,7 +6,8 @@ back as 1 + 2 + … + world_size, or the collective is broken and the command sa
 zeroed (a sum of zeros stays finite however often it is repeated) and reduced a few times as a
 warm-up. Each of ``REPEATS`` measurements is a barrier, then ``iterations`` back-to-back
 all-reduces on a clock read after the device is synchronised; its time per all-reduce is the
-slowest rank's (gathered). The row gives the median and IQR of those, and nccl-tests' two
+slowest rank's (gathered). The row gives the median and IQR of those (``repeats`` of them;
+``calls``: all-reduces timed in all), and nccl-tests' two
 bandwidths: algorithm bandwidth = bytes / time, bus bandwidth = algorithm bandwidth ×
 2(n − 1)/n, which is what the links carried in a ring.
 """
@@ -67,8 +68,8 @@ def measure(problems: list[Problem], world: World, device: torch.device) -> list
         algbw = moved / median / 1e9
         rows.append({"suite": "allreduce", "set": None, "params": {"floats": floats}, "pass": "allreduce",
                      "precision": "fp32", "median_s": median, "iqr_s": float(q3 - q1),
-                     "repeats": REPEATS * iterations, "flops": 0.0, "bytes": float(moved), "gflops": 0.0,
-                     "gbps": algbw, "intensity": None, "fraction_of_roof": None, "world_size": n,
+                     "repeats": REPEATS, "calls": REPEATS * iterations, "flops": 0.0, "bytes": float(moved),
+                     "gflops": 0.0, "gbps": algbw, "intensity": None, "fraction_of_roof": None, "world_size": n,
                      "backend": world.backend, "nnodes": world.nnodes, "algbw_gbps": algbw,
                      "busbw_gbps": algbw * 2 * (n - 1) / n, "sum_checked": True})
     return rows

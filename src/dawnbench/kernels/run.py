@@ -47,7 +47,7 @@ CAP_S, QUICK_CAP_S = 30.0, 10.0  # seconds a row may take, by default
 MEMORY_SHARE = 0.5           # a row's operands must fit in this share of the free memory
 CSV_PARAMS = ("m", "n", "k", "a_transposed", "b_transposed", "w", "h", "c", "filter_w", "filter_h", "pad_w",
               "pad_h", "stride_w", "stride_h", "hidden", "batch", "timesteps", "cell", "floats")
-CSV_COLUMNS = ("suite", "set", "pass", "precision", *CSV_PARAMS, "timesteps_run", "median_s", "iqr_s", "repeats",
+CSV_COLUMNS = ("suite", "set", "pass", "precision", *CSV_PARAMS, "timesteps_run", "median_s", "iqr_s", "repeats", "calls",
                "flops", "bytes", "gflops", "gbps", "intensity", "fraction_of_roof", "world_size", "algbw_gbps",
                "busbw_gbps", "skipped")
 
@@ -189,6 +189,20 @@ def base_row(planned: Planned) -> dict[str, Any]:
     return row
 
 
+# What a library says when a device cannot run an op or dtype at all (or has not the memory for it):
+# the only RuntimeErrors a row records as skipped. Any other error is a bug and stops the command.
+UNSUPPORTED = ("not implemented for", "does not support", "not supported", "unsupported", "no kernel image",
+               "out of memory", "could not run")
+
+
+def unsupported(err: BaseException) -> bool:
+    """Whether ``err`` says the device cannot run the op here, rather than that the call was wrong."""
+    if isinstance(err, (NotImplementedError, torch.OutOfMemoryError)):
+        return True
+    text = str(err).lower()
+    return any(phrase in text for phrase in UNSUPPORTED)
+
+
 def measure_row(planned: Planned, device: torch.device, roofs: Roofs, max_s: float) -> dict[str, Any]:
     """Time one planned row; any error of the library becomes the row's ``skipped`` reason."""
     row = base_row(planned)
@@ -198,14 +212,17 @@ def measure_row(planned: Planned, device: torch.device, roofs: Roofs, max_s: flo
         timing = time_call(fn, device, max_s)
     except TooSlow as err:
         return {**row, "skipped": str(err)}
-    except (RuntimeError, NotImplementedError, torch.OutOfMemoryError) as err:
+    except (RuntimeError, NotImplementedError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        if not unsupported(err):
+            raise      # a shape or code bug: not a property of this device, never a quiet skip
         return {**row, "skipped": f"torch could not run it here: {first[:200]}"}
     flops = problems.flops(problem, planned.pass_name)
     moved = problems.bytes_moved(problem, planned.pass_name, ELEMENT_BYTES[precision])
     achieved = flops / timing.median_s
     roof = roofs.flops.get(precision)
-    row.update(median_s=timing.median_s, iqr_s=timing.iqr_s, repeats=timing.repeats, flops=flops, bytes=moved,
+    row.update(median_s=timing.median_s, iqr_s=timing.iqr_s, repeats=timing.repeats, calls=timing.calls,
+               flops=flops, bytes=moved,
                gflops=achieved / 1e9, gbps=moved / timing.median_s / 1e9,
                intensity=flops / moved if moved else None,
                fraction_of_roof=achieved / roof if roof and achieved <= roof else None)
@@ -273,8 +290,8 @@ def run_kernels(options: KernelOptions, progress: Callable[[int, int, float, dic
     document.write()
     try:
         _measure(rows, document, options, device, roofs, start, left, progress)
-    except KeyboardInterrupt:  # every finished row is kept
-        document.doc["interrupted"] = True
+    except BaseException as err:  # Ctrl-C, or a bug: every finished row is kept either way
+        document.doc["interrupted"] = isinstance(err, KeyboardInterrupt)
         document.finish()
         raise
     return document

@@ -31,9 +31,10 @@ STABLE = 0.1              # IQR / median at which the timing is taken as settled
 
 @dataclass
 class Timing:
-    median_s: float
+    median_s: float         # per call: the median over the measurements
     iqr_s: float
-    repeats: int            # calls timed (blocks × calls per block)
+    repeats: int            # measurements the median and IQR are over (blocks of calls)
+    calls: int              # calls timed in all (blocks × calls per block)
 
 
 class TooSlow(Exception):
@@ -56,7 +57,7 @@ def time_call(fn: Callable[[], Any], device: torch.device, max_s: float) -> Timi
             raise TooSlow(first, max_s)
         one = timer.timeit(1)
         if one.median > max_s / 5 or first + one.median > max_s / 2:
-            return Timing(one.median, 0.0, 1)
+            return Timing(one.median, 0.0, 1, 1)
     measured = timer.adaptive_autorange(threshold=STABLE, min_run_time=min(MIN_RUN_S, max_s),
                                         max_run_time=max(max_s - (time.perf_counter() - start), MIN_RUN_S))
-    return Timing(measured.median, measured.iqr, len(measured.times) * measured.number_per_run)
+    return Timing(measured.median, measured.iqr, len(measured.times), len(measured.times) * measured.number_per_run)

@@ -125,15 +125,17 @@ def comparison_figure(doc: dict[str, Any], path: Path) -> Path:
     """Per suite (and precision), this machine's time / each compared device's, geometric mean: a bar
     per device, on a log axis; below 1 this machine is faster."""
     comparisons = doc.get("comparison") or []
-    groups = sorted({(r["suite"], r["precision"]) for c in comparisons for r in c["rows"]})
+    groups = sorted({(g["suite"], g["precision"]) for c in comparisons for g in c.get("groups", [])
+                     if g["geomean_time_ratio"]})
     fig, ax = plt.subplots(figsize=(max(7, 1.6 * len(groups) + 3), 4.5))
     width = 0.8 / max(1, len(comparisons))
     for k, comparison in enumerate(comparisons):
         heights, xs = [], []
         for i, (suite, precision) in enumerate(groups):
-            ratios = [r["time_ratio"] for r in comparison["rows"] if (r["suite"], r["precision"]) == (suite, precision)]
-            if ratios:
-                heights.append(float(np.exp(np.mean(np.log(ratios)))))
+            mine = next((g for g in comparison.get("groups", []) if (g["suite"], g["precision"]) == (suite, precision)
+                         and g["geomean_time_ratio"]), None)
+            if mine:
+                heights.append(mine["geomean_time_ratio"])
                 xs.append(i - 0.4 + width * (k + 0.5))
         ax.bar(xs, heights, width=width, label=comparison["against"])
     ax.axhline(1.0, color="black", lw=0.8)

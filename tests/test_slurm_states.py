@@ -1,0 +1,78 @@
+"""What the batch reads of the scheduler, without a cluster (SPEC §21): states as ``scontrol`` prints
+them, jobs it no longer knows, a controller that does not answer, and each job's thread count."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from dawnbench.experiments import slurm
+
+PENDING_ARRAY = ("JobId=41 ArrayJobId=40 ArrayTaskId=2-4%2 JobState=PENDING Reason=JobArrayTaskLimit "
+                 "NodeList=(null) ExitCode=0:0\n"
+                 "JobId=40 ArrayJobId=40 ArrayTaskId=0 JobState=RUNNING Reason=None NodeList=n1 ExitCode=0:0\n"
+                 "JobId=42 ArrayJobId=40 ArrayTaskId=1 JobState=COMPLETED Reason=None NodeList=n1 ExitCode=0:0\n")
+
+
+def fake_scontrol(monkeypatch, answers: dict[str, tuple[int, str, str]]) -> None:
+    """``scontrol -o show job BASE`` answers (returncode, stdout, stderr); there is no sacct."""
+    def run(argv, **kwargs):
+        assert argv[:4] == ["scontrol", "-o", "show", "job"]
+        code, out, err = answers[argv[4]]
+        return subprocess.CompletedProcess(argv, code, out, err)
+
+    monkeypatch.setattr(slurm.subprocess, "run", run)
+    monkeypatch.setattr(slurm.shutil, "which", lambda name: None)
+
+
+@pytest.mark.parametrize(("spec", "ids"), [("0", ["0"]), ("2-4%2", ["2", "3", "4"]), ("1,3-5", ["1", "3", "4", "5"]),
+                                           ("0-6:2", ["0", "2", "4", "6"]), ("[7-8]", ["7", "8"])])
+def test_folded_array_tasks_unfold(spec, ids):
+    assert slurm._task_ids(spec) == ids
+
+
+def test_pending_array_tasks_are_pending_not_missing(monkeypatch):
+    fake_scontrol(monkeypatch, {"40": (0, PENDING_ARRAY, "")})
+    states = slurm.job_states(["40_0", "40_1", "40_2", "40_3", "40_4"])
+    assert [states[f"40_{i}"]["state"] for i in range(5)] == ["RUNNING", "COMPLETED", "PENDING", "PENDING", "PENDING"]
+
+
+def test_a_job_the_scheduler_forgot_is_unknown_and_ended_everywhere(monkeypatch):
+    """The watch loop and the cancel agree: a job neither scontrol nor sacct knows has ended (UNKNOWN),
+    where before the loop counted it PENDING — forever, on a cluster without accounting."""
+    fake_scontrol(monkeypatch, {"7": (1, "", "slurm_load_jobs error: Invalid job id specified\n")})
+    state = slurm.job_states(["7"])["7"]
+    assert state["state"] == "UNKNOWN" and state["state"] in slurm.ENDED and "no longer knows" in state["reason"]
+    cancelled = []
+    monkeypatch.setattr(slurm.subprocess, "run", lambda argv, **kw: cancelled.append(argv) or
+                        subprocess.CompletedProcess(argv, 1, "", "Invalid job id specified"))
+
+    class Job:
+        job_id = "7"
+
+    slurm._cancel([Job()], wait_s=5)                     # returns at once: the job has ended
+    assert cancelled[0] == ["scancel", "7"] and len(cancelled) == 2
+
+
+def test_a_failing_scontrol_is_an_error_not_a_pending_job(monkeypatch):
+    fake_scontrol(monkeypatch, {"8": (1, "", "slurm_load_jobs error: Unable to contact slurm controller "
+                                              "(connect failure)\n")})
+    with pytest.raises(slurm.SchedulerError, match="Unable to contact slurm controller"):
+        slurm.job_states(["8"])
+
+
+@pytest.mark.parametrize(("env", "workers", "threads"), [
+    ({"SLURM_CPUS_ON_NODE": "4"}, 1, "4"),
+    ({"SLURM_CPUS_ON_NODE": "4"}, 2, "2"),             # each worker its share of the node's CPUs
+    ({"SLURM_CPUS_ON_NODE": "1"}, 2, "1"),             # never 0
+    ({"SLURM_CPUS_ON_NODE": "4", "OMP_NUM_THREADS": "3"}, 2, "3"),   # the user's own setting wins
+    ({}, 1, None),                                     # not in a job: left alone
+])
+def test_each_job_runs_as_many_threads_as_its_allocation(monkeypatch, env, workers, threads):
+    """The rule that took two 1-CPU jobs on a 2-core node from 4 busy threads (87 s to a 5 s target) to 2."""
+    for name in ("SLURM_CPUS_ON_NODE", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert slurm._thread_env(workers).get("OMP_NUM_THREADS") == threads
