@@ -146,6 +146,23 @@ def test_shares_deal_the_cores_in_equal_disjoint_sets(cores, slots, expected):
     assert shares(slots, 2) == [{"gpu": i} for i in range(slots)]
 
 
+def test_a_types_cpu_is_weighted_by_how_long_each_run_ran():
+    """Two runs side by side, one of 116 s at 100 % and one of 10 s at 100 %, over a 116 s type: the
+    machine carried about 1.09 cores on average, not 2 (what summing the two means said)."""
+    from dawnbench.experiments.jobs import _row
+    from dawnbench.harness.record import RunResult
+
+    def result(seconds: float) -> RunResult:
+        return RunResult(task="mnist", entry="e", seed=0, status="success", official=True, metric="top1",
+                         threshold=99.0, run_dir="r", resources={
+                             "proc_cpu_pct": {"mean": 100.0, "max": 100.0}, "sampled_s": seconds,
+                             "run_rss_bytes": {"mean": 1.0, "max": 100 * 2**20}})
+
+    row = _row("mixed", [result(116.0), result(10.0)], 116.0, ["a", "b"], [])
+    assert row["cpu_util_pct"] == pytest.approx(100 * (116 + 10) / 116)
+    assert row["host_mem_mib"] == pytest.approx(200.0)                  # peaks, summed
+
+
 # Two slots where the machine has two cores or more; on one core, one (jobs refuses more slots than cores).
 SLOTS = min(2, len(os.sched_getaffinity(0)))
 

@@ -41,6 +41,14 @@ SYSTEM = {"cpu_util_pct": (("proc_cpu_pct",), "mean", 1.0),
           "nvlink_mbps": (("accel_nvlink_mbps",), "mean", 1.0)}
 
 
+def sampled_seconds(resources: Any) -> float | None:
+    """How long a run's resource means are over (older records: samples × interval)."""
+    seconds = number(resources, "sampled_s")
+    if seconds is None and number(resources, "samples") and number(resources, "interval_s"):
+        seconds = number(resources, "samples") * number(resources, "interval_s")  # type: ignore[operator]
+    return seconds
+
+
 def number(doc: Any, *path: str) -> float | None:
     """``doc[path[0]][path[1]]…`` if it is a number, else None (a missing level, a damaged document)."""
     for key in path:

@@ -339,8 +339,9 @@ def jobs_table(doc: dict) -> Table:
         table.add_row(r["type"], str(r["runs"]), f"{r['successes']}/{r['runs']}", _num(r["samples_per_s"], "{:,.0f}"),
                       format_seconds(r["tta_median_s"]), format_seconds(r["wall_s"]),
                       *(_num(r.get(key), fmt) for key, _, fmt in system))
-    table.caption = ("samples/s: all the type's runs together; CPU, memory and accelerators: summed over its runs, "
-                     "each over all its processes (CPU 100 % = one core)")
+    table.caption = ("samples/s: all the type's runs together; CPU and accelerators: each run's mean weighted by "
+                     "its length, over the type's wall time; memory: each run's peak, summed; every run over all its "
+                     "processes (CPU 100 % = one core)")
     return table
 
 

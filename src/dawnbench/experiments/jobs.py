@@ -18,8 +18,9 @@ A CPU share is set with the process's CPU affinity and its thread count (``OMP_N
 a GPU share with ``CUDA_VISIBLE_DEVICES``. Every run writes its own record under
 ``OUT/<type>/``; the table compares the types on throughput (training samples per second of
 all the type's runs together), TTA (the median of its runs'), CPU and accelerator utilisation
-and host and accelerator memory (summed over its runs: what the machine carried at once), and
-the type's wall time. Ctrl-C stops every run of the type in progress (each records
+(each run's mean weighted by how long it ran, over the type's wall time: the machine's average
+load while the type ran), host and accelerator memory (each run's peak, summed: what the machine
+carried at most at once), and the type's wall time. Ctrl-C stops every run of the type in progress (each records
 ``interrupted``) and waits for them: no process is left behind; a run that dies does not stop
 the others.
 """
@@ -39,7 +40,7 @@ from typing import Any
 
 import psutil
 
-from dawnbench.analysis.workloads import SYSTEM, system_measures
+from dawnbench.analysis.workloads import SYSTEM, sampled_seconds, system_measures
 from dawnbench.distributed.launch import LaunchOptions
 from dawnbench.distributed.world import PIN_CPUS_ENV
 from dawnbench.entries import BUILTIN, load_entry_class
@@ -169,11 +170,18 @@ def _independent(argvs: list[list[str]], slots: list[dict[str, Any]], folder: Pa
 
 def _row(kind: str, results: list[RunResult], wall_s: float, configs: list[str],
          slots: list[dict[str, Any]]) -> dict[str, Any]:
-    measures = [system_measures(r.resources) for r in results]
+    measures = [(system_measures(r.resources), sampled_seconds(r.resources)) for r in results]
 
     def total(name: str) -> float | None:
-        values = [m[name] for m in measures if m[name] is not None]
-        return sum(values) if values else None
+        """A mean (CPU, utilisation, traffic): each run's, weighted by how long it ran, over the type's wall
+        time — the machine's average load while the type ran (two runs of 116 s and 10 s side by side are
+        not two busy cores for 116 s). A peak (memory): summed, what the machine carried at most at once."""
+        values = [(m[name], seconds) for m, seconds in measures if m[name] is not None]
+        if not values:
+            return None
+        if SYSTEM[name][1] == "mean" and wall_s > 0 and all(seconds for _, seconds in values):
+            return sum(value * min(seconds, wall_s) for value, seconds in values) / wall_s
+        return sum(value for value, _ in values)
 
     rates = [(r.throughput or {}).get("samples_per_s") for r in results]
     ttas = [r.time_to_accuracy_s for r in results if r.time_to_accuracy_s is not None]

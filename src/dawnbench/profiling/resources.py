@@ -283,6 +283,8 @@ class ResourceMonitor:
             return out
         for col, (seconds, total, largest, largest_any) in self._sums.items():
             out[col] = {"mean": total / seconds, "max": largest_any if largest is None else largest}
+        # how long the means are over: what weighs one run's load against another's of a different length
+        out["sampled_s"] = max(seconds for seconds, *_ in self._sums.values())
         timed = self._timed
         # Summed before clipping: the machine's busy time reaches /proc/stat in bursts (idle cores
         # account late), so a sample above the process's own use is often paid back by the next;
