@@ -1,6 +1,6 @@
 """What a workload asks of the whole machine (issue "System-level characterisation"), one sitting.
 
-    python benchmarks/system_targets.py [--pairs 5]
+    python benchmarks/system_targets.py [--pairs 5] [--parts monitor,workers,scale,jobs]
 
 1. **Monitor cost**: ``dawnbench run mnist --nproc 2 --max-epochs 1`` (2 gloo workers), in pairs —
    sampling every 0.5 s over every worker, and sampling off (one sample an hour) — alternating;
@@ -133,37 +133,57 @@ def workers_measured(out: Path) -> dict:
             "samples": len(samples), "run_rows": len(rows), "resources": result["resources"]}
 
 
+def _run_load(run_dir: Path) -> dict:
+    record = json.loads((run_dir / "result.json").read_text())
+    res = record["resources"]
+    return {"entry": record["entry"], "seed": record["seed"], "sampled_s": res.get("sampled_s"),
+            "cpu_pct_mean": (res.get("proc_cpu_pct") or {}).get("mean"), "tta_s": record.get("time_to_accuracy_s")}
+
+
 def replot(figures: dict) -> int:
     """The two figures as ``scale`` and ``jobs`` draw them, from their stored documents."""
     from dawnbench.cli.figures import jobs_figure, scale_resources_figure
 
     with tempfile.TemporaryDirectory(prefix="dawnbench-system-replot-") as tmp:
-        shutil.copy(scale_resources_figure(figures["scale"], Path(tmp)), IMG / "system-scale-mnist.png")
-        shutil.copy(jobs_figure(figures["jobs"], Path(tmp)), IMG / "system-jobs-mnist.png")
+        if "scale" in figures:
+            shutil.copy(scale_resources_figure(figures["scale"], Path(tmp)), IMG / "system-scale-mnist.png")
+        if "jobs" in figures:
+            shutil.copy(jobs_figure(figures["jobs"], Path(tmp)), IMG / "system-jobs-mnist.png")
     return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--parts", default="monitor,workers,scale,jobs",
+                        help="which of the measurements to make (a later sitting can redo one; the page cites each "
+                             "part's file)")
     parser.add_argument("--replot", type=Path, metavar="EVIDENCE",
                         help="only redraw the figures from a stored evidence file of this script")
     args = parser.parse_args()
     if args.replot:
         return replot(json.loads(args.replot.read_text())["figures"])
+    parts = set(args.parts.split(","))
     figures: dict = {}
     with tempfile.TemporaryDirectory(prefix="dawnbench-system-") as tmp:
         tmp_path = Path(tmp)
-        figures["monitor_cost"] = monitor_cost(args.pairs, tmp_path / "cost")
-        print("monitor cost:", figures["monitor_cost"]["median_cost"], flush=True)
-        figures["all_workers"] = workers_measured(tmp_path / "holding")
-        print("all workers:", {k: figures["all_workers"][k] for k in ("cpu", "host_memory")}, flush=True)
-        scale = run_json("scale", "mnist", "--workers", "1,2", "--runs", "3", "--out", str(tmp_path / "scale"))
-        jobs = run_json("jobs", "mnist", "--slots", "2", "--out", str(tmp_path / "jobs"))
-        shutil.copy(tmp_path / "scale" / "scale-resources.png", IMG / "system-scale-mnist.png")
-        shutil.copy(tmp_path / "jobs" / "jobs.png", IMG / "system-jobs-mnist.png")
-        figures["scale"] = {k: v for k, v in scale.items() if "figure" not in k}
-        figures["jobs"] = {k: v for k, v in jobs.items() if k != "figure"}
+        if "monitor" in parts:
+            figures["monitor_cost"] = monitor_cost(args.pairs, tmp_path / "cost")
+            print("monitor cost:", figures["monitor_cost"]["median_cost"], flush=True)
+        if "workers" in parts:
+            figures["all_workers"] = workers_measured(tmp_path / "holding")
+            print("all workers:", {k: figures["all_workers"][k] for k in ("cpu", "host_memory")}, flush=True)
+        if "scale" in parts:
+            scale = run_json("scale", "mnist", "--workers", "1,2", "--runs", "3", "--out", str(tmp_path / "scale"))
+            shutil.copy(tmp_path / "scale" / "scale-resources.png", IMG / "system-scale-mnist.png")
+            figures["scale"] = {k: v for k, v in scale.items() if "figure" not in k}
+        if "jobs" in parts:
+            jobs = run_json("jobs", "mnist", "--slots", "2", "--out", str(tmp_path / "jobs"))
+            shutil.copy(tmp_path / "jobs" / "jobs.png", IMG / "system-jobs-mnist.png")
+            figures["jobs"] = {k: v for k, v in jobs.items() if k != "figure"}
+            # each run's own length and mean CPU: what the type's time-weighted load is made of
+            figures["jobs_runs"] = [{"type": row["type"], "run_dir": d, **_run_load(Path(d))}
+                                    for row in jobs["rows"] for d in row["run_dirs"]]
     evidence.write("system_targets", figures)
     return 0
 

@@ -1,0 +1,176 @@
+"""The results pages and the README's headline table, rendered from their evidence (SPEC §18, by construction).
+
+    python benchmarks/pages.py            # write docs/results/*.md and README.md's headline table
+    python benchmarks/pages.py --check    # exit 1, with the differences, where a committed page is not its render
+
+Each page under ``docs/results/`` is a Jinja template in ``docs/results/templates/`` (``NAME.md.j2`` →
+``docs/results/NAME.md``); ``headline.md.j2`` is the table between the README's
+``<!-- headline: … -->`` markers. A template reads its evidence with ``evidence("FILE.json")`` — the
+JSON a benchmark wrote into ``docs/results/data/`` — and every figure on the page is an expression
+over it, formatted by the filters below. Prose that interprets stays in the template; a number in it
+is an expression too. ``tests/test_pages.py`` re-renders every page from the committed evidence and
+fails on any difference (so a figure changed by hand on a page fails CI), and fails on a template
+whose literal text holds a figure (:func:`typed_figures`: decimals, percentages, numbers with a unit,
+thousands, "N/M" — a plain integer such as "2 workers" or "Table 6" is allowed).
+
+The filters: ``fmt(spec)`` (Python's format spec: ``x|fmt(".2f")``), ``s(digits)`` seconds, ``pct``
+(a fraction as per cent), ``percent`` (a number that already is one), ``times`` (``1.55×``), ``num``
+(thousands separated), ``median``/``geomean``/``min``/``max`` over a list; and for a document
+``machine``, ``day``, ``commit``, ``command`` and ``link``. ``task("mnist").threshold`` is a task's
+definition (``dawnbench.tasks``), not a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import math
+import re
+import statistics
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from dawnbench.tasks import TASKS
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+DATA = RESULTS / "data"
+TEMPLATES = RESULTS / "templates"
+README = ROOT / "README.md"
+HEADLINE = ("<!-- headline: rendered by benchmarks/pages.py from docs/results/templates/headline.md.j2 -->",
+            "<!-- headline: end -->")
+
+# What a typed figure looks like in a template's literal text (outside {{ }}, {% %}, {# #}, `code` and link
+# targets): a decimal, a percentage, a number with a unit, thousands, "N/M", "N×". Plain integers pass.
+UNIT = r"(?:%|×|s|ms|µs|GB/s|GFLOP/s|TFLOP/s|FLOP/B|MiB|GiB|MB|GB|KB|K|images/s|questions/s|samples/s)"
+TYPED = re.compile(rf"(?<![\w.§/-])(?<![≤≥<>] )(?<![≤≥<>])(\d[\d,]*\.\d+|\d+ ?{UNIT}(?![\w/])|\d{{1,3}}(?:,\d{{3}})+|\d+/\d+)")
+
+
+@cache
+def evidence(name: str) -> dict[str, Any]:
+    """A stored evidence file, by name (as it lies in ``docs/results/data``)."""
+    doc = json.loads((DATA / name).read_text())
+    doc["file"] = name
+    return doc
+
+
+def _fmt(value: Any, spec: str) -> str:
+    if value is None:
+        raise ValueError("a figure the page shows is missing from its evidence (None)")
+    return format(value, spec)
+
+
+def _s(value: float, digits: int = 2) -> str:
+    return f"{_fmt(value, f'.{digits}f')} s"
+
+
+def _pct(fraction: float, digits: int = 1) -> str:
+    return f"{_fmt(100 * fraction, f'.{digits}f')} %"
+
+
+def _percent(value: float, digits: int = 1) -> str:
+    return f"{_fmt(value, f'.{digits}f')} %"
+
+
+def _times(value: float, digits: int = 2) -> str:
+    return f"{_fmt(value, f',.{digits}f')}×"
+
+
+def _num(value: float, digits: int = 0) -> str:
+    return _fmt(value, f",.{digits}f")
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
+def _machine(doc: dict[str, Any]) -> str:
+    """The machine a figure was measured on, as its evidence recorded it."""
+    hw, sw = doc["hardware"], doc["software"]
+    flags = [f.upper().replace("_", "-") for f in hw.get("cpu_flags", []) if f in ("avx512f", "avx512_bf16", "amx_bf16")]
+    flags = ["AVX-512" if f == "AVX512F" else f for f in flags]
+    what = hw["accelerator"] or hw["cpu"]
+    return (f"{hw['cores']}-core {what}" + (f" ({', '.join(flags)})" if flags and not hw["accelerator"] else "")
+            + f", {hw['memory_gib']:.1f} GiB, PyTorch {sw['torch']}")
+
+
+def _day(doc: dict[str, Any]) -> str:
+    return doc["date"][:10]
+
+
+def _commit(doc: dict[str, Any]) -> str:
+    return f"`{doc['commit'][:7]}`" + (" (tree dirty)" if doc["dirty"] else "")
+
+
+def _command(doc: dict[str, Any]) -> str:
+    argv = [a for a in doc["argv"]]
+    return "python " + " ".join(argv)
+
+
+def environment(prefix: str) -> jinja2.Environment:
+    """Templates rendered with ``prefix`` before ``data/…`` links (the README lives two folders up)."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, autoescape=False)
+    env.filters.update(fmt=_fmt, s=_s, pct=_pct, percent=_percent, times=_times, num=_num, median=statistics.median,
+                       geomean=_geomean, machine=_machine, day=_day, commit=_commit, command=_command,
+                       link=lambda doc: f"[data/{doc['file']}]({prefix}data/{doc['file']})",
+                       family=lambda key: key.split("/")[0])
+    env.globals.update(evidence=evidence, task=lambda name: TASKS[name], zip=zip)
+    return env
+
+
+def rendered() -> dict[Path, str]:
+    """Every page as its template renders it now: path → text."""
+    pages = {}
+    env = environment("")
+    for template in sorted(TEMPLATES.glob("*.md.j2")):
+        if template.name != "headline.md.j2":
+            pages[RESULTS / template.name.removesuffix(".j2")] = env.get_template(template.name).render()
+    table = environment("docs/results/").get_template("headline.md.j2").render()
+    pages[README] = _with_headline(README.read_text(), table)
+    return pages
+
+
+def _with_headline(readme: str, table: str) -> str:
+    start, end = readme.index(HEADLINE[0]), readme.index(HEADLINE[1])
+    return readme[:start + len(HEADLINE[0])] + "\n" + table + readme[end:]
+
+
+def typed_figures(template: Path) -> list[str]:
+    """Figures typed into a template's literal text, as ``line: figure``."""
+    text = template.read_text()
+    text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+    text = re.sub(r"`[^`\n]*`|\]\([^)]*\)", lambda m: " " * len(m.group(0)), text)
+    return [f"{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in TYPED.finditer(text)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare, do not write; exit 1 on any difference")
+    args = parser.parse_args()
+    differ = 0
+    for path, text in rendered().items():
+        now = path.read_text() if path.is_file() else ""
+        if now == text:
+            continue
+        differ += 1
+        if args.check:
+            sys.stdout.writelines(difflib.unified_diff(now.splitlines(True), text.splitlines(True),
+                                                       f"{path.relative_to(ROOT)} (committed)",
+                                                       f"{path.relative_to(ROOT)} (rendered from its evidence)"))
+        else:
+            path.write_text(text)
+            print(f"wrote {path.relative_to(ROOT)}")
+    if args.check and differ:
+        print(f"\n{differ} page(s) differ from their render: run `python benchmarks/pages.py` and commit, or "
+              "change the evidence or the template, never the page.")
+    return 1 if args.check and differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
