@@ -23,9 +23,16 @@ RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "data"
 
 
 def write(benchmark: str, figures: dict[str, Any], out: Path | None = None,
-          device: torch.device = torch.device("cpu")) -> Path:
-    """Store ``figures`` with their provenance; returns the file written (and prints its name)."""
+          device: torch.device = torch.device("cpu"), measured: dict[str, Any] | None = None) -> Path:
+    """Store ``figures`` with their provenance; returns the file written (and prints its name).
+
+    ``measured``: figures derived here from another evidence file's measurements (a comparison redone
+    with corrected code, say) keep that file's ``hardware`` and ``software`` — where they were measured —
+    and name it in ``derived_from``; this machine is ``derived_on``."""
     doc = {"benchmark": benchmark, **provenance(device, Path(__file__)), "figures": figures}
+    if measured is not None:
+        doc.update(derived_from=measured["file"], derived_on=doc["hardware"], hardware=measured["hardware"],
+                   software=measured["software"])
     if out is None:
         cpu = re.sub(r"[^a-z0-9]+", "-", doc["hardware"]["accelerator"] or doc["hardware"]["cpu"], flags=re.I)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M")

@@ -1,12 +1,18 @@
 """DeepBench's training set on this machine, as a user runs it, stored as evidence (SPEC §18, §19).
 
     python benchmarks/kernels_training.py [--precision fp32,bf16] [--cap 20] [--max-seconds 3600]
+    python benchmarks/kernels_training.py --recompare EVIDENCE    # the stored rows against today's comparison
 
 Runs ``dawnbench kernels all --set training`` in a fresh process (all-reduce on 2 gloo ranks),
 compared with every published device, and stores its ``kernels.json`` whole in the evidence
 file, with a summary per suite and precision (rows measured and skipped, and why; the median
 GFLOP/s; the geometric-mean time ratio against each device). Its figures are copied to
 ``docs/img/kernels-compare.png`` and ``docs/img/kernels-roofline.png``.
+
+``--recompare`` measures nothing: it compares the rows a stored file measured with every published
+device again, with the comparison code of today (per suite and precision, published rows checked), and
+stores the summary and the comparison's groups and left-out rows as evidence derived from that file
+(its hardware and software kept; ``derived_from`` names it).
 """
 
 from __future__ import annotations
@@ -20,11 +26,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 import evidence
-from dawnbench.kernels.compare import group
+from dawnbench.kernels.compare import against, group
 
 IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
 
@@ -35,10 +40,17 @@ def summary(doc: dict) -> dict:
         rows = [r for r in doc["rows"] if (r["suite"], r["precision"]) == (suite, precision)]
         ran = [r for r in rows if not r.get("skipped")]
         figure = "busbw_gbps" if suite == "allreduce" else "gflops"
-        reasons = Counter(re.sub(r"[0-9.]+", "N", r["skipped"]) for r in rows if r.get("skipped"))
+        reasons: dict[str, dict] = {}     # each kind of reason: its rows and the range of its first number
+        for r in rows:
+            if r.get("skipped"):
+                kind = reasons.setdefault(re.sub(r"\d+(?:\.\d+)?", "N", r["skipped"]), {"rows": 0, "range": None})
+                kind["rows"] += 1
+                if (first := re.search(r"\d+(?:\.\d+)?", r["skipped"])) is not None:
+                    low, high = kind["range"] or (float(first.group()), float(first.group()))
+                    kind["range"] = [min(low, float(first.group())), max(high, float(first.group()))]
         groups = {c["against"]: group(c, suite, precision) for c in doc.get("comparison", [])}
         out[f"{suite}/{precision}"] = {
-            "rows": len(rows), "measured": len(ran), "skipped": dict(reasons),
+            "rows": len(rows), "measured": len(ran), "skipped": reasons,
             f"median_{figure}": statistics.median(r[figure] for r in ran) if ran else None,
             f"max_{figure}": max((r[figure] for r in ran), default=None),
             "max_fraction_of_roof": max((r["fraction_of_roof"] for r in ran if r.get("fraction_of_roof")), default=None),
@@ -58,6 +70,18 @@ def replot(doc: dict) -> int:
     return 0
 
 
+def recompare(path: Path) -> int:
+    stored = json.loads(path.read_text())
+    doc = stored["figures"]["document"]
+    devices = [c["against"] for c in doc.get("comparison", []) if c.get("published")]
+    doc["comparison"] = [against(doc, device) for device in devices]
+    figures = {"command": stored["figures"]["command"], "summary": summary(doc),
+               "comparison": [{k: v for k, v in c.items() if k != "rows"} for c in doc["comparison"]]}
+    print(json.dumps(figures["summary"], indent=1))
+    evidence.write("kernels_training", figures, measured={**stored, "file": path.name})
+    return replot(doc)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--precision", default="fp32,bf16")
@@ -65,9 +89,17 @@ def main() -> int:
     parser.add_argument("--max-seconds", default="3600")
     parser.add_argument("--replot", type=Path, metavar="EVIDENCE",
                         help="only redraw the figures from a stored evidence file of this script")
+    parser.add_argument("--recompare", type=Path, metavar="EVIDENCE",
+                        help="compare a stored file's rows again with today's code; store the result as derived")
     args = parser.parse_args()
     if args.replot:
-        return replot(json.loads(args.replot.read_text())["figures"]["document"])
+        stored = json.loads(args.replot.read_text())
+        if "derived_from" in stored:    # a recomparison: the rows are its source's, the comparison its own
+            source = json.loads((args.replot.parent / stored["derived_from"]).read_text())["figures"]["document"]
+            return replot({**source, "comparison": stored["figures"]["comparison"]})
+        return replot(stored["figures"]["document"])
+    if args.recompare:
+        return recompare(args.recompare)
     with tempfile.TemporaryDirectory(prefix="dawnbench-kernels-training-") as tmp:
         out = Path(tmp) / "kernels"
         command = [sys.executable, "-m", "dawnbench", "kernels", "all", "--set", "training", "--precision",

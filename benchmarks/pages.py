@@ -112,6 +112,24 @@ def _command(doc: dict[str, Any]) -> str:
     return "python " + " ".join(argv)
 
 
+def _ratio_in(reason: str) -> float:
+    """How far apart the two bandwidths of a left-out all-reduce row are (its reason names both)."""
+    implied = float(re.search(r"means ([\d,.]+) GB/s", reason).group(1).replace(",", ""))
+    stated = float(re.search(r"column says ([\d,.]+) GB/s", reason).group(1).replace(",", ""))
+    return max(implied / stated, stated / implied)
+
+
+def _clusters(similarity: dict[str, Any], k: int) -> list[list[str]]:
+    """The configurations of a stored ``similarity`` document, cut into ``k`` clusters of its Ward linkage."""
+    from scipy.cluster.hierarchy import fcluster
+
+    labels = fcluster(similarity["linkage"], k, criterion="maxclust")
+    groups: dict[int, list[str]] = {}
+    for name, label in zip(similarity["configurations"], labels):
+        groups.setdefault(int(label), []).append(name)
+    return [groups[label] for label in sorted(groups)]
+
+
 def environment(prefix: str) -> jinja2.Environment:
     """Templates rendered with ``prefix`` before ``data/…`` links (the README lives two folders up)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
@@ -119,7 +137,7 @@ def environment(prefix: str) -> jinja2.Environment:
     env.filters.update(fmt=_fmt, s=_s, pct=_pct, percent=_percent, times=_times, num=_num, median=statistics.median,
                        geomean=_geomean, machine=_machine, day=_day, commit=_commit, command=_command,
                        link=lambda doc: f"[data/{doc['file']}]({prefix}data/{doc['file']})",
-                       family=lambda key: key.split("/")[0])
+                       family=lambda key: key.split("/")[0], clusters=_clusters, ratio_in=_ratio_in)
     env.globals.update(evidence=evidence, task=lambda name: TASKS[name], zip=zip)
     return env
 

@@ -60,7 +60,7 @@ def kernel_figures(doc: dict[str, Any], out: Path) -> list[Path]:
         drawn.append(workloads_roofline(points, out / "roofline.png",
                                         f"DeepBench kernels ({doc['set']}) on "
                                         f"{doc['hardware'].get('accelerator') or doc['hardware'].get('cpu')}"))
-    if any(c["rows"] for c in doc.get("comparison") or []):
+    if any(g["geomean_time_ratio"] for c in doc.get("comparison") or [] for g in c.get("groups", [])):
         drawn.append(comparison_figure(doc, out / "compare.png"))
     return drawn
 

@@ -226,6 +226,6 @@ def _allreduce_columns(floats: int, ranks: int, seconds: float, column: str | No
     low, high = ALLREDUCE_BAND
     if low <= stated / algbw <= high:
         return None
-    return (f"its time {seconds * 1e3:.4g} ms for {floats * 4 / 1e6:.4g} MB means {algbw:,.4g} GB/s of "
-            f"algorithm bandwidth ({algbw * 2 * (ranks - 1) / ranks:,.4g} GB/s on the bus), its bandwidth "
+    return (f"its time {seconds * 1e3:.4g} ms for {floats * 4 / 1e6:.4g} MB means {algbw:,.1f} GB/s of "
+            f"algorithm bandwidth ({algbw * 2 * (ranks - 1) / ranks:,.1f} GB/s on the bus), its bandwidth "
             f"column says {stated:.3g} GB/s")
