@@ -99,6 +99,8 @@ def projections(runs: dict) -> dict:
                      "squad_preprocessing_s": per_question_prep * SQUAD_TRAIN_QUESTIONS,
                      # arithmetic, not a measurement: this machine's preprocessing before the V100's
                      # published 10 epochs
+                     "v100_entry": {"epochs_to_target": V100_EPOCHS_TO_TARGET, "hours_to_target": V100_HOURS_TO_TARGET,
+                                    "source": "third_party/dawnbench-entries, SQuAD/train/dawn_drqa_*"},
                      "preprocessing_share_beside_v100_entry": per_question_prep * SQUAD_TRAIN_QUESTIONS
                      / (per_question_prep * SQUAD_TRAIN_QUESTIONS + V100_HOURS_TO_TARGET * 3600),
                      "squad_40_epochs_h": (per_question_prep + RECIPE_EPOCHS * per_question_epoch)

@@ -99,6 +99,13 @@ def _machine(doc: dict[str, Any]) -> str:
             + f", {hw['memory_gib']:.1f} GiB, PyTorch {sw['torch']}")
 
 
+def _where(doc: dict[str, Any]) -> str:
+    """Machine and day, short: "2-core AMD EPYC, 2026-11-23"."""
+    hw = doc["hardware"]
+    name = re.sub(r"\((?:R|TM)\)|\bProcessor\b|\bCPU\b|@", "", hw["accelerator"] or hw["cpu"])
+    return f"{hw['cores']}-core {' '.join(name.split())}, {_day(doc)}"
+
+
 def _day(doc: dict[str, Any]) -> str:
     return doc["date"][:10]
 
@@ -135,9 +142,9 @@ def environment(prefix: str) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, autoescape=False)
     env.filters.update(fmt=_fmt, s=_s, pct=_pct, percent=_percent, times=_times, num=_num, median=statistics.median,
-                       geomean=_geomean, machine=_machine, day=_day, commit=_commit, command=_command,
+                       geomean=_geomean, machine=_machine, where=_where, day=_day, commit=_commit, command=_command,
                        link=lambda doc: f"[data/{doc['file']}]({prefix}data/{doc['file']})",
-                       family=lambda key: key.split("/")[0], clusters=_clusters, ratio_in=_ratio_in)
+                       family=lambda key: key.split("/")[0], dict_values=lambda d: list(d.values()), clusters=_clusters, ratio_in=_ratio_in)
     env.globals.update(evidence=evidence, task=lambda name: TASKS[name], zip=zip)
     return env
 
@@ -167,25 +174,32 @@ def typed_figures(template: Path) -> list[str]:
     return [f"{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in TYPED.finditer(text)]
 
 
+def differences(pages: dict[Path, str]) -> dict[Path, str]:
+    """Each page whose text on disk is not ``pages``' render of it, with the unified diff."""
+    out = {}
+    for path, text in pages.items():
+        now = path.read_text() if path.is_file() else ""
+        if now != text:
+            out[path] = "".join(difflib.unified_diff(now.splitlines(True), text.splitlines(True),
+                                                     f"{path.relative_to(ROOT)} (committed)",
+                                                     f"{path.relative_to(ROOT)} (rendered from its evidence)"))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, do not write; exit 1 on any difference")
     args = parser.parse_args()
-    differ = 0
-    for path, text in rendered().items():
-        now = path.read_text() if path.is_file() else ""
-        if now == text:
-            continue
-        differ += 1
+    pages = rendered()
+    differ = differences(pages)
+    for path, diff in differ.items():
         if args.check:
-            sys.stdout.writelines(difflib.unified_diff(now.splitlines(True), text.splitlines(True),
-                                                       f"{path.relative_to(ROOT)} (committed)",
-                                                       f"{path.relative_to(ROOT)} (rendered from its evidence)"))
+            sys.stdout.write(diff)
         else:
-            path.write_text(text)
+            path.write_text(pages[path])
             print(f"wrote {path.relative_to(ROOT)}")
     if args.check and differ:
-        print(f"\n{differ} page(s) differ from their render: run `python benchmarks/pages.py` and commit, or "
+        print(f"\n{len(differ)} page(s) differ from their render: run `python benchmarks/pages.py` and commit, or "
               "change the evidence or the template, never the page.")
     return 1 if args.check and differ else 0
 
