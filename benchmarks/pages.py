@@ -4,8 +4,8 @@
     python benchmarks/pages.py --check    # exit 1, with the differences, where a committed page is not its render
 
 Each page under ``docs/results/`` is a Jinja template in ``docs/results/templates/`` (``NAME.md.j2`` →
-``docs/results/NAME.md``); ``headline.md.j2`` is the table between the README's
-``<!-- headline: … -->`` markers. A template reads its evidence with ``evidence("FILE.json")`` — the
+``docs/results/NAME.md``); ``headline.md.j2`` and ``card.md.j2`` are the README's headline table and
+example result card, between its ``<!-- NAME: … -->`` markers. A template reads its evidence with ``evidence("FILE.json")`` — the
 JSON a benchmark wrote into ``docs/results/data/`` — and every figure on the page is an expression
 over it, formatted by the filters below. Prose that interprets stays in the template; a number in it
 is an expression too. ``tests/test_pages.py`` re-renders every page from the committed evidence and
@@ -42,8 +42,9 @@ RESULTS = ROOT / "docs" / "results"
 DATA = RESULTS / "data"
 TEMPLATES = RESULTS / "templates"
 README = ROOT / "README.md"
-HEADLINE = ("<!-- headline: rendered by benchmarks/pages.py from docs/results/templates/headline.md.j2 -->",
-            "<!-- headline: end -->")
+# The README's rendered blocks: NAME → its template (docs/results/templates/NAME.md.j2), between
+# "<!-- NAME: rendered … -->" and "<!-- NAME: end -->".
+README_BLOCKS = ("headline", "card")
 
 # What a typed figure looks like in a template's literal text (outside {{ }}, {% %}, {# #}, `code` and link
 # targets): a decimal, a percentage, a number with a unit, thousands, "N/M", "N×". Plain integers pass.
@@ -154,16 +155,24 @@ def rendered() -> dict[Path, str]:
     pages = {}
     env = environment("")
     for template in sorted(TEMPLATES.glob("*.md.j2")):
-        if template.name != "headline.md.j2":
+        if template.name.removesuffix(".md.j2") not in README_BLOCKS:
             pages[RESULTS / template.name.removesuffix(".j2")] = env.get_template(template.name).render()
-    table = environment("docs/results/").get_template("headline.md.j2").render()
-    pages[README] = _with_headline(README.read_text(), table)
+    readme = README.read_text()
+    for name in README_BLOCKS:
+        readme = _with_block(readme, name, environment("docs/results/").get_template(f"{name}.md.j2").render())
+    pages[README] = readme
     return pages
 
 
-def _with_headline(readme: str, table: str) -> str:
-    start, end = readme.index(HEADLINE[0]), readme.index(HEADLINE[1])
-    return readme[:start + len(HEADLINE[0])] + "\n" + table + readme[end:]
+def markers(name: str) -> tuple[str, str]:
+    return (f"<!-- {name}: rendered by benchmarks/pages.py from docs/results/templates/{name}.md.j2 -->",
+            f"<!-- {name}: end -->")
+
+
+def _with_block(readme: str, name: str, text: str) -> str:
+    begin, finish = markers(name)
+    start, end = readme.index(begin), readme.index(finish)
+    return readme[:start + len(begin)] + "\n" + text + readme[end:]
 
 
 def typed_figures(template: Path) -> list[str]:
