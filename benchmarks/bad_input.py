@@ -7,7 +7,8 @@ The cases are the table ``tests/test_bad_input.py`` checks in process. Here each
 memory blow-up is an outcome, not the end of the script). A *refused* case gives a clear error
 when it exits 2 with a message and no traceback; a *handled* one (a damaged file a command
 reports or skips) when it exits 0, 1 or 2 without a traceback. The evidence names each case
-that did not.
+that did not, and keeps every case's command, answer (its first 300 characters) and origin:
+issue 40's list, the fresh cases tried beside it, or the table before them.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ import evidence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from bad_inputs import CASES, make_run  # noqa: E402 - the table lives with the tests that check it
+from bad_inputs import CASES, FRESH_40, ISSUE_40, make_run  # noqa: E402 - the table lives with its tests
 
 MEMORY_LIMIT = 4 << 30
 TIMEOUT_S = 120
 
 
-def run_case(args: list[str], cwd: Path) -> tuple[int | None, str, float]:
-    """(exit code, or None when it had to be killed; stderr; seconds)."""
+def run_case(args: list[str], cwd: Path) -> tuple[int | None, str, str, float]:
+    """(exit code, or None when it had to be killed; stdout; stderr; seconds)."""
     def limits() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
         os.setsid()
@@ -42,13 +43,13 @@ def run_case(args: list[str], cwd: Path) -> tuple[int | None, str, float]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             errors="replace", preexec_fn=limits)
     try:
-        _, err = proc.communicate(timeout=TIMEOUT_S)
+        out, err = proc.communicate(timeout=TIMEOUT_S)
         code: int | None = proc.returncode
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, 9)
-        _, err = proc.communicate()
+        out, err = proc.communicate()
         code = None
-    return code, err, time.perf_counter() - start
+    return code, out, err, time.perf_counter() - start
 
 
 def verdict(kind: str, code: int | None, err: str) -> str | None:
@@ -71,12 +72,22 @@ def main() -> None:
         for case_id, kind, args_of in CASES:
             w = Path(tmp) / case_id
             w.mkdir()
-            code, err, seconds = run_case(args_of(w, run), w)
+            args = [str(a) for a in args_of(w, run)]
+            code, out, err, seconds = run_case(args, w)
             problem = verdict(kind, code, err)
-            rows.append({"id": case_id, "kind": kind, "exit": code, "clear": problem is None,
-                         "problem": problem, "seconds": round(seconds, 2)})
+            # the answer: the error, or what a handled case said of what it left out (from its first note on)
+            said = " ".join((err or out).replace(str(w), "W").split())
+            said = said[said.find("W/", max(0, said.find("left out") - 200)):] if "left out" in said and not err \
+                else said
+            rows.append({"id": case_id, "kind": kind, "command": args[0], "exit": code, "clear": problem is None,
+                         "problem": problem, "seconds": round(seconds, 2), "said": said[:300],
+                         "origin": "issue 40" if case_id in ISSUE_40 else "fresh" if case_id in FRESH_40 else
+                         "earlier"})
             print(f"{case_id:<36} {kind:<8} {'clear' if problem is None else problem}", flush=True)
-    figures = {"tried": len(rows), "clear": sum(r["clear"] for r in rows),
+    origins = {o: {"tried": sum(r["origin"] == o for r in rows), "clear": sum(r["clear"] for r in rows
+                                                                             if r["origin"] == o)}
+               for o in ("issue 40", "fresh", "earlier")}
+    figures = {"tried": len(rows), "clear": sum(r["clear"] for r in rows), "by_origin": origins,
                "by_kind": {k: {"tried": sum(r["kind"] == k for r in rows),
                                "clear": sum(r["clear"] for r in rows if r["kind"] == k)} for k in ("refused", "handled")},
                "not_clear": [r for r in rows if not r["clear"]], "cases": rows}

@@ -87,6 +87,92 @@ def _copy(run: Path, w: Path, change: Callable[[dict], None] | None = None) -> P
     return dest
 
 
+def kernels_doc() -> dict:
+    """What `dawnbench kernels gemm --quick` writes, in little: two timed GEMM rows and a skipped one."""
+    gemm = {"m": 1760, "n": 16, "k": 1760, "a_transposed": False, "b_transposed": False}
+    row = {"suite": "gemm", "set": "training", "params": gemm, "pass": "forward", "precision": "fp32",
+           "median_s": 1e-3, "iqr_s": 1e-5, "repeats": 5, "calls": 50, "flops": 2.0 * 1760 * 16 * 1760,
+           "bytes": 4.0 * (1760 * 1760 + 2 * 16 * 1760), "gflops": 99.1, "gbps": 12.6, "intensity": 7.9}
+    return {"kind": "dawnbench-kernels", "version": 1, "set": "training", "quick": True, "suites": ["gemm"],
+            "cap_s": 10.0, "rows": [row, {**row, "params": {**gemm, "n": 32}, "median_s": 2e-3, "flops": row["flops"] * 2},
+                                    {**{k: row[k] for k in ("suite", "set", "pass", "precision")},
+                                     "params": {**gemm, "m": 8192}, "skipped": "one call would take about 3 s"}],
+            "resources": {"gemm": {"proc_cpu_pct": {"mean": 190.0, "max": 200.0}}},
+            "roofs": {"device": "cpu", "flops": {"fp32": 3e11}, "bandwidth_bytes_per_s": 2e10,
+                      "ridge_flop_per_byte": {"fp32": 15.0}},
+            "hardware": {"cpu": "x", "cores": 2}, "interrupted": False}
+
+
+def _kernels(w: Path, change: Callable[[dict], None] | None = None, text: str | None = None) -> Path:
+    """``w/k/kernels.json``: :func:`kernels_doc` with one field changed (or the file's text itself)."""
+    doc = kernels_doc()
+    if change is not None:
+        change(doc)
+    path = w / "k" / "kernels.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc) if text is None else text)
+    return path
+
+
+def _row(**fields: object) -> Callable[[dict], None]:
+    return lambda doc: doc["rows"][0].update(fields)
+
+
+OPS_HEADER = "op\tshapes\tdtype\tprecision\tcalls\ttime_s\tshare\tflops\tbytes\tintensity\tflops_per_s\tbytes_per_s\t" \
+             "fraction_of_roof\tbound\n"
+
+
+def _ops(w: Path, body: str | bytes, header: bool = True) -> Path:
+    """A profile folder whose ``ops.tsv`` holds ``body`` (after the header, unless ``header`` is False)."""
+    folder = w / "prof"
+    folder.mkdir(parents=True, exist_ok=True)
+    data = body if isinstance(body, bytes) else ((OPS_HEADER if header else "") + body).encode()
+    (folder / "ops.tsv").write_bytes(data)
+    return folder
+
+
+OP = "aten::mm\t16x1760, 1760x1760\tfloat32\tfp32\t{calls}\t{time}\t1\t9.9e+07\t1.3e+07\t7.6\t9.9e+10\t1.3e+10\t0.3\t\n"
+
+
+def _summary(w: Path, change: Callable[[dict], None] | None = None) -> Path:
+    """``w/prof/summary.json`` as `dawnbench profile` writes it (its headline figures), ``change``d."""
+    doc = {"task": "mnist", "entry": "small-cnn", "precision": "fp32", "window_s": 1.0, "steps": 10,
+           "batch_size": 64, "samples_per_s": 640.0, "memory_bound_share": 0.4, "fraction_of_peak": 0.2,
+           "roofs": {"device": "cpu", "flops": {"fp32": 3e11}, "bandwidth_bytes_per_s": 2e10},
+           "step": {"time_s": 0.1, "flops": 6e9, "bytes": 5e8, "intensity": 12.0, "flops_per_s": 6e10},
+           "resources": {"proc_cpu_pct": {"mean": 180.0, "max": 200.0}}}
+    if change is not None:
+        change(doc)
+    return _write_json(w / "prof" / "summary.json", doc)
+
+
+def _write_json(path: Path, doc: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _special(w: Path, what: str) -> Path:
+    """A path that is not a plain file: a link out of the folder, a FIFO, a device."""
+    path = w / "special" / "kernels.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if what == "link":
+        path.symlink_to("/etc/passwd")
+    elif what == "fifo":
+        os.mkfifo(path)
+    else:
+        return Path("/dev/zero")
+    return path
+
+
+def _link_ops(w: Path) -> Path:
+    """A profile folder whose ops.tsv is a link to a file outside it."""
+    folder = w / "linked"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "ops.tsv").symlink_to("/etc/passwd")
+    return folder
+
+
 def _mlperf(path: Path, time_ms: object = 1000, epoch: object = 1) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [{"key": "run_start", "time_ms": time_ms, "event_type": "INTERVAL_START", "value": None, "metadata": {}},
@@ -209,6 +295,124 @@ CASES: list[tuple[str, str, ArgsOf]] = [
                                                              "--time-limit", "0", "--out", w / "r"]),
     ("sweep-slurm-sbatch-bare", "refused", lambda w, run: ["sweep", "mnist", "--grid", "batch_size=32,64",
                                                            "--executor", "slurm", "--sbatch=qos", "--out", w / "s"]),
+    # the wave-4 readers: a kernels.json, an ops.tsv and the kernels options, each with one thing wrong
+    *[(f"{command}-kernels-{name}", "refused", (lambda command, change: lambda w, run: [
+        command, _kernels(w, change), "--out", w / "o"])(command, change))
+      for name, change in (("roofs-string", lambda d: d.__setitem__("roofs", "fast")),
+                           ("ridge-list", lambda d: d["roofs"].__setitem__("ridge_flop_per_byte", [15.0])),
+                           ("resources-string", lambda d: d.__setitem__("resources", "busy")),
+                           ("params-string", _row(params="1760x16")), ("params-list", _row(params=[1760, 16])),
+                           ("precision-object", _row(precision={"bits": 32})), ("median-string", _row(median_s="1ms")),
+                           ("version-999", lambda d: d.__setitem__("version", 999)),
+                           ("rows-million", lambda d: d.__setitem__("rows", [{}] * 1_000_000)))
+      for command in ("roofline", "similarity")],
+    ("roofline-kernels-truncated", "refused", lambda w, run: [
+        "roofline", _kernels(w, text=json.dumps(kernels_doc())[:300]), "--out", w / "o"]),
+    ("roofline-kernels-nan", "refused", lambda w, run: [
+        "roofline", _kernels(w, text=json.dumps(kernels_doc()).replace('"median_s": 0.001', '"median_s": NaN', 1)),
+        "--out", w / "o"]),
+    *[(f"roofline-kernels-{name}", "handled", (lambda change: lambda w, run: [
+        "roofline", _kernels(w, change), "--out", w / "o"])(change))
+      for name, change in (("median-negative", _row(median_s=-1e-3)), ("median-1e308", _row(median_s=1e308)),
+                           ("above-roof", _row(median_s=1e-9)), ("flops-negative", _row(flops=-5.0)))],
+    *[(f"classes-ops-{name}", "refused", (lambda body, header: lambda w, run: ["classes", _ops(w, body, header)])(
+        body, header)) for name, body, header in (
+        ("random-bytes", bytes(range(256)) * 40, False), ("empty", "", False), ("header-only", "", True),
+        ("time-nan", OP.format(calls=2, time="nan"), True), ("time-negative", OP.format(calls=2, time=-0.5), True),
+        ("three-columns", "aten::mm\t16x1760\tfloat32\n", True), ("calls-1e300", OP.format(calls="1e300", time=0.5), True),
+        ("calls-fraction", OP.format(calls=2.5, time=0.5), True), ("no-time", OP.format(calls=2, time=0), True),
+        ("not-a-number", OP.format(calls=2, time="fast"), True))],
+    ("kernels-compare-itself", "refused", lambda w, run: ["kernels", "gemm", "--quick", "--out", _kernels(w).parent,
+                                                          "--compare", _kernels(w)]),
+    ("kernels-compare-empty", "refused", lambda w, run: ["kernels", "gemm", "--quick", "--compare", "", "--out",
+                                                         w / "k2"]),
+    ("kernels-compare-median-string", "refused", lambda w, run: ["kernels", "gemm", "--quick", "--compare",
+                                                                 _kernels(w, _row(median_s="x")), "--out", w / "k2"]),
+    ("kernels-compare-version", "refused", lambda w, run: ["kernels", "gemm", "--quick", "--compare",
+                                                           _kernels(w, lambda d: d.__setitem__("version", 999)),
+                                                           "--out", w / "k2"]),
+    ("kernels-max-seconds-tiny", "refused", lambda w, run: ["kernels", "gemm", "--max-seconds", "1e-300",
+                                                            "--out", w / "k2"]),
+    ("kernels-cap-huge", "refused", lambda w, run: ["kernels", "gemm", "--cap", "1e12", "--out", w / "k2"]),
+    ("kernels-allreduce-nproc-zero", "refused", lambda w, run: ["kernels", "allreduce", "--nproc", "0", "--out",
+                                                                w / "k2"]),
+    # fresh wave-4 cases (beyond the issue's list): options, special files, other shapes of damage
+    ("kernels-suite-empty", "refused", lambda w, run: ["kernels", ",", "--out", w / "k2"]),
+    ("kernels-precision-empty", "refused", lambda w, run: ["kernels", "gemm", "--precision", ",", "--out", w / "k2"]),
+    ("kernels-cap-nan", "refused", lambda w, run: ["kernels", "gemm", "--cap", "nan", "--out", w / "k2"]),
+    ("kernels-cap-inf", "refused", lambda w, run: ["kernels", "gemm", "--cap", "inf", "--out", w / "k2"]),
+    ("kernels-max-seconds-negative", "refused", lambda w, run: ["kernels", "gemm", "--max-seconds", "-5", "--out",
+                                                                w / "k2"]),
+    ("kernels-compare-trailing-comma", "refused", lambda w, run: ["kernels", "gemm", "--compare", "V100,", "--out",
+                                                                  w / "k2"]),
+    ("kernels-compare-folder-without", "refused", lambda w, run: ["kernels", "gemm", "--compare", w, "--out",
+                                                                  w / "k2"]),
+    ("kernels-compare-link-out", "refused", lambda w, run: ["kernels", "gemm", "--compare", _special(w, "link"),
+                                                            "--out", w / "k2"]),
+    ("kernels-compare-fifo", "refused", lambda w, run: ["kernels", "gemm", "--compare", _special(w, "fifo"),
+                                                        "--out", w / "k2"]),
+    ("kernels-compare-dev-zero", "refused", lambda w, run: ["kernels", "gemm", "--compare", _special(w, "dev"),
+                                                            "--out", w / "k2"]),
+    ("kernels-compare-list", "refused", lambda w, run: ["kernels", "gemm", "--compare", _write_json(
+        w / "l.json", [1, 2]), "--out", w / "k2"]),
+    ("kernels-out-dev-null", "refused", lambda w, run: ["kernels", "gemm", "--out", "/dev/null"]),
+    ("kernels-allreduce-nproc-huge", "refused", lambda w, run: ["kernels", "allreduce", "--nproc", "1000", "--out",
+                                                                w / "k2"]),
+    ("kernels-device-cuda-absent", "refused", lambda w, run: ["kernels", "gemm", "--device", "cuda:7", "--out",
+                                                              w / "k2"]),
+    *[(f"roofline-{name}", "refused", (lambda change: lambda w, run: ["roofline", _kernels(w, change), "--out",
+                                                                      w / "o"])(change))
+      for name, change in (("row-number", lambda d: d["rows"].__setitem__(0, 7)),
+                           ("suite-unknown", _row(suite="fft")), ("pass-number", _row(**{"pass": 5})),
+                           ("roof-negative", lambda d: d["roofs"]["flops"].__setitem__("fp32", -1.0)),
+                           ("bandwidth-zero", lambda d: d["roofs"].__setitem__("bandwidth_bytes_per_s", 0)),
+                           ("resources-suite-list", lambda d: d["resources"].__setitem__("gemm", [1])),
+                           ("rows-missing", lambda d: d.pop("rows")), ("kind-other", lambda d: d.__setitem__(
+                               "kind", "dawnbench-profile")))],
+    ("roofline-kernels-list", "refused", lambda w, run: ["roofline", _kernels(w, text="[1, 2, 3]"), "--out", w / "o"]),
+    ("roofline-kernels-link", "refused", lambda w, run: ["roofline", _special(w, "link"), "--out", w / "o"]),
+    ("roofline-empty-folder", "refused", lambda w, run: ["roofline", _file(w / "empty" / "notes.txt").parent,
+                                                         "--out", w / "o"]),
+    ("roofline-out-file", "refused", lambda w, run: ["roofline", _kernels(w), "--out", _file(w / "f")]),
+    ("roofline-params-zero", "handled", lambda w, run: ["roofline", _kernels(w, lambda d: d["rows"][0]["params"]
+                                                                             .__setitem__("m", 0)), "--out", w / "o"]),
+    *[(f"roofline-summary-{name}", kind, (lambda change: lambda w, run: ["roofline", _summary(w, change), "--out",
+                                                                         w / "o"])(change))
+      for name, kind, change in (("window-string", "refused", lambda d: d.__setitem__("window_s", "1 s")),
+                                 ("rate-string", "refused", lambda d: d["step"].__setitem__("flops_per_s", "fast")),
+                                 ("step-list", "refused", lambda d: d.__setitem__("step", [1, 2])),
+                                 ("above-roof", "handled", lambda d: d["step"].__setitem__("flops_per_s", 1e30)),
+                                 ("share-five", "handled", lambda d: d.__setitem__("memory_bound_share", 5.0)),
+                                 ("time-negative", "handled", lambda d: d["step"].__setitem__("time_s", -1.0)))],
+    ("similarity-pick-zero", "refused", lambda w, run: ["similarity", _kernels(w), "--pick", "0", "--out", w / "o"]),
+    ("similarity-run-throughput-list", "refused", lambda w, run: ["similarity", _copy(
+        run, w, lambda d: d.__setitem__("throughput", [1])), "--out", w / "o"]),
+    ("similarity-run-negative-cpu", "handled", lambda w, run: ["similarity", _copy(
+        run, w, lambda d: d.__setitem__("resources", {"proc_cpu_pct": {"mean": -5.0, "max": 1.0}})), "--out",
+        w / "o"]),
+    ("similarity-kernel-problems-one-row", "handled", lambda w, run: ["similarity", _kernels(w), "--kernel-problems",
+                                                                      "--out", w / "o"]),
+    *[(f"classes-ops-{name}", "refused", (lambda body, header: lambda w, run: ["classes", _ops(w, body, header)])(
+        body, header)) for name, body, header in (
+        ("header-reordered", OPS_HEADER.replace("calls\ttime_s", "time_s\tcalls") + OP.format(calls=2, time=0.5),
+         False),
+        ("extra-column", OPS_HEADER.replace("\n", "\textra\n") + OP.format(calls=2, time=0.5).replace("\n", "\t1\n"),
+         False),
+        ("utf16", (OPS_HEADER + OP.format(calls=2, time=0.5)).encode("utf-16"), False),
+        ("calls-zero", OP.format(calls=0, time=0.5), True), ("time-inf", OP.format(calls=2, time="inf"), True))],
+    ("classes-ops-link", "refused", lambda w, run: ["classes", _link_ops(w)]),
+    ("classes-second-damaged", "refused", lambda w, run: ["classes", _ops(w, OP.format(calls=2, time=0.5)),
+                                                          _ops(w / "two", "", False)]),
+    ("run-slurm-cpus-zero", "refused", lambda w, run: ["run", "mnist", "--executor", "slurm", "--cpus-per-run", "0",
+                                                       "--out", w / "r"]),
+    ("run-slurm-array-zero", "refused", lambda w, run: ["run", "mnist", "--runs", "2", "--executor", "slurm",
+                                                        "--array-parallelism", "0", "--out", w / "r"]),
+    ("run-slurm-sbatch-no-value", "refused", lambda w, run: ["run", "mnist", "--executor", "slurm", "--sbatch=--mem",
+                                                             "--out", w / "r"]),
+    ("jobs-mix-empty", "refused", lambda w, run: ["jobs", "mnist", "--slots", "1", "--mix", ",", "--out", w / "j"]),
+    ("jobs-mix-unknown-entry", "refused", lambda w, run: ["jobs", "mnist", "--slots", "1", "--mix", "mnist:nosuch",
+                                                          "--out", w / "j"]),
+    ("machine-cuda-absent", "refused", lambda w, run: ["machine", "--device", "cuda:7"]),
     # damaged files: reported or skipped, never a traceback
     *[(f"mlperf-{kind}-{command}", "handled", (lambda kind, command: lambda w, run: {
         "analyze": ["analyze", _mlperf_pair(w, kind)[0]],
@@ -228,3 +432,35 @@ CASES: list[tuple[str, str, ArgsOf]] = [
       for what, payload in (("deep", DEEP), ("bigint", HUGE_INT))
       for command in ("validate", "leaderboard", "schedule", "analyze", "report", "export")],
 ]
+
+# Where the wave-4 cases came from (docs/results/hostile.md counts them): the issue's list, and the fresh
+# ones tried beside it against the same commands. tests/test_bad_input.py checks every id is a case.
+ISSUE_40 = (
+    *[f"{c}-kernels-{n}" for c in ("roofline", "similarity") for n in (
+        "roofs-string", "ridge-list", "resources-string", "params-string", "params-list", "precision-object",
+        "version-999", "rows-million")],
+    "roofline-kernels-truncated", "roofline-kernels-nan", "roofline-kernels-median-negative",
+    "roofline-kernels-median-1e308",
+    *[f"classes-ops-{n}" for n in ("random-bytes", "empty", "header-only", "time-nan", "time-negative",
+                                   "three-columns", "calls-1e300")],
+    "kernels-compare-itself", "kernels-compare-empty", "kernels-compare-median-string", "kernels-max-seconds-tiny",
+    "kernels-cap-huge", "kernels-allreduce-nproc-zero",
+)
+FRESH_40 = (
+    "roofline-kernels-median-string", "similarity-kernels-median-string", "roofline-kernels-above-roof",
+    "roofline-kernels-flops-negative",
+    *[f"classes-ops-{n}" for n in ("calls-fraction", "no-time", "not-a-number", "header-reordered", "extra-column",
+                                   "utf16", "calls-zero", "time-inf", "link")],
+    "classes-second-damaged", "kernels-compare-version", "kernels-suite-empty", "kernels-precision-empty",
+    "kernels-cap-nan", "kernels-cap-inf", "kernels-max-seconds-negative", "kernels-compare-trailing-comma",
+    "kernels-compare-folder-without", "kernels-compare-link-out", "kernels-compare-fifo", "kernels-compare-dev-zero",
+    "kernels-compare-list", "kernels-out-dev-null", "kernels-allreduce-nproc-huge", "kernels-device-cuda-absent",
+    *[f"roofline-{n}" for n in ("row-number", "suite-unknown", "pass-number", "roof-negative", "bandwidth-zero",
+                                "resources-suite-list", "rows-missing", "kind-other", "kernels-list", "kernels-link",
+                                "empty-folder", "out-file", "params-zero")],
+    *[f"roofline-summary-{n}" for n in ("window-string", "rate-string", "step-list", "above-roof", "share-five",
+                                        "time-negative")],
+    "similarity-pick-zero", "similarity-run-throughput-list", "similarity-run-negative-cpu",
+    "similarity-kernel-problems-one-row", "run-slurm-cpus-zero", "run-slurm-array-zero", "run-slurm-sbatch-no-value",
+    "jobs-mix-empty", "jobs-mix-unknown-entry", "machine-cuda-absent",
+)

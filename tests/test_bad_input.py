@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bad_inputs import CASES, make_run
+from bad_inputs import CASES, FRESH_40, ISSUE_40, make_run
 
 from dawnbench.cli import main
 
@@ -33,3 +33,10 @@ def test_a_bad_command_line_gets_a_clear_answer(capsys, tmp_path, monkeypatch, r
         assert not (tmp_path / "cache").exists()                    # refused before any data was fetched
     else:
         assert code in (0, 1, 2), args
+
+
+def test_the_wave_4_lists_name_cases_of_the_table():
+    ids = [case_id for case_id, _, _ in CASES]
+    assert len(set(ids)) == len(ids)
+    assert set(ISSUE_40) <= set(ids) and set(FRESH_40) <= set(ids) and not set(ISSUE_40) & set(FRESH_40)
+    assert len(FRESH_40) >= 40

@@ -6,6 +6,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -170,11 +175,14 @@ def test_the_comparison_is_a_time_ratio_per_problem_and_a_geomean_per_suite(tmp_
     assert bf16["against_precision"] == "fp16-mixed" and bf16["rows"] == 1
     assert bf16["geomean_time_ratio"] == pytest.approx(1.0 / v100["rows"][-1]["theirs_s"])
     other = tmp_path / "other.json"
-    other.write_text(json.dumps(_doc([{**ours["rows"][0], "median_s": 0.038e-3 * 2}])))
+    other.write_text(json.dumps({**_doc([{**ours["rows"][0], "median_s": 0.038e-3 * 2, "flops": 2 * 1760 * 16 * 1760,
+                                           "bytes": 4.0 * (1760 * 1760 + 2 * 16 * 1760)}]),
+                                 "roofs": {"flops": {"fp32": 1e13}, "bandwidth_bytes_per_s": 1e11}}))
     pair = compare.against(ours, str(other))
     assert [r["time_ratio"] for r in pair["rows"]] == pytest.approx([2.0])
     assert pair["groups"] == [{"suite": "gemm", "precision": "fp32", "against_precision": "fp32",
                                "geomean_time_ratio": pytest.approx(2.0), "compared": 1, "rows": 1, "left_out": 0}]
+    assert pair["left_out"] == []
 
 
 def test_published_rows_that_disagree_with_themselves_are_left_out_and_named():
@@ -237,7 +245,10 @@ def test_the_sheet_checks_on_rows_made_to_fail(monkeypatch):
 def test_similarity_and_the_roofline_take_kernels_beside_runs_and_profiles(tmp_path):
     from helpers import write_run
 
-    rows = [{"suite": suite, "set": "training", "params": {"i": i}, "pass": "forward", "precision": "fp32",
+    params = {"gemm": lambda i: {**GEMM, "n": 16 * (i + 1)},
+              "conv": lambda i: {"w": 8 * (i + 1), "h": 8, "c": 3, "n": 1, "k": 4, "filter_w": 3, "filter_h": 3,
+                                 "pad_w": 1, "pad_h": 1, "stride_w": 1, "stride_h": 1}}
+    rows = [{"suite": suite, "set": "training", "params": params[suite](i), "pass": "forward", "precision": "fp32",
              "median_s": 0.01 * (i + 1), "flops": flops * (i + 1), "bytes": moved * (i + 1)}
             for suite, flops, moved in (("gemm", 5e8, 1e6), ("conv", 2e8, 4e7)) for i in range(3)]
     (tmp_path / "k").mkdir()
@@ -296,3 +307,30 @@ def test_all_reduce_on_two_gloo_ranks_under_torchrun_checks_its_sum(tmp_path, ca
         assert r["busbw_gbps"] == pytest.approx(r["algbw_gbps"] * 2 * (2 - 1) / 2)
         assert r["algbw_gbps"] == pytest.approx(r["bytes"] / r["median_s"] / 1e9)
     assert "allreduce" in doc["resources"] and (tmp_path / "kernels.csv").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_ctrl_c_during_all_reduce_keeps_every_finished_size_and_leaves_no_scratch(tmp_path):
+    """The workers hand each finished size to the launcher as it ends, through a folder of the launcher's
+    (under TMPDIR, never the user's --out): Ctrl-C merges what finished into kernels.json and removes it."""
+    scratch_root, out = tmp_path / "tmp", tmp_path / "out"
+    scratch_root.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "dawnbench", "kernels", "allreduce", "--nproc", "2", "--out",
+                             str(out)], env={**os.environ, "TMPDIR": str(scratch_root)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        parts = list(scratch_root.glob("dawnbench-allreduce-*/rows.json"))
+        if parts and json.loads(parts[0].read_text() or "{}").get("rows"):
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the all-reduce finished before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, output
+    doc = json.loads((out / "kernels.json").read_text())
+    finished = [r for r in doc["rows"] if r["suite"] == "allreduce" and r.get("median_s")]
+    assert doc["interrupted"] is True and finished and all(r["sum_checked"] for r in finished)
+    assert not list(scratch_root.glob("dawnbench-*"))            # the launcher's scratch folder is gone
+    assert sorted(p.name for p in out.iterdir()) == ["kernels.csv", "kernels.json", "resources-allreduce.tsv"]

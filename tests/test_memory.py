@@ -73,6 +73,7 @@ def test_an_asked_batch_that_does_not_fit_is_refused_before_anything_runs(pictur
     code = main(["run", "mnist", "--set", "batch_size=60000", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
+    assert err.startswith("planning memory: small-cnn's training step")   # said before the probes, not silent
     paragraph = " ".join(err.split())
     assert "--set batch_size=60000" in paragraph and "GiB" in paragraph and "0.3 GiB is free" in paragraph
     fitting = int(paragraph.split("The largest batch that fits is ")[1].split(":")[0])

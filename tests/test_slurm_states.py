@@ -3,6 +3,7 @@ them, jobs it no longer knows, a controller that does not answer, and each job's
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -76,3 +77,24 @@ def test_each_job_runs_as_many_threads_as_its_allocation(monkeypatch, env, worke
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert slurm._thread_env(workers).get("OMP_NUM_THREADS") == threads
+
+
+def test_a_batch_sbatch_refuses_is_one_paragraph_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    """No cluster behind `sbatch` (or a partition it does not have): submitit's FailedJobError becomes the
+    command's one-paragraph error, exit 2, and the batch's own folder (OUT/.slurm) is removed again."""
+    pytest.importorskip("submitit")
+    from dawnbench.cli import main
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sbatch = bin_dir / "sbatch"
+    sbatch.write_text("#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Unable to contact slurm "
+                      "controller (connect failure)' >&2\nexit 1\n")
+    sbatch.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    out = tmp_path / "jobs"
+    code = main(["jobs", "mnist", "--slots", "1", "--types", "multiple", "--executor", "slurm", "--out", str(out)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and "Traceback" not in err
+    assert "could not be submitted" in err and "Unable to contact slurm controller" in err and "Nothing ran" in err
+    assert not list(out.rglob(".slurm"))

@@ -192,7 +192,7 @@ LIMITS: dict[str, int] = {
     "latency table": 64 * MiB,     # inference/latencies.tsv
     "run record": 64 * MiB,        # result.json (hours of evaluations every few seconds)
     "profile": 64 * MiB,           # summary.json, ops.tsv of `dawnbench profile`
-    "kernels": 64 * MiB,           # kernels.json of `dawnbench kernels` (a few thousand rows)
+    "kernel result": 64 * MiB,     # kernels.json of `dawnbench kernels` (a few thousand rows)
     "figure": 32 * MiB,            # a PNG embedded in a report
     "scale table": 16 * MiB,
     "site manifest": 16 * MiB,     # the list of files a leaderboard site wrote
@@ -276,21 +276,42 @@ def walk_foreign(root: str | Path, skipped: list[tuple[Path, str]] | None = None
                 skipped.append((path, f"{what}, skipped (dawnbench reads only regular files from a folder)"))
 
 
+class _Refused(ValueError):
+    """A JSON literal dawnbench does not read; ``literal`` is its text (to find its line)."""
+
+    def __init__(self, message: str, literal: str):
+        super().__init__(message)
+        self.literal = literal
+
+
 def _strict_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits")
+        raise _Refused(f"an integer of {len(text.lstrip('-'))} digits", text)
     return int(text)
 
 
 def _strict_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"the number {text[:40]} is out of range")
+        raise _Refused(f"the number {text[:40]} is out of range", text)
     return value
 
 
 def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise _Refused(f"{name} is not JSON", name)
+
+
+def _line_of(text: str, literal: str) -> int | None:
+    """The line of the first ``literal`` outside a JSON string (None if not found)."""
+    quoted = escaped = False
+    for i, char in enumerate(text):
+        if quoted:
+            escaped, quoted = (not escaped and char == "\\"), quoted and (escaped or char != '"')
+        elif char == '"':
+            quoted = True
+        elif text.startswith(literal, i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in ".-+")):
+            return text.count("\n", 0, i) + 1
+    return None
 
 
 def json_depth(doc: Any) -> int:
@@ -328,8 +349,9 @@ def parse_json(data: bytes | str, where: str | Path) -> Any:
         raise FileError(where, f"JSON nested deeper than Python can read; no dawnbench file is nested more "
                         f"than {MAX_JSON_DEPTH} deep.") from None
     except ValueError as err:
+        line = _line_of(text, err.literal) if isinstance(err, _Refused) else None
         raise FileError(where, f"{err}; dawnbench reads only plain JSON numbers (integers up to "
-                        f"{MAX_INT_DIGITS} digits, finite decimals).") from None
+                        f"{MAX_INT_DIGITS} digits, finite decimals).", line) from None
     if json_depth(doc) > MAX_JSON_DEPTH:
         raise FileError(where, f"JSON nested more than {MAX_JSON_DEPTH} deep; no dawnbench file is.")
     return doc

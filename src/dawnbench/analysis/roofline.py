@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.analysis.workloads import collect, number
-from dawnbench.errors import DawnbenchError
 
 DIFFERENT = 0.10
 
@@ -37,9 +36,9 @@ def _roofs(doc: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def roofline(paths: Sequence[str | Path]) -> dict[str, Any]:
-    docs = collect(paths, per_problem=True)
-    points, notes, roofs, from_ = [], [], None, None
-    for doc in sorted(docs, key=lambda d: d["_kind"] != "kernels"):
+    found = collect(paths, per_problem=True)
+    points, notes, roofs, from_ = [], list(found.notes), None, None
+    for doc in sorted(found.docs, key=lambda d: d["_kind"] != "kernels"):
         mine = _roofs(doc)
         if mine and roofs is None:
             roofs, from_ = mine, doc["_config"]
@@ -60,6 +59,5 @@ def roofline(paths: Sequence[str | Path]) -> dict[str, Any]:
                        "group": doc["suite"] if kernel else str(doc.get("task")),
                        "precision": doc.get("precision") or "fp32", "intensity": intensity, "flops_per_s": rate})
     if roofs is None:
-        raise DawnbenchError(f"{', '.join(map(str, paths))}: no profile or kernel result with this machine's roofs "
-                             "found. Pass the output of `dawnbench kernels` or `dawnbench profile`.")
+        raise found.none_found(", ".join(map(str, paths)))
     return {"roofs": roofs, "roofs_from": from_, "points": points, "notes": notes}

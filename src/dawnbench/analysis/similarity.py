@@ -89,9 +89,10 @@ CHARACTERISTICS: dict[str, Callable[[dict], float | None]] = {
 }
 
 
-def characteristics(docs: Sequence[dict[str, Any]], where: str) -> tuple[list[str], list[str], np.ndarray, list[str]]:
+def characteristics(docs: Sequence[dict[str, Any]], where: str, left_out: Sequence[str] = ()
+                    ) -> tuple[list[str], list[str], np.ndarray, list[str]]:
     """(configuration names, characteristic names, matrix, notes) of the workload documents ``docs``
-    (found under ``where``, for the message when there are too few)."""
+    (found under ``where``, with what was ``left_out``: for the message when there are too few)."""
     per_config: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for doc in docs:
         for name, get in CHARACTERISTICS.items():
@@ -100,7 +101,8 @@ def characteristics(docs: Sequence[dict[str, Any]], where: str) -> tuple[list[st
                 per_config[doc["_config"]][name].append(float(value))
     configs = sorted(per_config)
     if len(configs) < 3:
-        raise DawnbenchError(f"{where}: {len(configs)} configuration(s) found; similarity needs at least 3. "
+        why = f" Left out: {'; '.join(left_out[:5])}." if left_out else ""
+        raise DawnbenchError(f"{where}: {len(configs)} configuration(s) found; similarity needs at least 3.{why} "
                              "Add runs, profiles or kernel results of other entries, precisions or batch sizes.")
     notes: list[str] = []
     columns, matrix = [], []
@@ -162,10 +164,11 @@ def similarity(paths: Sequence[str | Path], pick: int | None = None, out: Path |
                per_problem: bool = False) -> dict[str, Any]:
     if out is not None:
         output_dir(out)
-    docs = collect(paths, per_problem)
-    configs, columns, matrix, notes = characteristics(docs, ", ".join(map(str, paths)))
+    found = collect(paths, per_problem)
+    configs, columns, matrix, notes = characteristics(found.docs, ", ".join(map(str, paths)), found.notes)
+    notes = [*found.notes, *notes]
     doc = analyse(configs, columns, matrix, pick)
-    kinds = {d["_config"]: d["_kind"] for d in docs}
+    kinds = {d["_config"]: d["_kind"] for d in found.docs}
     doc["kinds"] = [kinds[c] for c in configs]  # run, profile or kernels: the figures colour by it
     doc["notes"] = notes
     if out is not None:

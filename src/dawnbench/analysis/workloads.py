@@ -15,16 +15,20 @@ kernel results, each turned into workload documents with the configuration that 
   workload per measured row. It is shaped like a profile's summary (``step``, ``resources``,
   ``memory_bound_share``), so every reader treats it like one.
 
-Folders are walked without following links; files that are not readable documents of these
-kinds are passed over.
+Every file is read through :mod:`~dawnbench.analysis.documents`: one named on the command line
+that is not a sound document of its kind is an error naming the field; one found while walking a
+folder (without following links) is left out with a note, as are rows and documents whose values
+cannot be true.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dawnbench.analysis import documents
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json, walk_foreign
 
@@ -70,24 +74,56 @@ def system_measures(resources: Any) -> dict[str, float | None]:
     return out
 
 
-def collect(paths: Sequence[str | Path], per_problem: bool = False) -> list[dict[str, Any]]:
-    """Every run, profile and kernel workload under ``paths`` (see the module docstring)."""
-    found: list[dict[str, Any]] = []
+@dataclass
+class Collected:
+    """The workload documents found, and what was left out, each with its file and why."""
+    docs: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def none_found(self, where: str) -> DawnbenchError:
+        """The error when nothing usable was found: what was left out says why."""
+        why = (" Left out: " + "; ".join(self.notes[:5]) + (f"; and {len(self.notes) - 5} more." if
+                                                               len(self.notes) > 5 else ".")) if self.notes else ""
+        return DawnbenchError(f"{where}: no usable profile or kernel result found.{why} Pass the output of "
+                              "`dawnbench kernels` or `dawnbench profile`.")
+
+
+def collect(paths: Sequence[str | Path], per_problem: bool = False) -> Collected:
+    """Every run, profile and kernel workload under ``paths`` (see the module docstring), each read
+    through :mod:`~dawnbench.analysis.documents`. A file named on the command line that is not a sound
+    document of its kind is an error; one found in a folder is left out with a note."""
+    found = Collected()
     for root in map(Path, paths):
-        if not root.exists():
+        if not root.exists() and not root.is_symlink():
             raise DawnbenchError(f"{root}: no such file or directory. Pass folders of runs (`dawnbench run`), "
                                  "profiles (`dawnbench profile`) or kernel results (`dawnbench kernels`).")
-        candidates = [root] if root.is_file() else [f for f in walk_foreign(root) if f.name in NAMES]
+        named = not root.is_dir()
+        candidates = [root] if named else [f for f in walk_foreign(root) if f.name in NAMES]
         for path in candidates:
             try:
-                doc = read_json(path, "run record")
-            except DawnbenchError:
+                docs, notes = _read(path)
+            except DawnbenchError as err:
+                if named:
+                    raise
+                found.notes.append(f"{err} (left out)")
                 continue
-            if isinstance(doc, dict) and doc.get("kind") == "dawnbench-kernels" and isinstance(doc.get("rows"), list):
-                found += kernel_workloads(doc, per_problem)
-            elif isinstance(doc, dict) and isinstance(doc.get("task"), str) and ("evals" in doc or "window_s" in doc):
-                found.append({**_named(doc), "_path": str(path)})
+            found.notes += notes
+            for doc in docs:
+                found.docs += kernel_workloads(doc, per_problem) if doc.get("kind") == "dawnbench-kernels" \
+                    else [{**_named(doc), "_path": str(path)}]
     return found
+
+
+def _read(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The document in ``path``, by its name, checked (no document, and a note, where it cannot be true)."""
+    if path.name == "kernels.json":
+        doc, notes = documents.kernels(read_json(path, "kernel result"), path)
+        return [doc], notes
+    if path.name == "summary.json":
+        doc, notes = documents.profile(read_json(path, "profile"), path)
+    else:
+        doc, notes = documents.run(read_json(path, "run record"), path)
+    return ([doc] if doc is not None else []), notes
 
 
 def _named(doc: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,9 @@ class LiveProgress(RunObserver):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    def preparing(self, what: str) -> None:
+        self.console.print(what, highlight=False, soft_wrap=True)
+
     def run_started(self, index: int, total: int, result: RunResult) -> None:
         if index == 0:
             self.progress.start()

@@ -55,8 +55,8 @@ def kernel_figures(doc: dict[str, Any], out: Path) -> list[Path]:
     from dawnbench.analysis.roofline import roofline
 
     drawn = []
-    points = roofline([out / "kernels.json"])
-    if points["points"]:
+    if any(r.get("median_s") and not r.get("skipped") and r["suite"] != "allreduce" for r in doc["rows"]) \
+            and (points := roofline([out / "kernels.json"]))["points"]:   # nothing timed: nothing to draw
         drawn.append(workloads_roofline(points, out / "roofline.png",
                                         f"DeepBench kernels ({doc['set']}) on "
                                         f"{doc['hardware'].get('accelerator') or doc['hardware'].get('cpu')}"))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,9 @@ from rich.text import Text
 from dawnbench.cli.common import EXIT_INTERRUPTED, EXIT_OK, add_worker_options, print_json
 from dawnbench.errors import DawnbenchError
 
-ALLREDUCE_ROWS = "allreduce-rows.json"   # what rank 0 of the all-reduce workers leaves for the launcher
+# Where rank 0 of the all-reduce workers leaves each finished row for the launcher: a file in a folder
+# of the launcher's own (not the user's --out), named in the workers' environment.
+ALLREDUCE_ROWS_ENV = "DAWNBENCH_ALLREDUCE_ROWS"
 
 
 def _precisions(text: str | None) -> tuple[str, ...] | None:
@@ -27,7 +31,7 @@ def options_from(args: argparse.Namespace) -> Any:
     from dawnbench.kernels.problems import SUITES
 
     suites = SUITES if args.suite == "all" else tuple(s for s in args.suite.split(",") if s)
-    compare = tuple(c for item in args.compare for c in item.split(",") if c)
+    compare = tuple(c for item in args.compare for c in item.split(","))   # an empty one is refused
     return KernelOptions(suites=suites, set_name=args.set, precisions=_precisions(args.precision),
                          device=args.device, quick=args.quick, cap_s=args.cap, max_seconds=args.max_seconds,
                          out=Path(args.out), compare=compare)
@@ -79,6 +83,11 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
         print_json(doc)
     else:
         out.print(kernels_table(doc))
+        for comparison in doc.get("comparison", []):
+            if comparison["left_out"]:   # why a device column says less than it could
+                out.print(f"{comparison['against']}: {len(comparison['left_out'])} row(s) left out of the comparison, "
+                          f"e.g. {comparison['left_out'][0]['reason']} (all of them: comparison[].left_out in "
+                          "kernels.json)", style="dim", highlight=False)
         out.print(f"rows: {document.path} · table: {document.out / 'kernels.csv'} · figures: "
                   f"{', '.join(doc['figures'])}", highlight=False)
     return EXIT_INTERRUPTED if doc.get("interrupted") else EXIT_OK
@@ -94,8 +103,8 @@ def _allreduce_launch_options(args: argparse.Namespace) -> Any:
     from dawnbench.distributed.launch import LaunchOptions
     from dawnbench.kernels.problems import QUICK_RANKS
 
-    options = LaunchOptions(args.nproc or _default_ranks(QUICK_RANKS), args.nnodes, args.node_rank,
-                            args.rdzv_endpoint, args.threads_per_worker)
+    nproc = _default_ranks(QUICK_RANKS) if args.nproc is None else args.nproc   # 0 is refused, not the default
+    options = LaunchOptions(nproc, args.nnodes, args.node_rank, args.rdzv_endpoint, args.threads_per_worker)
     options.check()
     return options
 
@@ -117,27 +126,26 @@ def _allreduce(document: Any, options: Any, workers: Any, err: Console) -> None:
     from dawnbench.kernels.run import merge
     from dawnbench.profiling.resources import ResourceMonitor
 
-    part = document.out / ALLREDUCE_ROWS
-    part.unlink(missing_ok=True)
     argv = ["kernels", "allreduce", "--out", str(document.out), "--device", options.device,
             *(["--quick"] if options.quick else [])]
     err.print(f"all-reduce on {workers.nproc * workers.nnodes} ranks (torchrun)", highlight=False)
     start = time.perf_counter()
     gpus = list(range(workers.nproc)) if options.device != "cpu" and _cuda_here() else []
-    with ResourceMonitor(document.out / "resources-allreduce.tsv", devices=gpus) as monitor:
-        outcome = torchrun(argv, workers)
-    if outcome.signal:
-        raise KeyboardInterrupt
-    if workers.node_rank != 0:   # rank 0 lives on node 0: its machine has the rows
-        return
-    if outcome.failures or not part.is_file():
-        rows = [{"suite": "allreduce", "set": None, "params": {"floats": f}, "pass": "allreduce", "precision": "fp32",
-                 "skipped": "the all-reduce workers failed: " + ("; ".join(outcome.failures) or "no rows came back")}
-                for f in _allreduce_sizes(options)]
-    else:
-        rows = read_json(part, "kernels")["rows"]
-        part.unlink()
+    with tempfile.TemporaryDirectory(prefix="dawnbench-allreduce-") as scratch:
+        part = Path(scratch) / "rows.json"
+        with ResourceMonitor(document.out / "resources-allreduce.tsv", devices=gpus) as monitor:
+            outcome = torchrun(argv, workers, env={ALLREDUCE_ROWS_ENV: str(part)})
+        if workers.node_rank != 0:   # rank 0 lives on node 0: its machine has the rows
+            return
+        rows = read_json(part, "kernel result")["rows"] if part.is_file() else []   # every size rank 0 finished
+    if not outcome.signal:
+        done = {r["params"]["floats"] for r in rows}
+        why = "the all-reduce workers failed: " + ("; ".join(outcome.failures) or "no rows came back")
+        rows += [{"suite": "allreduce", "set": None, "params": {"floats": f}, "pass": "allreduce", "precision": "fp32",
+                  "skipped": why} for f in _allreduce_sizes(options) if f not in done]
     merge(document, rows, {**monitor.summary(), "launch_and_measure_s": time.perf_counter() - start})
+    if outcome.signal:               # Ctrl-C: the finished sizes are in kernels.json; the caller marks it
+        raise KeyboardInterrupt
 
 
 def _cuda_here() -> bool:
@@ -166,13 +174,17 @@ def _allreduce_worker(options: Any, args: argparse.Namespace) -> int:
     world = World.from_env(device)
     device = world.device(device)
     world = world.init(device, args.collective_timeout)
+    rows_file = os.environ.get(ALLREDUCE_ROWS_ENV)
+
+    def finished(rows: list[dict[str, Any]]) -> None:   # each size as it ends: Ctrl-C keeps them
+        if world.leader and rows_file:
+            atomic_write_json(Path(rows_file), {"rows": rows})
+
     try:
         chosen = problems.quick("allreduce") if options.quick else problems.problems("allreduce", options.set_name)
-        rows = allreduce.measure(chosen, world, device)
+        allreduce.measure(chosen, world, device, finished)
     finally:
         world.close()
-    if world.leader:
-        atomic_write_json(options.out / ALLREDUCE_ROWS, {"rows": rows})
     return EXIT_OK
 
 

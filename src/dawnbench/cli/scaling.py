@@ -91,7 +91,7 @@ def cmd_jobs(args: argparse.Namespace, out: Console, err: Console) -> int:
     options = run_options(args)
     prepare(options)  # every run option checked here, before any run starts
     jobs = JobsOptions(task=args.task, slots=args.slots, types=tuple(t for t in args.types.split(",") if t),
-                       mix=tuple(m for m in (args.mix or "").split(",") if m), entry=args.entry, seed=args.seed,
+                       mix=tuple(args.mix.split(",")) if args.mix is not None else (), entry=args.entry, seed=args.seed,
                        gpus=torch.cuda.device_count() if options.device != "cpu" and torch.cuda.is_available() else 0,
                        run_args=options_argv(dataclasses.replace(options, entry=None, seed=0)), out=Path(args.out))
     slurm = slurm_options(args)

@@ -101,6 +101,9 @@ def check(options: JobsOptions, here: bool = True) -> None:
         raise DawnbenchError(f"--types {','.join(unknown) or '(none)'}: use one or more of {', '.join(TYPES)}.")
     for item in options.mix:
         task, _, entry = item.partition(":")
+        if not task:
+            raise DawnbenchError(f"--mix {','.join(options.mix)!r}: an empty configuration; give TASK[:ENTRY] items "
+                                 "separated by commas, e.g. --mix mnist:small-cnn,fashion-mnist.")
         if task not in TASKS:
             raise DawnbenchError(f"--mix {item}: unknown task '{task}'. Known tasks: {', '.join(TASKS)}.")
         if entry:

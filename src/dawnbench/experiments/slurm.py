@@ -276,6 +276,7 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
     """Submit the runs, wait for them, settle their records; key → the run's records."""
     check(options)
     out = output_dir(out)
+    made = not (out / ".slurm").exists()          # ours to remove again if nothing could be submitted
     folder = output_dir(out / ".slurm")
     manifest: dict[str, Any] = {"started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                                 "runs": {}}
@@ -295,15 +296,19 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
                                  "multiple of the node count.")
     jobs: dict[str, Any] = {}
     submitted_at = time.time()         # the batch's submission began: what "submission to start" counts from
-    singles = [r for r in todo if r.workers == 1]
-    if singles:
-        executor = _executor(options, folder, 1)
-        with executor.batch():
-            submitted = [(r, executor.submit(job_main, [*r.argv, "--out", str(r.out)], 1)) for r in singles]
-        jobs.update({r.key: job for r, job in submitted})
-    for r in (r for r in todo if r.workers > 1):
-        jobs[r.key] = _executor(options, folder, r.workers).submit(job_main, [*r.argv, "--out", str(r.out)],
-                                                                   r.workers)
+    try:
+        _submit(todo, options, folder, jobs)
+    except Exception as err:  # noqa: BLE001 - sbatch's refusal, in submitit's words: one paragraph, not a traceback
+        if jobs:
+            _cancel(list(jobs.values()))
+        elif made:
+            shutil.rmtree(folder, ignore_errors=True)
+        said = " ".join(str(err).split())[:600] or type(err).__name__
+        raise DawnbenchError(f"--executor slurm: the batch could not be submitted ({type(err).__name__}: {said}). "
+                             "Is this a Slurm login node whose controller answers (`sinfo`)? Are the partition, "
+                             "account and --sbatch options ones this cluster has? Nothing ran"
+                             + (f"; the {len(jobs)} job(s) submitted before it were cancelled." if jobs else ".")
+                             ) from None
     manifest["runs"] = {r.key: {"argv": r.argv, "out": str(r.out), "workers": r.workers,
                                 "job_id": jobs[r.key].job_id if r.key in jobs else None,
                                 "submitted_unix_s": submitted_at if r.key in jobs else None} for r in runs}
@@ -353,6 +358,20 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
     if cancelled:
         raise KeyboardInterrupt
     return results
+
+
+def _submit(todo: list[PlannedRun], options: SlurmOptions, folder: Path, jobs: dict[str, Any]) -> None:
+    """Submit ``todo`` into ``jobs`` (key → submitit job): single-worker runs as one array, each
+    multi-worker run as a job of its own."""
+    singles = [r for r in todo if r.workers == 1]
+    if singles:
+        executor = _executor(options, folder, 1)
+        with executor.batch():
+            submitted = [(r, executor.submit(job_main, [*r.argv, "--out", str(r.out)], 1)) for r in singles]
+        jobs.update({r.key: job for r, job in submitted})
+    for r in (r for r in todo if r.workers > 1):
+        jobs[r.key] = _executor(options, folder, r.workers).submit(job_main, [*r.argv, "--out", str(r.out)],
+                                                                   r.workers)
 
 
 def _cancel(jobs: list[Any], wait_s: float = 60.0) -> None:

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 class RunObserver:
     """Callbacks for a live display; every method is called outside the timed region."""
 
+    def preparing(self, what: str) -> None:
+        """Before the first run: a step that takes a while (the memory plan's probes), in words."""
     def run_started(self, index: int, total: int, result: RunResult) -> None: ...
     def training_started(self, probe: ProgressProbe) -> None:
         """At ``run_start``; ``probe.snapshot()`` may be read from another thread until ``run_finished``."""

@@ -77,7 +77,7 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
     if world.local_rank == 0:  # one fetch per machine; the others wait for it
         ensure_data(prep.task.dataset)
     world.barrier()
-    options, prep = _planned(options, prep, world)
+    options, prep = _planned(options, prep, world, observer)
     results = []
     try:
         for i in range(options.runs):
@@ -92,9 +92,14 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
     return results if world.leader else []
 
 
-def _planned(options: RunOptions, prep: PreparedRun, world: World) -> tuple[RunOptions, PreparedRun]:
+def _planned(options: RunOptions, prep: PreparedRun, world: World,
+             observer: RunObserver | None) -> tuple[RunOptions, PreparedRun]:
     """The memory plan (rank 0 measures, every worker follows): the batch the run trains at and the
     evaluation batch, or a refusal before anything is allocated at full size."""
+    if world.leader and observer is not None:
+        batch = options.overrides.get("batch_size", prep.entry_cls.hparams.get("batch_size"))
+        observer.preparing(f"planning memory: {prep.entry_cls.name}'s training step at two small batches on "
+                           f"synthetic data, extrapolated to batch {batch} (a large model takes a while)")
     plan = world.share(plan_memory(options, prep, world.local_world_size, world.world_size)
                        if world.leader else None)
     if plan.refusal:

@@ -15,6 +15,7 @@ bandwidths: algorithm bandwidth = bytes / time, bus bandwidth = algorithm bandwi
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,8 +31,10 @@ TARGET_S = 0.1          # each measurement runs about this long (at least one al
 WARMUP = 3
 
 
-def measure(problems: list[Problem], world: World, device: torch.device) -> list[dict[str, Any]]:
-    """One row per problem (the same list on every rank; rows are meaningful on rank 0)."""
+def measure(problems: list[Problem], world: World, device: torch.device,
+            finished: Callable[[list[dict[str, Any]]], None] = lambda rows: None) -> list[dict[str, Any]]:
+    """One row per problem (the same list on every rank; rows are meaningful on rank 0);
+    ``finished(rows so far)`` after each."""
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
     n = world.world_size
     rows = []
@@ -72,4 +75,5 @@ def measure(problems: list[Problem], world: World, device: torch.device) -> list
                      "gflops": 0.0, "gbps": algbw, "intensity": None, "fraction_of_roof": None, "world_size": n,
                      "backend": world.backend, "nnodes": world.nnodes, "algbw_gbps": algbw,
                      "busbw_gbps": algbw * 2 * (n - 1) / n, "sum_checked": True})
+        finished(rows)
     return rows

@@ -9,7 +9,9 @@ geometric mean of the ratios and how many problems were compared. Times, never t
 TFLOP/s (their convolution column follows no single formula). Published times exist for the
 training set only, and are checked first (:mod:`~dawnbench.kernels.published`): a published row
 that disagrees with itself or implies more than its device's physical peak is left out of every
-mean, listed under ``left_out`` with its reason, and counted in its group's ``left_out``.
+mean, listed under ``left_out`` with its reason, and counted in its group's ``left_out``; another
+machine's file is read through :mod:`dawnbench.analysis.documents`, and its rows that cannot be
+true (a time not positive, a rate above its own roof) are listed under ``left_out`` the same way.
 
 Precisions: fp32 and tf32 rows are compared with the published fp32 rows, bf16 and fp16 with the
 published "fp16-mixed" rows (each group names the published precision it met). An RNN backward
@@ -26,33 +28,40 @@ import math
 from pathlib import Path
 from typing import Any
 
+from dawnbench.analysis import documents
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 from dawnbench.kernels.published import DEVICES, PUBLISHED_PRECISION, problem_key, sheet
 
 
-def check_target(target: str) -> None:
-    """A published device's name, or a readable kernels.json (one paragraph if neither)."""
+def check_target(target: str, out: Path | None = None) -> None:
+    """A published device's name, or a readable kernels.json that is not the one this command writes to
+    ``out`` (one paragraph if neither)."""
     if target in DEVICES:
         return
+    if not target.strip():
+        raise DawnbenchError(f"--compare {target!r}: empty. Name a published device ({', '.join(DEVICES)}) or the "
+                             "kernels.json another machine wrote; leave --compare out to compare with every device.")
     path = Path(target)
     if not path.exists():
         raise DawnbenchError(f"--compare {target}: neither a published device ({', '.join(DEVICES)}) nor a file. "
                              "Name a device, or the kernels.json another machine wrote.")
+    file = path / "kernels.json" if path.is_dir() else path
+    if out is not None and file.resolve() == (out / "kernels.json").resolve():
+        raise DawnbenchError(f"--compare {target}: that is the kernels.json this command writes (--out {out}): it "
+                             "would be overwritten before the comparison, and the rows compared with themselves. Copy "
+                             "it elsewhere and compare with the copy, or write to another --out.")
     other_document(path)
 
 
-def other_document(path: Path) -> dict[str, Any]:
-    doc = read_json(path / "kernels.json" if path.is_dir() else path, "kernels")
-    if not isinstance(doc, dict) or doc.get("kind") != "dawnbench-kernels" or not isinstance(doc.get("rows"), list):
-        raise DawnbenchError(f"--compare {path}: not a kernels.json written by `dawnbench kernels` (it needs "
-                             "\"kind\": \"dawnbench-kernels\" and a list of rows).")
-    for i, row in enumerate(doc["rows"]):
-        if not isinstance(row, dict) or not isinstance(row.get("params"), dict) or not isinstance(row.get("suite"), str):
-            raise DawnbenchError(f"--compare {path}: rows[{i}] is not a kernel row (suite, params, pass, precision, "
-                                 "median_s); the file was edited or damaged.")
-    return doc
-
+def other_document(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """Another machine's kernels.json, checked (:mod:`dawnbench.analysis.documents`): the document with the
+    rows that can be compared, and a note for each row left out."""
+    file = path / "kernels.json" if path.is_dir() else path
+    try:
+        return documents.kernels(read_json(file, "kernel result"), file)
+    except DawnbenchError as err:
+        raise DawnbenchError(f"--compare {path}: {err}") from None
 
 
 def _theirs(target: str, doc: dict[str, Any] | None, row: dict[str, Any]) -> tuple[float | None, str | None]:
@@ -69,11 +78,10 @@ def _theirs(target: str, doc: dict[str, Any] | None, row: dict[str, Any]) -> tup
         notes = [f"published {precision}" if precision != row["precision"] else None,
                  f"algorithm {entry.algorithm}" if entry.algorithm else None]
         return entry.seconds, ", ".join(n for n in notes if n) or None
-    for other in doc["rows"]:
+    for other in doc["rows"]:     # checked: a measured row's median_s is a positive number
         if (other.get("suite"), other.get("pass"), other.get("precision"), other.get("set")) == (
-                row["suite"], row["pass"], row["precision"], row["set"]) and other.get("params") == row["params"] \
-                and isinstance(other.get("median_s"), (int, float)) and other["median_s"] > 0 \
-                and other.get("timesteps_run") == row.get("timesteps_run") \
+                row["suite"], row["pass"], row["precision"], row.get("set")) and other.get("params") == row["params"] \
+                and not other.get("skipped") and other.get("timesteps_run") == row.get("timesteps_run") \
                 and other.get("world_size") == row.get("world_size"):
             return float(other["median_s"]), None
     return None, None
@@ -85,7 +93,7 @@ def geomean(values: list[float]) -> float:
 
 def against(doc: dict[str, Any], target: str) -> dict[str, Any]:
     """The comparison of ``doc``'s measured rows with ``target`` (a device name, or a kernels.json path)."""
-    other = None if target in DEVICES else other_document(Path(target))
+    other, other_notes = (None, []) if target in DEVICES else other_document(Path(target))
     name = target if other is None else f"{target} ({other.get('hardware', {}).get('accelerator') or other.get('hardware', {}).get('cpu')})"
     compared, refused = [], []
     for row in doc["rows"]:
@@ -113,9 +121,8 @@ def against(doc: dict[str, Any], target: str) -> dict[str, Any]:
                        "geomean_time_ratio": geomean([r["time_ratio"] for r in mine]) if mine else None,
                        "compared": len({str(sorted(r["params"].items())) for r in mine}), "rows": len(mine),
                        "left_out": sum((r["suite"], r["precision"]) == (suite, precision) for r in refused)})
-    out = {"against": name, "published": other is None, "rows": compared, "groups": groups}
-    if other is None:
-        out["left_out"] = sheet(target).left_out
+    out = {"against": name, "published": other is None, "rows": compared, "groups": groups,
+           "left_out": sheet(target).left_out if other is None else [{"reason": note} for note in other_notes]}
     return out
 
 

@@ -31,13 +31,14 @@ import psutil
 import torch
 
 from dawnbench import environment
+from dawnbench.analysis.documents import MAX_SECONDS
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
 from dawnbench.io import atomic_write_json, atomic_write_text, output_dir
 from dawnbench.kernels import compare, problems
 from dawnbench.kernels.passes import ELEMENT_BYTES, statement
 from dawnbench.kernels.problems import PASSES, SETS, SUITES, Problem
-from dawnbench.kernels.timing import TooSlow, time_call
+from dawnbench.kernels.timing import MIN_RUN_S, TooSlow, time_call
 from dawnbench.precision import PRECISIONS, device_supports
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
@@ -81,12 +82,14 @@ class KernelOptions:
         if self.set_name not in SETS:
             raise DawnbenchError(f"--set {self.set_name}: not a DeepBench set; use one of {', '.join(SETS)}.")
         bad = [p for p in self.precisions or () if p not in PRECISIONS]
-        if bad:
-            raise DawnbenchError(f"--precision {','.join(bad)}: not a precision; use fp32, tf32, bf16 or fp16 "
+        if bad or self.precisions == ():
+            raise DawnbenchError(f"--precision {','.join(bad) or '(none)'}: not a precision; use fp32, tf32, bf16 or fp16 "
                                  "(one, or several separated by commas).")
-        for name, value in (("--cap", self.cap_s), ("--max-seconds", self.max_seconds)):
-            if value is not None and not (math.isfinite(value) and 0 < value <= 1e7):
-                raise DawnbenchError(f"{name} {value:g}: must be a number of seconds > 0.")
+        for name, value, low, why in (("--cap", self.cap_s, MIN_RUN_S, "the least a row is timed for"),
+                                      ("--max-seconds", self.max_seconds, 1.0, "below it no row could run")):
+            if value is not None and not (math.isfinite(value) and low <= value <= MAX_SECONDS):
+                raise DawnbenchError(f"{name} {value:g}: must be a number of seconds from {low:g} ({why}) to "
+                                     f"{MAX_SECONDS:,.0f}.")
         device = resolve_device(self.device)
         for precision in self.precisions or ():
             ok, why = runnable(precision, device)
@@ -94,7 +97,7 @@ class KernelOptions:
                 raise DawnbenchError(f"--precision {precision} on {device}: {why}. Leave it out, or use a device "
                                      "that runs it.")
         for other in self.compare:
-            compare.check_target(other)
+            compare.check_target(other, self.out)
         if self.out.exists() and not self.out.is_dir():
             raise DawnbenchError(f"--out {self.out}: that is a file, not a folder. Pass a folder (it is made if it "
                                  "does not exist).")

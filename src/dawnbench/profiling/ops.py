@@ -43,7 +43,7 @@ from torch.profiler import ProfilerAction, ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from dawnbench.errors import DawnbenchError
+from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import atomic_write_text, read_foreign_text
 from dawnbench.profiling.flops import op_flops
 from dawnbench.profiling.steps import StepLimitReached
@@ -291,12 +291,48 @@ def write_ops(rows: list[dict[str, Any]], path: Path) -> None:
     atomic_write_text(path, buffer.getvalue())
 
 
+TEXT_COLUMNS = {"op", "shapes", "dtype", "precision", "bound"}
+MAX_CALLS = 1e9              # calls of one op in a profiled window: no window holds more
+
+
 def read_ops(out: Path) -> list[dict[str, Any]]:
-    """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers (for the figures)."""
+    """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers (for the figures and
+    ``classes``), checked: the header :func:`write_ops` writes, every row of its columns, numbers
+    finite and not negative, ``calls`` a whole count, some time in all. Anything else is one
+    paragraph naming the file and the line."""
     path = Path(out) / "ops.tsv"
-    rows = list(csv.DictReader(io.StringIO(read_foreign_text(path, "profile")), delimiter="\t"))
-    text = {"op", "shapes", "dtype", "precision", "bound"}
+    fix = "It is not the op table `dawnbench profile` writes; profile again."
     try:
-        return [{k: (v if k in text else (float(v) if v else None)) for k, v in r.items()} for r in rows]
-    except (TypeError, ValueError):
-        raise DawnbenchError(f"{path}: not the op table `dawnbench profile` writes; profile again.") from None
+        lines = list(csv.reader(io.StringIO(read_foreign_text(path, "profile")), delimiter="\t"))
+    except csv.Error as err:
+        raise FileError(path, f"not a tab-separated table ({err}). {fix}") from None
+    if not lines:
+        raise FileError(path, f"empty. {fix}")
+    if tuple(lines[0]) != TSV_COLUMNS:
+        raise FileError(path, f"its header is not {', '.join(TSV_COLUMNS)}. {fix}", line=1)
+    if len(lines) == 1:
+        raise FileError(path, f"holds no ops, only its header. {fix}")
+    rows = []
+    for number, values in enumerate(lines[1:], 2):
+        if len(values) != len(TSV_COLUMNS):
+            raise FileError(path, f"{len(values)} columns where the header has {len(TSV_COLUMNS)}. {fix}", line=number)
+        row: dict[str, Any] = {}
+        for column, value in zip(TSV_COLUMNS, values):
+            if column in TEXT_COLUMNS or value == "":
+                row[column] = value if column in TEXT_COLUMNS else None
+                continue
+            try:
+                row[column] = float(value)
+            except ValueError:
+                raise FileError(path, f"{column} is {value[:40]!r}, not a number. {fix}", line=number) from None
+            if not math.isfinite(row[column]) or row[column] < 0:
+                raise FileError(path, f"{column} is {value}: a count, time or rate is a finite number ≥ 0. {fix}",
+                                line=number)
+        calls, seconds = row["calls"], row["time_s"]
+        if calls is None or calls != int(calls) or not 1 <= calls <= MAX_CALLS or seconds is None:
+            raise FileError(path, f"calls {values[4]!r} and time_s {values[5]!r}: every op row has a whole number of "
+                                  f"calls from 1 to {MAX_CALLS:,.0f} and a time. {fix}", line=number)
+        rows.append(row)
+    if not sum(r["time_s"] for r in rows) > 0:
+        raise FileError(path, f"its ops take no time in all: no share of time can be given. {fix}")
+    return rows

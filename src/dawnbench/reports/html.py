@@ -24,7 +24,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from dawnbench import __version__
-from dawnbench.analysis import collect
+from dawnbench.analysis import collect, documents
 from dawnbench.analysis.mlperf import LogProblem
 from dawnbench.errors import FileError
 from dawnbench.io import atomic_write_text, output_dir, read_foreign, read_json, walk_foreign
@@ -110,28 +110,19 @@ def _generalization(groups: list) -> list[dict[str, Any]]:
     return rows
 
 
-def _profile_ok(doc: Any) -> bool:
-    """The fields the report shows, of the types it shows them as (a summary.json that is not
-    what `dawnbench profile` writes is passed over)."""
-    def number(v: Any) -> bool:
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-    return (isinstance(doc, dict) and number(doc.get("window_s")) and isinstance(doc.get("step"), dict)
-            and number(doc["step"].get("flops_per_s")) and number(doc.get("memory_bound_share"))
-            and all(doc.get(k) is None or number(doc[k]) for k in ("samples_per_s", "fraction_of_peak", "steps")))
-
-
 def _profiles(path: Path, problems: list[LogProblem]) -> list[dict[str, Any]]:
     """Every `dawnbench profile` folder under ``path``: its figures and headline figures. Figures
     are embedded only when they are regular files (a link could point at any file)."""
     found = []
     root = Path(path)
     for summary_path in [f for f in walk_foreign(root) if f.name == "summary.json"] if root.is_dir() else []:
-        try:
-            doc = read_json(summary_path, "profile")
+        try:   # checked as every analysis reads a profile: a damaged one is reported, not shown
+            doc, notes = documents.profile(read_json(summary_path, "profile"), summary_path)
         except FileError as err:
             problems.append(LogProblem(err.path, err.line, err.reason))
             continue
-        if not _profile_ok(doc):
+        problems += [LogProblem(str(summary_path), None, note.split(": ", 1)[1]) for note in notes]
+        if doc is None or not isinstance(doc["step"].get("flops_per_s"), (int, float)):
             continue
         doc = {**{k: None for k in ("samples_per_s", "fraction_of_peak", "steps", "task", "entry", "precision")},
                **doc}
