@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from rich.console import Console
 
 from dawnbench.cli import main
 
@@ -44,6 +45,8 @@ def test_run_json_with_user_entry_file(mnist_ready, tmp_path):
     assert doc["runs"][0]["evals"][0]["value"] == pytest.approx(11.35)
     assert doc["runs"][0]["cost_per_hour"] == 3.06
     assert doc["summary"]["runs"] == 2 and doc["summary"]["success_fraction"] == 1.0
+    # no flop_model(): "—" for GFLOP/s, with why in the record (and under the runs table)
+    assert "defines no flop_model()" in doc["runs"][0]["throughput"]["flops_error"]
 
 
 def test_not_reached_exits_1_and_prints_card(mnist_ready, tmp_path):
@@ -143,7 +146,7 @@ def test_scale_and_sweep_take_every_run_option_and_hand_them_on():
     run = vars(parser.parse_args(["run", "mnist"]))
     for command in (["scale", "mnist"], ["sweep", "mnist", "--grid", "batch_size=32,64"]):
         given = vars(parser.parse_args(command))
-        assert set(run) - {"func", "nproc", "nnodes", "node_rank", "rdzv_endpoint"} <= set(given), command
+        assert set(run) - {"func", "nproc", "nnodes", "node_rank", "rdzv_endpoint", "include_suspect"} <= set(given), command
     flags = ["--entry", "small-cnn", "--seed", "3", "--target", "98.5", "--max-epochs", "2", "--max-seconds", "9",
              "--max-wall-seconds", "60", "--continue", "--device", "cpu", "--cost-per-hour", "2.5", "--set",
              "lr=0.1", "--precision", "bf16", "--compile", "--org", "me", "--platform", "box",
@@ -153,3 +156,28 @@ def test_scale_and_sweep_take_every_run_option_and_hand_them_on():
     expected = run_options(parser.parse_args(["run", "mnist", *flags]))
     assert run_options(handed_on) == expected
     assert expected.compile == "default" and expected.collective_timeout == 7 and expected.max_seconds == 9
+
+
+def test_an_entrants_common_mistakes_get_errors_that_name_what_is_wrong(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("DAWNBENCH_DATA", str(tmp_path / "cache"))
+    entry = tmp_path / "half.py"
+    entry.write_text("from dawnbench.entries import Entry\n\nclass Half(Entry):\n    name = 'half'\n\n"
+                     "    def train(self, ctx):\n        yield from ()\n")
+    assert main(["run", "mnist", "--entry", str(entry), "--out", str(tmp_path / "r")]) == 2
+    message = " ".join(capsys.readouterr().err.split())
+    assert "Half lacks predict()" in message and "add the missing method" in message
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "mnist", "--seeds", "3"])
+    message = " ".join(capsys.readouterr().err.split())
+    assert exited.value.code == 2 and "--seeds: did you mean --seed or --runs?" in message
+    assert "See `dawnbench run --help`" in message
+
+
+def test_the_leaderboard_shows_the_whole_date(tmp_path, capsys):
+    from dawnbench.cli.display import board_table
+
+    rows = [{"rank": 1, "display": "0:00:12", "model": "m", "author": "a", "hardware": "h", "framework": "f",
+             "date": "2026-11-26"}]
+    console = Console(width=200, record=True)
+    console.print(board_table("mnist", "training_time", rows))
+    assert "2026-11-26" in console.export_text()

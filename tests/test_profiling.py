@@ -152,6 +152,34 @@ def test_monitor_records_another_process_cpu_use(tmp_path):
     assert summary["others_share_timed"] > 0.05 and "interference" in summary
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores: one for the run, one for another job")
+def test_another_job_on_the_cores_the_run_may_not_use_is_not_interference(tmp_path, monkeypatch):
+    """A Slurm job given one CPU of a two-core node: a busy loop of another job on the other core takes
+    nothing from it (before, every run of a Slurm array on a shared node was flagged)."""
+    monkeypatch.setenv("SLURM_CPUS_ON_NODE", "1")
+    pid = int(subprocess.run(["sh", "-c", f"{sys.executable} -c 'while True: pass' >/dev/null 2>&1 & echo $!"],
+                             capture_output=True, text=True, check=True).stdout)
+    try:
+        time.sleep(0.3)
+        start = time.monotonic()
+        with ResourceMonitor(tmp_path / "r.tsv", interval=0.1, timed_s=lambda: time.monotonic() - start) as mon:
+            time.sleep(1.5)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    summary = mon.summary()
+    assert summary["others_cpu_s_timed"] > 0.5 and summary["own_cpus"] == 1 and "interference" not in summary
+
+
+def test_a_few_ticks_of_rounding_over_a_short_timed_region_are_not_interference(tmp_path, monkeypatch):
+    """0.5 ms of 'other' CPU over a 0.5 ms timed region reads as 65 % of the machine: one clock tick of
+    rounding in /proc/stat, not another process (it flagged tiny runs of the suite as disturbed)."""
+    monitor = ResourceMonitor(tmp_path / "r.tsv", interval=0.1)
+    monitor.samples, monitor._timed, monitor._others_timed = 1, 0.0005, 0.0006
+    monitor._sums = {"proc_cpu_pct": [0.0005, 0.05, 100.0, 100.0]}
+    summary = monitor.summary()
+    assert summary["others_share_timed"] > 0.5 and "interference" not in summary
+
+
 def test_similarity_recovers_planted_clusters():
     rng = np.random.default_rng(1)
     centres = np.array([[0, 0, 0, 0], [10, 0, 5, 0], [0, 10, 0, 5]], dtype=float)

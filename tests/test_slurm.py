@@ -92,7 +92,9 @@ def test_runs_of_a_batch_are_an_array_and_summarised_here(on_cluster, tmp_path, 
     code = main(["run", "mnist", *HOLD, "--set", "seconds=0.5", "--runs", "4", "--executor", "slurm",
                  "--out", str(tmp_path), "--json"])
     doc = json.loads(capsys.readouterr().out)
-    assert code == 1 and doc["summary"]["runs"] == 4                      # target 100 %: none reaches it
+    # target 100 %: none reaches it. The node declares more CPUs than the machine has, so jobs side by side
+    # can disturb each other: those the monitor flags are left out of the summary, each with why
+    assert code == 1 and doc["summary"]["runs"] + len(doc["left_out"]) == 4 and len(doc["runs"]) == 4
     found = records(tmp_path)
     assert sorted(found) == [f"seed-{s}/{r['run_dir'].rsplit('/', 1)[1]}" for s, r in
                              zip(range(4), sorted(found.values(), key=lambda r: r["seed"]))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 
+import numpy as np
 import pytest
 
 from dawnbench.statistics import (
@@ -87,3 +88,71 @@ def test_compare_counts_failures_against_their_configuration():
 def test_compare_no_difference():
     c = compare(runs(10.0, 12.0, 14.0), runs(11.0, 13.0, 12.5))
     assert c["p_value"] >= 0.05 and c["verdict"].startswith("No significant difference")
+
+
+def test_three_against_three_cannot_be_significant_and_the_interval_says_so_too():
+    """The entrant's case: 10.0/10.5/11.0 s against 5.0/5.2/5.5 s. Before, a bootstrap interval of
+    1.82–2.20 sat beside 'no significant difference'; now the interval comes from the same test."""
+    c = compare(runs(10.0, 10.5, 11.0), runs(5.0, 5.2, 5.5))
+    assert c["p_value"] == pytest.approx(0.1) and c["smallest_p"] == pytest.approx(0.1)   # 2 of C(6, 3) = 20
+    lo, hi = c["speedup_ci95"]
+    assert lo <= 1 <= hi
+    assert c["verdict"].startswith("No significant difference") and "which includes 1" in c["verdict"]
+    assert "the smallest p these runs allow is 0.1; 4 runs of each would allow less" in c["verdict"]
+    four = compare(runs(10.0, 10.5, 11.0, 11.5), runs(5.0, 5.2, 5.5, 5.8))
+    assert four["p_value"] == pytest.approx(2 / 70) and four["speedup_ci95"][0] > 1
+    assert four["verdict"].startswith("B is")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_p_value_is_scipys_exact_mann_whitney_when_no_runs_tie(seed):
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(seed)
+    m, n = rng.integers(3, 8, 2)
+    a, b = rng.lognormal(2.0, 0.3, m), rng.lognormal(2.0 + rng.normal(0, 0.3), 0.3, n)
+    c = compare(runs(*a), runs(*b))
+    assert c["p_value"] == pytest.approx(sps.mannwhitneyu(a, b, alternative="two-sided", method="exact").pvalue)
+    # the interval is the set of speedups scipy's test does not reject: inside accepted, just outside rejected
+    lo, hi = c["speedup_ci95"]
+    for s, accepted in ((math.sqrt(lo * hi) if lo > 0 and math.isfinite(hi) else None, True),
+                        (lo * 0.98 if lo > 0 else None, False), (hi * 1.02 if math.isfinite(hi) else None, False)):
+        if s is not None:
+            p = sps.mannwhitneyu(a, b * s, alternative="two-sided", method="exact").pvalue
+            assert (p >= 0.05) == accepted, (s, p, lo, hi)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_with_failures_the_p_value_is_a_permutation_test_of_the_ranks(seed):
+    """Failures tie for last; scipy's own permutation test of the same statistic is the reference."""
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(100 + seed)
+    a = [float(x) if rng.random() > 0.25 else None for x in rng.lognormal(2.0, 0.3, 5)]
+    b = [float(x) if rng.random() > 0.25 else None for x in rng.lognormal(1.8, 0.3, 4)]
+    x = np.array([math.inf if t is None else t for t in a])
+    y = np.array([math.inf if t is None else t for t in b])
+    big = np.finfo(float).max
+
+    def distance(u: np.ndarray, v: np.ndarray, axis: int = -1) -> np.ndarray:
+        stat = sps.mannwhitneyu(np.where(np.isinf(u), big, u), np.where(np.isinf(v), big, v), axis=axis).statistic
+        return np.abs(stat - u.shape[axis] * v.shape[axis] / 2)
+
+    reference = sps.permutation_test((x, y), distance, permutation_type="independent", alternative="greater",
+                                     n_resamples=np.inf, vectorized=True).pvalue
+    assert compare(runs(*a), runs(*b))["p_value"] == pytest.approx(reference)
+
+
+def test_the_interval_and_the_verdict_never_disagree():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        m, n = rng.integers(3, 9, 2)
+        a = [float(t) if rng.random() > 0.1 else None for t in rng.lognormal(2.0, 0.25, m)]
+        b = [float(t) if rng.random() > 0.1 else None for t in rng.lognormal(2.0 + rng.normal(0, 0.4), 0.25, n)]
+        c = compare(runs(*a), runs(*b))
+        if c["speedup_ci95"] is None or math.isnan(c["speedup"]):
+            continue
+        lo, hi = c["speedup_ci95"]
+        excludes_one = not lo <= 1 <= hi
+        assert not (excludes_one and c["p_value"] >= 0.05), c
+        assert not (excludes_one and c["verdict"].startswith("No significant")), c

@@ -17,17 +17,24 @@ Rules, where the spec leaves a choice:
 * **Olympic mean**: drop the fastest and the slowest run and average the rest; a
   failed run counts as the slowest; with more than one failure, or fewer than
   three runs, it is undefined (``None``).
-* **Comparison** (:func:`compare`): speedup of B over A = median TTA(A) / median
-  TTA(B), so > 1 means B is faster. A failed run counts as an infinitely slow run
-  of its configuration: it ranks last in the two-sided Mann–Whitney U test that
-  gives the p-value, and it is resampled as ∞ by the bootstrap (10,000
-  resamples, fixed seed) that gives the 95 % interval of the speedup; a median
-  that is ∞ makes the speedup 0 or ∞. B is called faster or slower only when
-  p < 0.05.
+* **Comparison** (:func:`compare`): one method gives the estimate, the interval and the
+  p-value, so they cannot disagree. The runs are compared by the ranks of their log TTAs — a
+  failed run is an infinitely slow run of its configuration and ranks last, tied with the other
+  failures — with an exact permutation test of those ranks (the Mann–Whitney U statistic, its
+  null distribution counted over every way of dealing the pooled runs into the two
+  configurations, ties included; above ``EXACT_LIMIT`` ways, over ``PERMUTATIONS`` of them drawn
+  with a fixed seed). The speedup of B over A is the Hodges–Lehmann estimate: the median, over
+  every pair of a run of A and a run of B, of TTA(A) / TTA(B) (> 1: B is faster). Its 95 %
+  interval is the set of speedups the same test does not reject at 5 % when B's times are
+  scaled by them (the test inverted), so an interval that excludes 1 comes with p < 0.05 and one
+  that includes it with p ≥ 0.05. With few runs no arrangement can reach 5 %: 3 against 3 give
+  at least p = 0.1 (2 of 20 arrangements are as extreme as a clean separation); the comparison
+  says so, with the smallest p its runs allow, and how many runs would allow less.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics as st
 from collections.abc import Sequence
@@ -37,7 +44,8 @@ from typing import Any
 import numpy as np
 
 ALPHA = 0.05
-BOOTSTRAP_RESAMPLES = 10_000
+EXACT_LIMIT = 200_000        # arrangements of the pooled runs counted exactly (10 against 10: 184,756)
+PERMUTATIONS = 100_000       # beyond: this many arrangements drawn with a fixed seed
 
 
 @dataclass(frozen=True)
@@ -156,71 +164,144 @@ def summarize(runs: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def _ttas_with_failures(samples: Sequence[RunSample]) -> np.ndarray:
-    return np.array([s.tta_s if s.succeeded else math.inf for s in samples], dtype=float)
+def _log_ttas(samples: Sequence[RunSample]) -> np.ndarray:
+    """log TTA of each run; a failed run is +∞ (infinitely slow)."""
+    return np.array([math.log(s.tta_s) if s.succeeded else math.inf for s in samples], dtype=float)
 
 
-def _median(x: np.ndarray) -> np.ndarray:
-    """Median along the last axis, exact with ∞ (np.median interpolates ∞ − ∞ into NaN)."""
-    x = np.sort(x, axis=-1)
-    n = x.shape[-1]
-    return x[..., n // 2] if n % 2 else (x[..., n // 2 - 1] + x[..., n // 2]) / 2
+def _midranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1…N with ties sharing their mean rank (∞ ties with ∞)."""
+    from scipy import stats as sps
+
+    return sps.rankdata(np.where(np.isinf(values), np.finfo(float).max, values))
 
 
-def _speedup(a_median: float, b_median: float) -> float:
-    if math.isinf(a_median) and math.isinf(b_median):
+def null_u(la: np.ndarray, lb: np.ndarray, seed: int = 0) -> np.ndarray:
+    """The U statistic of A (pairs where A is slower, ties ½) over every way of dealing the pooled runs
+    into m and n (or ``PERMUTATIONS`` ways drawn with ``seed`` where there are more than ``EXACT_LIMIT``)."""
+    m, ranks = len(la), _midranks(np.concatenate([la, lb]))
+    total = math.comb(len(ranks), m)
+    if total <= EXACT_LIMIT:
+        chosen = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(len(ranks)), m)),
+                             dtype=np.int64, count=total * m).reshape(total, m)
+    else:
+        chosen = np.argsort(np.random.default_rng(seed).random((PERMUTATIONS, len(ranks))), axis=1)[:, :m]
+    return ranks[chosen].sum(axis=1) - m * (m + 1) / 2
+
+
+def _pairs(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
+    """log TTA(A) − log TTA(B) for every pair: +∞ where only A failed, −∞ where only B did, NaN where both."""
+    with np.errstate(invalid="ignore"):
+        return la[:, None] - lb[None, :]
+
+
+def _u_at(d: np.ndarray, shift: float) -> float:
+    """U of A after B's times are multiplied by e^shift: pairs still slower on A's side, ties (and pairs of two
+    failures) counting ½."""
+    return float(np.sum(d > shift) + 0.5 * np.sum(d == shift) + 0.5 * np.sum(np.isnan(d)))
+
+
+def _p(u: float, null: np.ndarray, mn: int) -> float:
+    """Two-sided: the share of arrangements at least as far from mn/2 as ``u``."""
+    return float(np.mean(np.abs(null - mn / 2) >= abs(u - mn / 2) - 1e-9))
+
+
+def _interval(d: np.ndarray, null: np.ndarray, mn: int) -> tuple[float, float] | None:
+    """The shifts (log speedups) the test does not reject at ``ALPHA``: the closure of that set, ±∞ where it
+    is unbounded; None where it is empty (every pair involves a failure and the test rejects)."""
+    values = np.unique(d[np.isfinite(d)])
+    if not len(values):
+        return (-math.inf, math.inf) if _p(_u_at(d, 0.0), null, mn) >= ALPHA else None
+    # one candidate per region of the step function U(shift): below, at and between the pair differences, above
+    points = [values[0] - 1.0]
+    for a, b in zip(values, [*values[1:], None]):
+        points += [a] if b is None else [a, (a + b) / 2]
+    points.append(values[-1] + 1.0)
+    accepted = [i for i, x in enumerate(points) if _p(_u_at(d, x), null, mn) >= ALPHA]
+    if not accepted:
+        return None
+
+    def bound(i: int, side: int) -> float:
+        if i in (0, len(points) - 1) and (i == 0) == (side < 0):
+            return -math.inf if side < 0 else math.inf
+        if i % 2 == 1:        # a pair difference itself
+            return float(points[i])
+        return float(points[i - 1] if side < 0 else points[i + 1])   # a gap: closed at its edge
+    return bound(accepted[0], -1), bound(accepted[-1], +1)
+
+
+def _hodges_lehmann(d: np.ndarray) -> float:
+    """The median of the pairwise log ratios (pairs of two failures left out); NaN where none is left."""
+    values = np.sort(d[~np.isnan(d)])
+    if not len(values):
         return math.nan
-    if math.isinf(b_median):
-        return 0.0
-    return math.inf if math.isinf(a_median) else a_median / b_median
+    n = len(values)
+    if n % 2:
+        return float(values[n // 2])
+    low, high = values[n // 2 - 1], values[n // 2]
+    return float(low if math.isinf(low) and low == high else (low + high) / 2 if np.isfinite([low, high]).all()
+                 else (low if math.isinf(low) else high))
+
+
+def smallest_p(m: int, n: int) -> float:
+    """The smallest two-sided p any m against n distinct runs can give: 2 of C(m + n, m) arrangements."""
+    return min(1.0, 2 / math.comb(m + n, m))
+
+
+def runs_for(alpha: float = ALPHA) -> int:
+    """Runs of each configuration needed before a clean separation can reach p < ``alpha``."""
+    return next(k for k in itertools.count(1) if smallest_p(k, k) < alpha)
 
 
 def compare(a: Sequence[RunSample], b: Sequence[RunSample], seed: int = 0) -> dict[str, Any]:
-    """Speedup of B over A with a bootstrap 95 % interval and a Mann–Whitney p-value."""
+    """Speedup of B over A, its 95 % interval and the p-value, all from one exact permutation test of the
+    runs' ranks (see the module docstring)."""
     if not a or not b:
         raise ValueError("both configurations need at least one run")
-    ta, tb = _ttas_with_failures(a), _ttas_with_failures(b)
-    speedup = _speedup(float(_median(ta)), float(_median(tb)))
-    rng = np.random.default_rng(seed)
-    ra = _median(rng.choice(ta, (BOOTSTRAP_RESAMPLES, len(ta))))
-    rb = _median(rng.choice(tb, (BOOTSTRAP_RESAMPLES, len(tb))))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratios = np.where(np.isinf(rb), np.where(np.isinf(ra), np.nan, 0.0), ra / rb)
-    ratios = ratios[~np.isnan(ratios)]
-    # inverted_cdf picks observed ratios: interpolating between ∞ and ∞ would give NaN
-    ci = ([float(np.quantile(ratios, q, method="inverted_cdf")) for q in (0.025, 0.975)]
-          if len(ratios) else None)
-    # Ranks only: ∞ is replaced by one finite value above every TTA, so failures tie for last.
-    finite = np.concatenate([ta[np.isfinite(ta)], tb[np.isfinite(tb)], [1.0]])
-    worst = float(finite.max()) * 2 + 1
-    p = None
-    if len(ta) > 1 or len(tb) > 1:
-        from scipy import stats as sps
-
-        p = float(sps.mannwhitneyu(np.where(np.isinf(ta), worst, ta), np.where(np.isinf(tb), worst, tb),
-                                   alternative="two-sided").pvalue)
-    return {"speedup": speedup, "speedup_ci95": ci, "p_value": p, "test": "Mann-Whitney U, two-sided",
-            "runs_a": len(a), "runs_b": len(b),
-            "failures_a": int(np.isinf(ta).sum()), "failures_b": int(np.isinf(tb).sum()),
-            "tta_median_a_s": float(_median(ta)), "tta_median_b_s": float(_median(tb)),
-            "verdict": verdict(speedup, ci, p, len(a), len(b))}
+    la, lb = _log_ttas(a), _log_ttas(b)
+    m, n = len(la), len(lb)
+    d = _pairs(la, lb)
+    null = null_u(la, lb, seed)
+    p = _p(_u_at(d, 0.0), null, m * n)
+    shift = _hodges_lehmann(d)
+    interval = _interval(d, null, m * n)
+    least = float(min(_p(u, null, m * n) for u in np.unique(null)))
+    ci = [math.exp(x) if math.isfinite(x) else (0.0 if x < 0 else math.inf) for x in interval] if interval else None
+    speedup = math.nan if math.isnan(shift) else math.exp(shift) if math.isfinite(shift) else \
+        (math.inf if shift > 0 else 0.0)
+    return {"speedup": speedup, "speedup_ci95": ci, "p_value": p, "smallest_p": least,
+            "test": "exact permutation test of ranks (Mann-Whitney U), two-sided; Hodges-Lehmann estimate and "
+                    "the interval that inverts the test",
+            "runs_a": m, "runs_b": n, "failures_a": int(np.isinf(la).sum()), "failures_b": int(np.isinf(lb).sum()),
+            "tta_median_a_s": _median_tta(la), "tta_median_b_s": _median_tta(lb),
+            "verdict": verdict(speedup, ci, p, least, m, n)}
 
 
-def verdict(speedup: float, ci: list[float] | None, p: float | None, n_a: int, n_b: int) -> str:
+def _median_tta(logs: np.ndarray) -> float:
+    """The median TTA, a failure counting as ∞ (exact with ∞: no ∞ − ∞ interpolation)."""
+    x, n = np.sort(np.exp(logs)), len(logs)
+    return float(x[n // 2] if n % 2 else x[n // 2 - 1] if math.isinf(x[n // 2 - 1]) else (x[n // 2 - 1] + x[n // 2]) / 2)
+
+
+def _ratio(x: float) -> str:
+    return "∞" if math.isinf(x) else "0" if x == 0 else f"{x:.2f}"
+
+
+def verdict(speedup: float, ci: list[float] | None, p: float, least: float, n_a: int, n_b: int) -> str:
+    """One sentence: the estimate, the interval and the test, which agree by construction."""
     runs = f"{n_a} vs {n_b} runs"
-    interval = f", 95 % CI {ci[0]:.2f}–{ci[1]:.2f}" if ci and all(map(math.isfinite, ci)) else ""
-    if p is None:
-        return f"B/A speedup {speedup:.2f}× from {runs}: too few runs for a significance test."
+    interval = f"95 % CI {_ratio(ci[0])}–{_ratio(ci[1])}" if ci else "no interval (every pair involves a failure)"
+    how = f"p = {p:.3g}, exact permutation test, {runs}"
     if math.isnan(speedup):
-        return f"Neither configuration reached the target in most runs ({runs}, p = {p:.3g})."
+        return f"Neither configuration reached the target in most runs ({how})."
+    few = (f" With {n_a} and {n_b} runs no result can reach p < {ALPHA}: the smallest p these runs allow is "
+           f"{least:.3g}; {runs_for()} runs of each would allow less.") if least >= ALPHA else ""
+    if p >= ALPHA:
+        return (f"No significant difference: speedup of B over A {_ratio(speedup)}× ({interval}, which includes 1; "
+                f"{how}).{few}")
     if speedup == 0 or math.isinf(speedup):
         who, other = ("B", "A") if speedup == 0 else ("A", "B")
-        tail = "" if p < ALPHA else f", but the difference is not significant (p ≥ {ALPHA})"
-        return (f"{who} did not reach the target in most of its runs and {other} did{tail} "
-                f"(p = {p:.3g}, Mann–Whitney U, {runs}).")
-    if p >= ALPHA:
-        return (f"No significant difference: speedup of B over A {speedup:.2f}×{interval} "
-                f"(p = {p:.3g} ≥ {ALPHA}, Mann–Whitney U, {runs}).")
+        return f"{who} did not reach the target in most of its runs and {other} did ({interval}; {how})."
     word = "faster" if speedup > 1 else "slower"
-    factor = speedup if speedup > 1 else (1 / speedup if speedup else math.inf)
-    return f"B is {factor:.2f}× {word} than A to the target{interval} (p = {p:.3g}, Mann–Whitney U, {runs})."
+    factor = speedup if speedup > 1 else 1 / speedup
+    return f"B is {factor:.2f}× {word} than A to the target ({interval}; {how})."

@@ -15,10 +15,11 @@ files are not read again), or an MLPerf training log (either format).
 * MLPerf logs are grouped by the directory that holds them, relative to PATH:
   ``mlperf-training-v0.5/dgx1_ngc18.11_pytorch/ssd/result_*.txt`` is group
   ``dgx1_ngc18.11_pytorch/ssd``.
-* A run its own resource monitor flagged (other processes took more than 5 % of the
-  machine while its clock was timing: ``resources.interference``) is **kept out of the
-  statistics** and listed in its group's ``excluded`` with the reason, unless
-  ``include_suspect`` is set.
+* Which runs count is the rule every command shares (:mod:`dawnbench.harness.selection`): a
+  run interrupted before it finished, and one its own resource monitor flagged (other processes
+  took more than 5 % of the machine while its clock was timing: ``resources.interference``)
+  unless ``include_suspect`` is set, are **kept out of the statistics** and listed in their
+  group's ``excluded`` with the reason.
 
 A file that looks like a log but cannot be read as one becomes a problem (file, line,
 message); the rest is still analysed.
@@ -35,6 +36,7 @@ from typing import Any
 from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.record import RunResult, read_result
+from dawnbench.harness.selection import Selection, select
 from dawnbench.statistics import RunSample, summarize
 
 
@@ -44,16 +46,19 @@ class Group:
     folder: str = "."                   # the folder of its first run, relative to PATH (a sweep's k=v,... name)
     samples: list[RunSample] = field(default_factory=list)
     results: list[RunResult] = field(default_factory=list)  # this project's runs counted: statistics, curves
-    flagged: list[RunResult] = field(default_factory=list)  # runs the monitor flagged: listed, not counted
+    left_out: list[tuple[RunResult, str]] = field(default_factory=list)  # listed with why, not counted
 
     @property
     def listed(self) -> list[RunResult]:
-        """Every run of this project in the group, for per-run tables (a flagged run shows why)."""
-        return self.results + self.flagged
+        """Every run of this project in the group, for per-run tables (a run left out shows why)."""
+        return self.results + [r for r, _ in self.left_out]
 
     @property
     def excluded(self) -> list[dict[str, str]]:
-        return [{"run": r.run_dir, "reason": (r.resources or {})["interference"]} for r in self.flagged]
+        return [{"run": r.run_dir, "reason": why} for r, why in self.left_out]
+
+    def selection(self) -> Selection:
+        return Selection(self.results, self.left_out)
 
 
 def _config_key(r: RunResult) -> tuple[Any, ...]:
@@ -117,11 +122,11 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         key = _config_key(item)
         official[key] = official.get(key, True) and bool(item.official)
         group = groups.setdefault(key, Group("", folder))
-        if (item.resources or {}).get("interference") and not include_suspect:
-            group.flagged.append(item)
-            return
-        group.results.append(item)
-        group.samples.append(RunSample.from_result(item))
+        chosen = select([item], include_suspect)
+        group.left_out += chosen.left_out
+        for counted in chosen.counted:
+            group.results.append(counted)
+            group.samples.append(RunSample.from_result(counted))
 
     if root.is_file():
         add(root, read_log)

@@ -36,11 +36,45 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message}. See `{self.prog} --help`.\n")
 
+    def parse_args(self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+                   ) -> argparse.Namespace:
+        """As argparse's, with "did you mean" for a misspelt option (argparse's own suggestions came in
+        Python 3.14)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = " ".join(filter(None, [self.prog, getattr(parsed, "command", None)]))
+            self.exit(EXIT_BAD_INPUT, f"error: {command}: unrecognized arguments: {' '.join(extras)}."
+                                      f"{_suggestions(self, parsed, extras)} See `{command} --help`.\n")
+        return parsed
+
     def _get_values(self, action: argparse.Action, arg_strings: list[str]):  # noqa: ANN202 - argparse's own
         # `--seed=--` would reach the command as an empty list, past the option's type (Python < 3.12)
         if action.nargs is None and arg_strings == ["--"]:
             self.error(f"argument {'/'.join(action.option_strings)}: expected a value, not '--'")
         return super()._get_values(action, arg_strings)
+
+
+# Words users reach for that are not options, and the option that does it.
+SYNONYMS = {"--seeds": "--runs", "--repeats": "--runs", "--trials": "--runs", "--epochs": "--max-epochs",
+            "--time-limit-s": "--max-seconds", "--gpus": "--nproc", "--workers": "--nproc"}
+
+
+def _suggestions(parser: argparse.ArgumentParser, parsed: argparse.Namespace, extras: list[str]) -> str:
+    """" --x: did you mean …?" for the unknown options of the command given (or of dawnbench itself)."""
+    import difflib
+
+    command = getattr(parsed, "command", None)
+    commands = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+    known = [o for a in (commands[command] if command in commands else parser)._actions for o in a.option_strings
+             if o.startswith("--")]
+    hints = []
+    for word in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
+        close = difflib.get_close_matches(word, known, n=2, cutoff=0.8)
+        if SYNONYMS.get(word) in known and SYNONYMS[word] not in close:
+            close.append(SYNONYMS[word])
+        if close:
+            hints.append(f"{word}: did you mean {' or '.join(close)}?")
+    return (" " + " ".join(hints)) if hints else ""
 
 
 def build_parser() -> argparse.ArgumentParser:

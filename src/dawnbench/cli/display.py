@@ -129,7 +129,9 @@ def format_throughput(t: dict | None) -> Text:
     if not t or not t.get("samples_per_s"):
         return Text("—")
     text = Text(f"{t['samples_per_s']:,.0f} samples/s")
-    if t.get("achieved_gflops"):
+    if t.get("flops_error"):
+        text.append(f" ({t['flops_error']})", style="dim")
+    elif t.get("achieved_gflops"):
         workers = t.get("roof_workers", 1)
         roof = (f"the measured {t.get('precision', 'fp32')} roof ({t['peak_gflops']:.0f} GFLOP/s"
                 + (f", one worker's × {workers})" if workers > 1 else ")"))
@@ -253,7 +255,8 @@ def runs_table(results: Sequence[RunResult], summary: dict) -> Table:
                       f"{t['samples_per_s']:,.0f}" if t.get("samples_per_s") else "—",
                       f"{t['achieved_gflops']:.1f}" if t.get("achieved_gflops") else "—",
                       f"{100 * t['fraction_of_peak']:.0f}" if t.get("fraction_of_peak") else "—")
-    table.caption = summary_line(summary)
+    unknown = next((r.throughput["flops_error"] for r in results if (r.throughput or {}).get("flops_error")), None)
+    table.caption = summary_line(summary) + (f"\nGFLOP/s, % peak: {unknown}" if unknown else "")
     return table
 
 
@@ -263,6 +266,8 @@ def _num(value: float | None, fmt: str = "{:.2f}") -> str:
 
 def summary_line(s: dict) -> str:
     """The §7 summary of one configuration in two lines."""
+    if not s["runs"]:
+        return "no run counted (see the note: why each was left out)"
     if not s["successes"]:
         return f"no run reached the target ({s['runs']} runs)"
     ci = s["tta_ci95_s"]
@@ -408,7 +413,7 @@ def board_table(task: str, board: str, rows: list[dict]) -> Table:
         table.add_column(col, justify="right" if col in ("rank", "value") else "left", overflow="fold")
     for r in rows:
         table.add_row(str(r["rank"]), r["display"], *(Text(r[k]) for k in ("model", "author", "hardware", "framework")),
-                      r["date"][:7])  # Text: submitted strings are never read as rich markup
+                      r["date"])  # Text: submitted strings are never read as rich markup
     return table
 
 

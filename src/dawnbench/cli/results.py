@@ -22,15 +22,19 @@ from dawnbench.errors import DawnbenchError
 def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.submissions import export_inference, export_training
 
+    notes: list[str] = []
     if args.inference:
         written = [export_inference(d, args.out, args.author, args.email, args.code_url) for d in args.run_dirs]
     else:
-        written = export_training(args.run_dirs, args.out, args.author, args.email, args.code_url)
+        written = export_training(args.run_dirs, args.out, args.author, args.email, args.code_url,
+                                  args.include_suspect, args.instance, args.cost_per_hour, notes)
     if args.json:
-        print_json({"files": [str(p) for p in written]})
+        print_json({"files": [str(p) for p in written], "notes": notes})
     else:
         for p in written:
             out.print(f"wrote {p}")
+        for note in notes:
+            err.print(f"note: {note}", style="yellow", highlight=False, soft_wrap=True, markup=False)
     return EXIT_OK
 
 
@@ -62,7 +66,7 @@ def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(groups_table(doc["groups"], f"runs under {args.path}"))
     for g in doc["groups"]:
         for e in g["excluded"]:
-            err.print(f"kept out of {g['name']}: {e['run']}: {e['reason']} (--include-suspect counts it)",
+            err.print(f"kept out of {g['name']}: {e['run']}: {e['reason']}",
                       style="yellow", highlight=False, soft_wrap=True, markup=False)
     for p in doc["problems"]:
         err.print(f"problem: {p['file']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}",
@@ -72,20 +76,28 @@ def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis import collect
+    from dawnbench.harness.selection import Selection
     from dawnbench.statistics import compare
 
-    sides = []
-    for path in (args.a, args.b):
+    sides, left_out, notes = [], {}, []
+    for side, path in (("a", args.a), ("b", args.b)):
         groups, problems = collect(path, args.include_suspect)
         samples = [s for g in groups for s in g.samples]
+        chosen = Selection([r for g in groups for r in g.results], [x for g in groups for x in g.left_out])
         if not samples:
-            raise DawnbenchError(f"{path}: no readable runs ({len(problems)} problem(s), first: "
-                                 f"{problems[0].file}: {problems[0].message})." if problems else f"{path}: no runs.")
+            why = chosen.sentence() or (f"{len(problems)} file(s) could not be read, first: {problems[0].file}: "
+                                        f"{problems[0].message}" if problems else "no run folder or MLPerf log here.")
+            raise DawnbenchError(f"{path}: no runs counted. {why}")
+        if chosen.sentence():
+            notes.append(f"{side.upper()}: {path}: {chosen.sentence()}")
+        left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
         sides.append(samples)
-    doc = {"a": args.a, "b": args.b, **compare(*sides)}
+    doc = {"a": args.a, "b": args.b, **compare(*sides), "left_out": left_out}
     if args.json:
         print_json(doc)
     else:
+        for note in notes:
+            err.print(f"note: {note}", style="yellow", highlight=False, soft_wrap=True, markup=False)
         out.print(f"A: {args.a} — {doc['runs_a']} runs, {doc['failures_a']} failed, median TTA "
                   f"{doc['tta_median_a_s']:.2f} s", highlight=False)
         out.print(f"B: {args.b} — {doc['runs_b']} runs, {doc['failures_b']} failed, median TTA "
@@ -98,7 +110,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.reports.html import build_report
 
     with err.status(Text("building the report")):
-        index = build_report(args.path, args.out, args.include_suspect)
+        index = build_report(args.paths, args.out, args.include_suspect)
     if args.json:
         print_json({"report": str(index)})
     else:
@@ -236,6 +248,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--author", help="author name (default: git config user.name)")
     export.add_argument("--email", help="author e-mail (default: git config user.email)")
     export.add_argument("--code-url", help="codeURL field")
+    export.add_argument("--instance", help="price the runs at export: an on-demand instance of the catalog "
+                                           "(`dawnbench prices`); its $/h becomes costPerHour")
+    export.add_argument("--cost-per-hour", type=float, metavar="USD",
+                        help="price the runs at export: on-demand USD per hour (costPerHour)")
+    export.add_argument("--include-suspect", action="store_true",
+                        help="export runs the monitor flagged as disturbed by other processes (refused by default)")
     export.add_argument("--json", action="store_true")
     export.set_defaults(func=cmd_export)
 
@@ -255,7 +273,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare.set_defaults(func=cmd_compare)
 
     report = sub.add_parser("report", help="one self-contained HTML page of tables and figures")
-    report.add_argument("path", metavar="PATH")
+    report.add_argument("paths", nargs="+", metavar="PATH",
+                        help="folders of runs (or MLPerf logs); several: a comparison section beside the tables")
     report.add_argument("--out", required=True, metavar="DIR")
     report.add_argument("--include-suspect", action="store_true",
                         help="count runs whose resource monitor flagged other work on the machine (left out by default)")

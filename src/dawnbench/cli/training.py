@@ -119,28 +119,41 @@ def _on_slurm(args: argparse.Namespace, options: Any, slurm: Any, out: Console, 
 
 
 def _report(results: list[Any], args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Each run's card and the §7 summary over the runs every command counts (harness/selection.py)."""
     from dawnbench.cli.display import result_card, runs_table
+    from dawnbench.harness.selection import select
     from dawnbench.statistics import summarize
 
-    summary = summarize(results)
-    _warn_first_run(summary, err)
+    chosen = select(results, args.include_suspect)
+    summary = summarize(chosen.counted)
+    _warn_first_run(summary, chosen.counted, err)
     if args.json:
-        print_json({"runs": [r.to_dict() for r in results], "summary": summary})
+        print_json({"runs": [r.to_dict() for r in results], "summary": summary,
+                    "left_out": [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]})
     else:
         for r in results:
             out.print(result_card(r))
         if len(results) > 1:
             out.print(runs_table(results, summary))
+        if chosen.sentence():
+            err.print(Text.assemble(("note:", "yellow"), f" {chosen.sentence()} The summary is over the runs counted, "
+                                    "as `analyze`, `compare`, `report` and `export` count them."),
+                      highlight=False, soft_wrap=True)
     if any(r.status == "interrupted" for r in results):
         return EXIT_INTERRUPTED
     return EXIT_OK if all(r.succeeded for r in results) else EXIT_FAILED_RUN
 
 
-def _warn_first_run(summary: dict[str, Any], err: Console) -> None:
+def _warn_first_run(summary: dict[str, Any], counted: list[Any], err: Console) -> None:
     from dawnbench.statistics import FIRST_RUN_WARNING
 
     ratio = summary.get("first_run_ratio")
-    if ratio is not None and ratio > FIRST_RUN_WARNING:
+    if ratio is not None and ratio > FIRST_RUN_WARNING and (counted[0].resources or {}).get("interference"):
+        err.print(Text.assemble(("warning:", "yellow"), f" the first run's time per epoch was {ratio:.2f}× the median "
+                                "of the later runs', and other processes took the CPU while its clock ran (its record "
+                                "says so): the slowdown says nothing about the entry's warm-up."), highlight=False,
+                  soft_wrap=True)
+    elif ratio is not None and ratio > FIRST_RUN_WARNING:
         err.print(Text.assemble(("warning:", "yellow"), f" the first run's time per epoch was {ratio:.2f}× the median "
                                 "of the later runs': one-time costs (start-up, autotuning, compilation) fell inside "
                                 "its timed region. The entry's warm-up should pay them."), highlight=False,
@@ -191,6 +204,7 @@ def _sweep_on_slurm(args: argparse.Namespace, options: Any, configs: list[dict[s
     from dawnbench.analysis.sweep import config_name, sweep_rows
     from dawnbench.experiments.slurm import PlannedRun, run_batch
     from dawnbench.experiments.sweep import Sweep, options_for
+    from dawnbench.harness.selection import select
     from dawnbench.statistics import summarize
 
     planned = []
@@ -204,7 +218,8 @@ def _sweep_on_slurm(args: argparse.Namespace, options: Any, configs: list[dict[s
         results = run_batch(planned, slurm, Path(args.out), args.resume, _slurm_progress(err, status, "jobs"))
     per_config = [[r for run in planned if run.key.startswith(config_name(c) + "/") for r in results[run.key]]
                   for c in configs]
-    return Sweep(configs, per_config, sweep_rows([config_name(c) for c in configs], [summarize(rs) for rs in per_config]))
+    return Sweep(configs, per_config, sweep_rows([config_name(c) for c in configs],
+                                                 [summarize(select(rs).counted) for rs in per_config]))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -213,6 +228,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_run_options(run)
     add_worker_options(run)
     add_executor_options(run)
+    run.add_argument("--include-suspect", action="store_true",
+                     help="count runs the monitor flagged as disturbed by other processes in the summary")
     run.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     run.set_defaults(func=cmd_run)
 

@@ -66,8 +66,15 @@ def load_entry_class(name_or_path: str) -> type[Entry]:
         where = f"{path}:{line}" if line else str(path)
         raise EntryError(f"{where}: importing the entry file failed with "
                          f"{type(err).__name__}: {err}. Fix the file and run again.") from None
-    classes = [c for c in _entry_classes(module) if not inspect.isabstract(c)]
+    defined = _entry_classes(module)
+    classes = [c for c in defined if not inspect.isabstract(c)]
     if len(classes) != 1:
+        abstract = [c for c in defined if inspect.isabstract(c)]
+        if not classes and abstract:   # the class is there, but a method the contract needs is not
+            missing = "; ".join(f"{c.__name__} lacks {', '.join(f'{m}()' for m in sorted(c.__abstractmethods__))}"
+                                for c in abstract)
+            raise EntryError(f"{path}: {missing}. An entry defines train() and predict() (see "
+                             "dawnbench/entries/base.py, or docs/writing-an-entry.md); add the missing method(s).")
         found = ", ".join(c.__name__ for c in classes) or "none"
         raise EntryError(
             f"{path}: an entry file must define exactly one concrete subclass of "

@@ -16,6 +16,7 @@ from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import RunOptions
 from dawnbench.harness.record import RunResult
 from dawnbench.harness.runner import run_many
+from dawnbench.harness.selection import select
 from dawnbench.statistics import summarize
 
 RUN_OPTION_KEYS = ("precision", "compile")
@@ -60,5 +61,5 @@ def run_sweep(options: RunOptions, configs: list[dict[str, Any]], observer: RunO
         if any(r.status == "interrupted" for r in all_results[-1]):
             break
     names = [config_name(c) for c in configs[:len(all_results)]]
-    rows = sweep_rows(names, [summarize(rs) for rs in all_results])
+    rows = sweep_rows(names, [summarize(select(rs).counted) for rs in all_results])   # the runs every command counts
     return Sweep(configs[:len(all_results)], all_results, rows)

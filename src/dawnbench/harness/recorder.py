@@ -388,6 +388,9 @@ def _measure_throughput(entry: Entry, result: RunResult, device: torch.device,
         probe = entry.flop_model()
         if probe is not None:
             flops = profiling.training_flops_per_sample(*probe)
+        else:   # "—" in every table, and here why
+            problem = (f"no FLOP count: entry '{entry.name}' defines no flop_model() (its network and a small "
+                       "training-shaped batch: see dawnbench/entries/base.py), so GFLOP/s and % of peak are unknown")
     except Exception as err:  # counting is a report, never a reason to lose the run
         problem = f"FLOP counting failed: {type(err).__name__}: {err}"
     last = result.evals[-1]

@@ -30,8 +30,13 @@ The monitor keeps running sums, not its rows.
 
 Why others' CPU matters: on a 2-core machine two runs side by side made one step 26× slower.
 The summary therefore reports the CPU seconds other processes took while the clock was
-timing, and ``interference`` when they took more than 5 % of the machine's capacity over the
-timed region — a TTA measured then is suspect.
+timing, and ``interference`` when they took more than 5 % of the run's own CPUs (its processes'
+affinity, capped by Slurm's allocation on the node: another job on the other cores takes nothing
+from it) over the timed region — a TTA measured then is suspect — and at least
+``INTERFERENCE_MIN_S`` CPU-seconds:
+the kernel accounts CPU time in clock ticks (10 ms), so over a timed region of a few milliseconds
+one tick of rounding reads as "65 % of the machine", and an amount below ten ticks cannot be told
+from that rounding.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from typing import Any
 import psutil
 
 INTERFERENCE_SHARE = 0.05   # others' share of the machine's CPU capacity, timed region
+INTERFERENCE_MIN_S = 0.1    # and at least this many CPU-seconds: ten clock ticks, past the accounting's rounding
 MB = 1e6
 
 CPU_COLUMNS = ("t_s", "proc_cpu_pct", "cpu_machine_pct", "sys_cpu_pct", "others_cpu_pct", "run_rss_bytes",
@@ -159,6 +165,17 @@ class _Processes:
         self.roots = [psutil.Process()] + [psutil.Process(pid) for pid in peers]
         self._last: dict[int, float] = {}
 
+    def own_cpus(self, cores: int) -> int:
+        """The CPUs the run may use: the union of its processes' affinities, capped by what Slurm allocated
+        on this node. Other processes on the other CPUs (another job's, another pinned run's) do not
+        share the run's cores."""
+        allowed: set[int] = set()
+        for root in self.roots:
+            with contextlib.suppress(OSError, psutil.Error):
+                allowed |= os.sched_getaffinity(root.pid)
+        slurm = int(os.environ.get("SLURM_CPUS_ON_NODE") or 0)
+        return max(1, min(len(allowed) or cores, slurm or cores, cores))
+
     def sample(self) -> tuple[float, float]:
         """(CPU seconds so far, resident bytes now), over every process of the run."""
         rss = 0.0
@@ -188,6 +205,7 @@ class ResourceMonitor:
         self._processes = _Processes(peers or [])
         self._gpus = _Gpus(devices)
         self._cores = psutil.cpu_count() or 1
+        self._own = self._processes.own_cpus(self._cores)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="dawnbench-resources", daemon=True)
         self.samples = 0
@@ -290,10 +308,14 @@ class ResourceMonitor:
         # account late), so a sample above the process's own use is often paid back by the next;
         # clipping each sample at 0 first would turn that jitter into phantom interference.
         others = max(0.0, self._others_timed)
-        share = others / (timed * out["cpu_count"]) if timed > 0 else 0.0
-        out.update(timed_s_sampled=timed, others_cpu_s_timed=others, others_share_timed=share)
-        if share > INTERFERENCE_SHARE:
-            out["interference"] = (f"other processes took {others:.1f} CPU-s ({100 * share:.0f} % of this "
-                                   f"machine's {out['cpu_count']} cores) while the clock was timing: the "
-                                   "TTA is suspect; rerun on an otherwise idle machine")
+        # Other processes may use the CPUs the run may not (another job's, another pinned run's) freely;
+        # what they took beyond those came out of the run's own.
+        taken = max(0.0, others - (self._cores - self._own) * timed)
+        share = taken / (timed * self._own) if timed > 0 else 0.0
+        out.update(timed_s_sampled=timed, others_cpu_s_timed=others, own_cpus=self._own, others_share_timed=share)
+        if share > INTERFERENCE_SHARE and taken >= INTERFERENCE_MIN_S:
+            where = (f"this machine's {self._cores} cores" if self._own == self._cores else
+                     f"the {self._own} of this machine's {self._cores} cores the run may use")
+            out["interference"] = (f"other processes took {taken:.1f} CPU-s ({100 * share:.0f} % of {where}) while "
+                                   "the clock was timing: the TTA is suspect; rerun on an otherwise idle machine")
         return out

@@ -18,6 +18,7 @@ import base64
 import datetime as dt
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,8 @@ from dawnbench.errors import FileError
 from dawnbench.io import atomic_write_text, output_dir, read_foreign, read_json, walk_foreign
 from dawnbench.analysis.sweep import sweep_rows
 from dawnbench.reports import plots
-from dawnbench.statistics import summarize
+from dawnbench.harness.selection import Selection
+from dawnbench.statistics import compare, summarize
 from dawnbench.tasks import TASKS
 
 _CONFIG = re.compile(r"^[\w.]+=[^,]+(,[\w.]+=[^,]+)*$")
@@ -138,27 +140,55 @@ def _profiles(path: Path, problems: list[LogProblem]) -> list[dict[str, Any]]:
     return found
 
 
-def build_report(path: str | Path, out_dir: str | Path, include_suspect: bool = False) -> Path:
-    """Write ``out_dir/index.html`` for the runs under ``path``; return its path."""
+def _comparison(groups: list) -> dict[str, Any] | None:
+    """Each configuration against the first, when there are several (SPEC §7's comparison, as `compare` makes
+    it), and the metric against epochs per configuration side by side."""
+    counted = [g for g in groups if g.samples]
+    if len(counted) < 2:
+        return None
+    base = counted[0]
+    rows = [{"name": g.name, **compare(base.samples, g.samples)} for g in counted[1:]]
+    curves = [g for g in counted if g.results]
+    return {"base": base.name, "rows": rows,
+            "figure": _png(plots.epoch_curves, curves) if len(curves) > 1 else None}
+
+
+def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, include_suspect: bool = False) -> Path:
+    """Write ``out_dir/index.html`` for the runs under ``paths`` (one folder, or several: each
+    configuration a group of its own, named after its folder where the folders share configurations);
+    return its path."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     out = output_dir(out_dir)
-    groups, problems = collect(path, include_suspect)
-    profiles = _profiles(Path(path), problems)
+    groups, problems, profiles = [], [], []
+    for path in paths:
+        found, trouble = collect(path, include_suspect)
+        if len(paths) > 1:
+            for g in found:
+                g.name = f"{Path(path).name}: {g.name}"
+        groups += found
+        problems += trouble
+        profiles += _profiles(Path(path), problems)
     summaries = [summarize(g.samples) for g in groups]
     tasks = {r.task for g in groups for r in g.results}
     threshold = TASKS[next(iter(tasks))].threshold if len(tasks) == 1 and next(iter(tasks)) in TASKS else None
-    figures = []
+    figures, empty = [], None
     if any(g.results for g in groups):
         figures.append({"title": "Accuracy against timed seconds",
                         "data": _png(plots.accuracy_curves, groups, threshold=threshold)})
-    figures.append({"title": "Distribution of time to accuracy", "data": _png(plots.tta_distribution, groups)})
+    if any(g.samples for g in groups):
+        figures.append({"title": "Distribution of time to accuracy",
+                        "data": _png(plots.tta_distribution, [g for g in groups if g.samples])})
+    else:   # every run left out: a sentence, not an empty figure
+        left = Selection([], [x for g in groups for x in g.left_out])
+        empty = left.sentence() or "No run was found to count."
     env = Environment(loader=PackageLoader("dawnbench.reports", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
     env.globals["fmt"] = lambda v, f="%.2f": "—" if v is None else f % v
     html = env.get_template("report.html.j2").render(
-        source=str(path), generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), version=__version__,
+        source=", ".join(map(str, paths)), generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), version=__version__,
         groups=[{"name": g.name, **s} for g, s in zip(groups, summaries)],
-        sweep=_sweep(groups, summaries), figures=figures, problems=problems,
-        resources=_resources(groups), workers=_workers(groups), profiles=profiles,
+        sweep=_sweep(groups, summaries), figures=figures, empty=empty, comparison=_comparison(groups),
+        problems=problems, resources=_resources(groups), workers=_workers(groups), profiles=profiles,
         generalization=_generalization(groups),
         excluded=[{"group": g.name, **e} for g in groups for e in g.excluded])
     index = out / "index.html"

@@ -97,6 +97,26 @@ def accuracy_curves(groups: Sequence[Any], path: Path, threshold: float | None =
     return Path(path)
 
 
+def epoch_curves(groups: Sequence[Any], path: Path) -> Path:
+    """The metric against epochs, one panel per configuration side by side (shared y axis): every run's
+    evaluations, so convergence can be compared apart from speed."""
+    fig, axes = plt.subplots(1, len(groups), figsize=(3.6 * len(groups), 3.4), dpi=110, sharey=True, squeeze=False)
+    for ax, group in zip(axes[0], groups):
+        for r in group.results:
+            ax.plot([e.epoch for e in r.evals], [e.value for e in r.evals], marker=".", lw=1, alpha=0.7)
+        threshold = group.results[0].threshold if group.results else None
+        if threshold is not None:
+            ax.axhline(threshold, color="black", lw=1, ls="--")
+        ax.set_title(group.name, fontsize=8)
+        ax.set_xlabel("epochs")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("metric")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
 def tta_distribution(groups: Sequence[Any], path: Path) -> Path:
     """Every run's TTA per group (median marked); runs that failed drawn as ✕ right of the axis."""
     fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.55 * max(1, len(groups))), dpi=110)

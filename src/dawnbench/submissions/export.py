@@ -25,7 +25,9 @@ from dawnbench import __version__
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.record import RunResult, read_result
+from dawnbench.harness.selection import select
 from dawnbench.io import atomic_write_bytes, atomic_write_text, output_dir, read_foreign
+from dawnbench.pricing import resolve
 from dawnbench.statistics import summarize
 from dawnbench.submissions.validate import BOARD_TASKS
 from dawnbench.tasks import get_task
@@ -92,16 +94,33 @@ def _board_folder(task: str) -> str:
 
 
 def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str | None = None,
-                    email: str | None = None, code_url: str | None = None) -> list[Path]:
+                    email: str | None = None, code_url: str | None = None, include_suspect: bool = False,
+                    instance: str | None = None, cost_per_hour: float | None = None,
+                    notes: list[str] | None = None) -> list[Path]:
     """One submission (JSON + TSV) for runs of one configuration, under ``out/<Task>/train/``.
 
-    The TSV and the time are those of the successful run with the median TTA (the
-    lower median for an even count); ``misc.dawnbench`` carries what DAWNBench has
-    no field for: runs, successes, success fraction, median TTA, CV, olympic mean
-    and the seeds, so the entry ranks beside the historical ones with its evidence.
+    The runs are the ones every command counts (:mod:`dawnbench.harness.selection`), official ones only:
+    an unofficial run (a lowered ``--target``, a subset), an interrupted one, or one flagged as disturbed
+    (unless ``include_suspect``) is refused with why, before anything is written — what ``validate``
+    would reject is never exported. The TSV and the time are those of the successful run with the
+    median TTA (the lower median for an even count); ``misc.dawnbench`` carries what DAWNBench has
+    no field for: runs, successes, success fraction, median TTA, CV, olympic mean and the seeds, so
+    the entry ranks beside the historical ones with its evidence. ``instance`` / ``cost_per_hour``
+    price the runs at export (``costPerHour``); without either, a run's own price is used, and with
+    none ``notes`` says the entry will miss the cost boards.
     """
     dirs = _expand(run_dirs)
-    results = [read_result(d) for d in dirs]
+    records = [read_result(d) for d in dirs]
+    for d, r in zip(dirs, records):
+        r["run_dir"] = str(d)                   # the folder given, for the messages
+    chosen_runs = select([RunResult.from_dict(r) for r in records], include_suspect, official=True)
+    if chosen_runs.left_out:
+        lines = "; ".join(f"{r.run_dir}: {why}" for r, why in chosen_runs.left_out[:3])
+        more = f"; and {len(chosen_runs.left_out) - 3} more" if len(chosen_runs.left_out) > 3 else ""
+        raise DawnbenchError(f"export: {chosen_runs.sentence()} {lines}{more}. Nothing was written: a submission is "
+                             "made of runs `dawnbench validate` accepts, and of those only.")
+    results = records
+    instance, price = resolve(instance, cost_per_hour)
     keys = {(r["task"], r.get("subset"), r["entry"], json.dumps(r.get("hparams"), sort_keys=True)) for r in results}
     if len(keys) > 1:
         raise DawnbenchError(f"the runs differ in task, subset, entry or hyperparameters ({len(keys)} configurations "
@@ -115,9 +134,14 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
     author, email = _author(author, email)
     summary = summarize([RunResult.from_dict(r) for r in results])
     doc = _common(chosen, author, email, code_url)
+    if instance is not None:
+        chosen = {**chosen, "instance": instance}
     doc["hardware"] = _hardware(chosen, chosen.get("hardware") or {})
-    if chosen.get("cost_per_hour") is not None:
-        doc["costPerHour"] = chosen["cost_per_hour"]
+    if price is not None or chosen.get("cost_per_hour") is not None:
+        doc["costPerHour"] = price if price is not None else chosen["cost_per_hour"]
+    elif notes is not None:
+        notes.append("no price: the entry has no costPerHour and will not appear on the training-cost board. "
+                     "Pass --cost-per-hour USD or --instance NAME (`dawnbench prices`) to price it.")
     doc["timestamp"] = (chosen.get("started_at") or "")[:10] or _file_date(chosen_dir / "result.json")
     doc["misc"] = {"dawnbench": {
         "version": __version__, "task": chosen["task"], "subset": chosen.get("subset"), "runs": summary["runs"],
@@ -126,7 +150,7 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         "olympic_mean_s": summary["olympic_mean_s"], "seeds": [r.get("seed") for r in results],
         "representative_seed": chosen.get("seed"), "official": all(r.get("official") for r in results),
         "precision": chosen.get("precision", "fp32"), "compile": chosen.get("compile"),
-        "hparams": chosen.get("hparams")}}
+        "hparams": chosen.get("hparams"), "priced_at_export": price is not None}}
     stem = "_".join(_slug(s) for s in (author, chosen["entry"], chosen.get("instance") or
                                        doc["hardware"].split(",")[0], "pytorch"))
     folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"]) / "train")
@@ -142,6 +166,9 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
     """Write the DAWNBench inference JSON for the model measured by ``dawnbench infer``."""
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     result = read_result(run_dir)
+    chosen = select([RunResult.from_dict(result)], include_suspect=True, official=True)   # a model, not a time
+    if chosen.left_out:
+        raise DawnbenchError(f"export: {run_dir}: {chosen.left_out[0][1]}. Nothing was written.")
     inference = result.get("inference")
     if not inference:
         raise DawnbenchError(f"{run_dir / 'result.json'}: no inference figures yet. "

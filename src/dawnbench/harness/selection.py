@@ -1,0 +1,87 @@
+"""Which runs a figure counts: one rule for every command that summarises, compares, reports or exports
+runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the leaderboard ranks what
+``export`` wrote).
+
+    chosen = select(results, include_suspect=False)
+    chosen.counted                      # the runs the statistics are over
+    chosen.left_out                     # [(run, why)]
+    chosen.sentence()                   # what was left out, why, and how to count it (None: nothing was)
+
+* **Finished.** A run ``interrupted`` (Ctrl-C, SIGTERM, a cancelled job) stopped before its end and
+  measures nothing: left out. Every other run counts — ``success``, and as a failure (TTA ∞, as the
+  rules count failures) ``not_reached``, ``diverged``, ``aborted`` (the entry raised) and ``timeout``.
+* **Not flagged.** A run its own resource monitor flagged — other processes took more than 5 % of
+  the machine while its clock was timing (``resources.interference``) — is left out, unless
+  ``include_suspect`` (``--include-suspect`` on each of those commands).
+* **Official**, for a submission only (``official=True``: ``export``): a run at a lowered
+  ``--target`` or on a subset (``official: false``) is left out — DAWNBench ranks runs at the task's
+  own threshold on its full data, and ``validate`` rejects the rest. The analyses count unofficial
+  runs, never pooled with official ones: the threshold is part of a configuration, and the group's
+  name says "unofficial".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dawnbench.harness.record import RunResult
+from dawnbench.tasks import TASKS
+
+INTERRUPTED = "interrupted before it finished: it measures nothing (run it again)"
+UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own threshold on its full data, and "
+              "`dawnbench validate` rejects the rest — run without --target/--subset to submit")
+
+
+@dataclass
+class Selection:
+    counted: list[RunResult] = field(default_factory=list)
+    left_out: list[tuple[RunResult, str]] = field(default_factory=list)
+
+    def sentence(self) -> str | None:
+        """One sentence: how many runs were left out, why, and how to count the suspect ones."""
+        if not self.left_out:
+            return None
+        total = len(self.counted) + len(self.left_out)
+        kinds = Counter(_kind(why) for _, why in self.left_out)
+        parts = []
+        if kinds["flagged"]:
+            parts.append(f"{kinds['flagged']} flagged as disturbed: other processes took the CPU while their clocks "
+                         "ran (--include-suspect counts them)")
+        if kinds["interrupted"]:
+            parts.append(f"{kinds['interrupted']} interrupted before they finished")
+        if kinds["unofficial"]:
+            parts.append(f"{kinds['unofficial']} unofficial (a lowered --target or a subset)")
+        counted = "none counted" if not self.counted else f"{len(self.counted)} counted"
+        return f"{len(self.left_out)} of {total} run(s) left out, {counted}: " + "; ".join(parts) + "."
+
+
+def _kind(why: str) -> str:
+    return "interrupted" if why == INTERRUPTED else "unofficial" if why.startswith("unofficial") else "flagged"
+
+
+def unofficial_reason(result: RunResult) -> str:
+    """Why a run is unofficial, in words (its threshold, its subset)."""
+    why = []
+    if result.subset:
+        why.append(f"trained on the subset '{result.subset}'")
+    task = TASKS.get(result.task)
+    if task is not None and result.threshold != task.threshold:
+        why.append(f"its target {result.threshold:g} is not {result.task}'s {task.threshold:g}")
+    return " and ".join(why) or "recorded official: false"
+
+
+def select(results: Sequence[RunResult], include_suspect: bool = False, official: bool = False) -> Selection:
+    """The runs a figure counts, and each one left out with why (see the module docstring)."""
+    chosen = Selection()
+    for r in results:
+        if r.status == "interrupted":
+            chosen.left_out.append((r, INTERRUPTED))
+        elif (r.resources or {}).get("interference") and not include_suspect:
+            chosen.left_out.append((r, f"flagged: {r.resources['interference']} (--include-suspect counts it)"))
+        elif official and r.official is False:
+            chosen.left_out.append((r, UNOFFICIAL.format(why=unofficial_reason(r))))
+        else:
+            chosen.counted.append(r)
+    return chosen

@@ -1,0 +1,103 @@
+"""The same runs counted the same way by every command (harness/selection.py): run's summary, analyze,
+compare, report and export agree on which runs count, each says what it left out and why, an empty
+selection is a sentence — never an empty figure — and export refuses what validate would reject."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from dawnbench.analysis import analyze
+from dawnbench.cli import main
+from dawnbench.cli.training import _report
+from dawnbench.harness.record import RunResult
+from dawnbench.harness.selection import select
+from dawnbench.reports.html import build_report
+from dawnbench.submissions import export_training
+from helpers import write_run
+
+BUSY = {"interference": "other processes took 12.0 CPU-s (30 % of this machine's 2 cores) while the clock was "
+                        "timing: the TTA is suspect; rerun on an otherwise idle machine"}
+
+
+def _runs(folder, ttas, **fields) -> list:
+    for i, tta in enumerate(ttas):
+        write_run(folder / f"run{i}", i, tta, 0.6, **fields)
+        (folder / f"run{i}" / "epochs.tsv").write_text(
+            f"epoch\thours\ttop1Accuracy\n0.6\t{(tta or 9.0) / 3600:.9f}\t{99.1 if tta else 98.0}\n")
+    return sorted(folder.iterdir())
+
+
+def test_every_command_leaves_the_flagged_runs_out_and_says_so(tmp_path, capsys):
+    flagged = _runs(tmp_path / "busy", [94.9, 95.2, 94.1], resources=BUSY)
+    _runs(tmp_path / "quiet", [90.0, 91.0, 92.0])
+    records = [RunResult.from_dict(json.loads((d / "result.json").read_text())) for d in flagged]
+    # run's own summary: the same selection, not "TTA median 94.90 s"
+    out, err = io.StringIO(), io.StringIO()
+    _report(records, argparse.Namespace(json=False, include_suspect=False), Console(file=out, width=200),
+            Console(file=err, width=400))
+    assert "no run counted" in out.getvalue() and "TTA median" not in out.getvalue()
+    assert "3 of 3 run(s) left out, none counted: 3 flagged as disturbed" in err.getvalue()
+    assert "--include-suspect counts them" in err.getvalue()
+    # analyze: 0 runs, each with the reason
+    [group] = analyze(tmp_path / "busy")["groups"]
+    assert group["runs"] == 0 and len(group["excluded"]) == 3 and "flagged: other processes" in group["excluded"][0]["reason"]
+    # compare: a reason and the way to count them, not "no runs."
+    assert main(["compare", str(tmp_path / "busy"), str(tmp_path / "quiet")]) == 2
+    message = " ".join(capsys.readouterr().err.split())
+    assert "no runs counted. 3 of 3 run(s) left out" in message and "--include-suspect counts them" in message
+    assert main(["compare", str(tmp_path / "busy"), str(tmp_path / "quiet"), "--include-suspect", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs_a"] == 3
+    # report: a sentence, not an empty TTA figure with a 0–0.05 s axis
+    page = build_report(tmp_path / "busy", tmp_path / "rep").read_text()
+    assert 'id="empty"' in page and "none counted" in page and "Distribution of time to accuracy" not in page
+    # export: refused before anything is written
+    with pytest.raises(Exception, match="flagged as disturbed") as refused:
+        export_training([tmp_path / "busy"], tmp_path / "sub", "A", "a@b")
+    assert "Nothing was written" in str(refused.value) and not (tmp_path / "sub").exists()
+
+
+def test_an_interrupted_run_measures_nothing_and_is_not_a_failure(tmp_path):
+    _runs(tmp_path / "r", [10.0, 11.0])
+    write_run(tmp_path / "r" / "stopped", 9, None, 0.1)
+    doc = json.loads((tmp_path / "r" / "stopped" / "result.json").read_text())
+    (tmp_path / "r" / "stopped" / "result.json").write_text(json.dumps({**doc, "status": "interrupted"}))
+    [group] = analyze(tmp_path / "r")["groups"]
+    assert group["runs"] == 2 and group["successes"] == 2                 # not a third run that failed
+    assert group["excluded"][0]["reason"].startswith("interrupted before it finished")
+
+
+def test_export_refuses_an_unofficial_run_with_why_and_prices_at_export(tmp_path):
+    _runs(tmp_path / "low", [5.0], threshold=90.0, official=False)
+    with pytest.raises(Exception) as refused:
+        export_training([tmp_path / "low"], tmp_path / "sub", "A", "a@b")
+    message = str(refused.value)
+    assert "unofficial: its target 90 is not mnist's 99" in message and "validate" in message
+    _runs(tmp_path / "ok", [5.0, 6.0])
+    notes: list[str] = []
+    [unpriced, _] = export_training([tmp_path / "ok"], tmp_path / "sub1", "A", "a@b", notes=notes)
+    assert "costPerHour" not in json.loads(unpriced.read_text()) and "training-cost board" in notes[0]
+    [priced, _] = export_training([tmp_path / "ok"], tmp_path / "sub2", "A", "a@b", cost_per_hour=3.06)
+    doc = json.loads(priced.read_text())
+    assert doc["costPerHour"] == 3.06 and doc["misc"]["dawnbench"]["priced_at_export"] is True
+    [by_instance, _] = export_training([tmp_path / "ok"], tmp_path / "sub3", "A", "a@b", instance="p3.2xlarge")
+    assert json.loads(by_instance.read_text())["costPerHour"] == 3.06
+
+
+def test_the_selection_keeps_failures_and_reports_each_left_out_run():
+    def result(status: str, busy: bool = False) -> RunResult:
+        return RunResult(task="mnist", entry="e", seed=0, status=status, official=True, metric="top1",
+                         threshold=99.0, run_dir=status, resources=BUSY if busy else None)
+
+    chosen = select([result("success"), result("not_reached"), result("aborted"), result("interrupted"),
+                     result("success", busy=True)])
+    assert [r.status for r in chosen.counted] == ["success", "not_reached", "aborted"]
+    assert [r.run_dir for r, _ in chosen.left_out] == ["interrupted", "success"]
+    assert chosen.sentence() == ("2 of 5 run(s) left out, 3 counted: 1 flagged as disturbed: other processes took "
+                                 "the CPU while their clocks ran (--include-suspect counts them); 1 interrupted "
+                                 "before they finished.")
+    assert len(select([result("success", busy=True)], include_suspect=True).counted) == 1
