@@ -32,7 +32,7 @@ from pathlib import Path
 import evidence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from slurm_cluster import SingleNodeCluster  # noqa: E402  (the tests' cluster, reused as is)
+from slurm_cluster import SlurmCluster  # noqa: E402  (the tests' cluster, reused as is)
 
 
 def first_log_ms(run_dir: Path) -> int:
@@ -55,7 +55,7 @@ def main() -> int:
     base = [sys.executable, "-m", "dawnbench", "run", "mnist", "--runs", str(args.runs), "--max-epochs",
             args.max_epochs, "--json"]
     with tempfile.TemporaryDirectory(prefix="dawnbench-slurm-overhead-") as tmp, \
-            SingleNodeCluster(Path(tmp) / "cluster") as cluster:
+            SlurmCluster(Path(tmp) / "cluster") as cluster:
         local_out, slurm_out = Path(tmp) / "local", Path(tmp) / "slurm"
         figures: dict = {"runs": args.runs, "max_epochs": float(args.max_epochs), "cpus": cluster_cpus(cluster)}
         for name, out, extra in (("local", local_out, []), ("slurm", slurm_out, ["--executor", "slurm"])):
@@ -88,7 +88,7 @@ def main() -> int:
     return 0
 
 
-def cluster_cpus(cluster: SingleNodeCluster) -> int:
+def cluster_cpus(cluster: SlurmCluster) -> int:
     out = subprocess.run(["sinfo", "-h", "-o", "%c"], capture_output=True, text=True, env=cluster.env).stdout
     return int(out.split()[0])
 

@@ -199,6 +199,9 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cpus-per-run", type=int, metavar="C", help="slurm: CPUs per worker (default: the cluster's)")
     group.add_argument("--workers-per-node", type=int, metavar="K",
                        help="slurm: a run of more workers spans several nodes, K per node (default: one node)")
+    group.add_argument("--rdzv-port", type=int, metavar="PORT",
+                       help="slurm: the rendezvous port on a multi-node job's first node (default: 29400 + the job "
+                            "id modulo 10,000, so jobs sharing a first node do not collide)")
     group.add_argument("--array-parallelism", type=int, default=256, metavar="N",
                        help="slurm: at most N jobs of an array at once (default 256)")
     group.add_argument("--sbatch", action="append", default=[], metavar="--KEY=VALUE",
@@ -217,6 +220,7 @@ def slurm_options(args: argparse.Namespace) -> Any:
 
     options = SlurmOptions(partition=args.partition, gpus_per_run=args.gpus_per_run, cpus_per_run=args.cpus_per_run,
                            workers_per_node=args.workers_per_node, time_limit_min=args.time_limit,
-                           account=args.account, array_parallelism=args.array_parallelism, sbatch=list(args.sbatch))
+                           account=args.account, array_parallelism=args.array_parallelism, sbatch=list(args.sbatch),
+                           rdzv_port=args.rdzv_port)
     check(options)
     return options

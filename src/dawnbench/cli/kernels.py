@@ -14,7 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
-from dawnbench.cli.common import EXIT_INTERRUPTED, EXIT_OK, add_worker_options, print_json
+from dawnbench.cli.common import EXIT_FAILED_RUN, EXIT_INTERRUPTED, EXIT_OK, add_worker_options, print_json
 from dawnbench.errors import DawnbenchError
 
 # Where rank 0 of the all-reduce workers leaves each finished row for the launcher: a file in a folder
@@ -45,6 +45,8 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
         return _allreduce_worker(options, args)
     options.check()
     workers = _allreduce_launch_options(args) if "allreduce" in options.suites else None
+    if workers is not None and workers.node_rank != 0:
+        return _allreduce_peer(options, workers, err)
     from dawnbench.kernels.problems import PUBLISHED_SET
     from dawnbench.kernels.run import compared, run_kernels
 
@@ -135,8 +137,6 @@ def _allreduce(document: Any, options: Any, workers: Any, err: Console) -> None:
         part = Path(scratch) / "rows.json"
         with ResourceMonitor(document.out / "resources-allreduce.tsv", devices=gpus) as monitor:
             outcome = torchrun(argv, workers, env={ALLREDUCE_ROWS_ENV: str(part)})
-        if workers.node_rank != 0:   # rank 0 lives on node 0: its machine has the rows
-            return
         rows = read_json(part, "kernel result")["rows"] if part.is_file() else []   # every size rank 0 finished
     if not outcome.signal:
         done = {r["params"]["floats"] for r in rows}
@@ -146,6 +146,23 @@ def _allreduce(document: Any, options: Any, workers: Any, err: Console) -> None:
     merge(document, rows, {**monitor.summary(), "launch_and_measure_s": time.perf_counter() - start})
     if outcome.signal:               # Ctrl-C: the finished sizes are in kernels.json; the caller marks it
         raise KeyboardInterrupt
+
+
+def _allreduce_peer(options: Any, workers: Any, err: Console) -> int:
+    """Another machine of a multi-node all-reduce: its ranks join node 0's; node 0 writes kernels.json."""
+    from dawnbench.distributed.launch import torchrun
+
+    if options.suites != ("allreduce",):
+        raise DawnbenchError(f"--node-rank {workers.node_rank}: the other machines of a launch join node 0's "
+                             "all-reduce only (the other suites are one machine's): run `kernels allreduce` there.")
+    outcome = torchrun(["kernels", "allreduce", "--out", str(options.out), "--device", options.device,
+                        *(["--quick"] if options.quick else [])], workers)
+    for failure in outcome.failures:
+        err.print(failure, style="red", highlight=False, soft_wrap=True)
+    if outcome.signal:
+        return EXIT_INTERRUPTED
+    err.print(f"node {workers.node_rank}'s ranks finished; node 0 writes kernels.json.", highlight=False)
+    return EXIT_FAILED_RUN if outcome.failures else EXIT_OK
 
 
 def _cuda_here() -> bool:

@@ -82,6 +82,11 @@ def _launch(args: argparse.Namespace, options: Any, workers: Any, out: Console, 
     launched = launch(args.argv, workers)
     for failure in launched.failures:
         err.print(failure, style="red", highlight=False, soft_wrap=True)
+    if not launched.results and launched.failures and not launched.signal and workers.node_rank == 0:
+        # no worker started (the machines never met): the record says so, as every run's does
+        from dawnbench.harness.runner import record_unstarted
+
+        return _report([record_unstarted(options, prep, "; ".join(launched.failures))], args, out, err)
     if not launched.results:
         if launched.signal:
             return EXIT_INTERRUPTED

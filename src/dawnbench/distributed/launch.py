@@ -29,6 +29,11 @@ from dawnbench.errors import DawnbenchError
 SHUTDOWN_TIMEOUT_S = 15
 # The signals torchrun forwards to the workers (its --signals-to-handle default).
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+# How long the machines of a multi-node launch wait for each other at the rendezvous (torchrun's static
+# rendezvous waits 600 s by default: a node whose peer never comes would sit out ten minutes).
+RDZV_TIMEOUT_S = 120
+
+
 @dataclass
 class LaunchOptions:
     nproc: int                          # workers on this machine
@@ -57,7 +62,7 @@ class LaunchOptions:
         if self.nnodes == 1:
             return [*args, "--standalone"]
         return [*args, "--rdzv-backend", "static", "--rdzv-endpoint", str(self.rdzv_endpoint),
-                "--node-rank", str(self.node_rank)]
+                "--node-rank", str(self.node_rank), "--rdzv-conf", f"timeout={RDZV_TIMEOUT_S}"]
 
 
 @dataclass
@@ -72,8 +77,10 @@ class Outcome:
 def torchrun(argv: list[str], options: LaunchOptions, env: dict[str, str] | None = None) -> Outcome:
     """Run ``dawnbench <argv>`` on ``options.nproc`` workers under torchrun, with ``env`` added to
     their environment; wait for every worker."""
+    from torch.distributed import DistError
     from torch.distributed.elastic.multiprocessing import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.elastic.rendezvous import RendezvousError
     from torch.distributed.run import get_args_parser
     from torch.distributed.run import run as run_torchrun
 
@@ -102,6 +109,13 @@ def torchrun(argv: list[str], options: LaunchOptions, env: dict[str, str] | None
                           if not (rank == 0 and failure.exitcode == 1)]
     except SignalException as err:
         outcome.signal = signal.Signals(err.sigval).name
+    except (RendezvousError, DistError) as err:   # the machines never met: no worker started
+        said = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        said = said.split("message: ", 1)[-1] if "EADDRINUSE" in said else said
+        outcome.failures = outcome.faults = [
+            f"the rendezvous at {options.rdzv_endpoint} failed on node {options.node_rank}: {said}"
+            + (" (another process holds that port: choose another, --rdzv-port with --executor slurm)"
+               if "address already in use" in said.lower() else "")]
     finally:
         for signum, handler in handlers.items():
             signal.signal(signum, handler)

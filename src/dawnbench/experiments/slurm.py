@@ -58,11 +58,15 @@ from dawnbench.io import atomic_write_json, output_dir
 FINISHED = ("success", "not_reached", "diverged")        # a run that got to its end: not run again on --resume
 TIMED_OUT = {"TIMEOUT", "DEADLINE"}
 FAILED = {"FAILED", "CANCELLED", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL", "REVOKED",
-          "UNKNOWN"}                                      # UNKNOWN: neither scontrol nor sacct knows the job
+          "UNKNOWN",                                      # UNKNOWN: neither scontrol nor sacct knows the job
+          "REQUEUED"}                                     # put back in the queue: cancelled by the batch
 ENDED = TIMED_OUT | FAILED | {"COMPLETED"}
 MANIFEST = "batch.json"
-RDZV_PORT = 29400
+RDZV_PORT, RDZV_PORTS = 29400, 10_000   # a job's rendezvous port: RDZV_PORT + its id modulo RDZV_PORTS
 SCHEDULER_PATIENCE_S = 120.0    # how long the watch loop bears a failing scontrol before it gives up
+# A multi-node job's nodes end their runs together; once one node's task has ended, the others get this
+# long before srun ends them (a node left waiting at a rendezvous or a collective for a peer that is gone).
+NODES_WAIT_S = 30
 
 
 @dataclass
@@ -75,6 +79,7 @@ class SlurmOptions:
     account: str | None = None
     array_parallelism: int = 256
     sbatch: list[str] = field(default_factory=list)   # other sbatch options, "--key=value"
+    rdzv_port: int | None = None         # a multi-node job's rendezvous port (default: from its job id)
     poll_s: float = 2.0
 
 
@@ -102,6 +107,8 @@ def check(options: SlurmOptions) -> None:
                              options.workers_per_node, 1)):
         if value is not None and not (isinstance(value, int) and value >= low):
             raise DawnbenchError(f"{name} {value}: must be an integer ≥ {low}.")
+    if options.rdzv_port is not None and not 1024 <= options.rdzv_port <= 65535:
+        raise DawnbenchError(f"--rdzv-port {options.rdzv_port}: must be a port from 1024 to 65535.")
     for item in options.sbatch:
         if not item.startswith("--") or "=" not in item:
             raise DawnbenchError(f"--sbatch {item!r}: give sbatch options as --key=value, e.g. --sbatch --qos=high.")
@@ -109,23 +116,40 @@ def check(options: SlurmOptions) -> None:
 
 # --- inside a job ----------------------------------------------------------------------------
 
-def job_main(argv: list[str], workers: int) -> int:
+def rendezvous(port: int | None = None) -> str:
+    """HOST:PORT of this job's rendezvous: its first node, at the address Slurm itself reaches it by (the
+    node's ``NodeAddr``: a name the other nodes can resolve, or an address — two nodes on one test host
+    share 127.0.0.1), on ``port`` or one derived from the job id (two multi-node jobs of one batch may
+    share a first node; each needs a port of its own)."""
+    first = subprocess.run(["scontrol", "show", "hostnames", os.environ["SLURM_JOB_NODELIST"]],
+                           capture_output=True, text=True, check=True).stdout.split()[0]
+    shown = subprocess.run(["scontrol", "-o", "show", "node", first], capture_output=True, text=True).stdout
+    address = next((f.split("=", 1)[1] for f in shown.split() if f.startswith("NodeAddr=")), "") or first
+    job = int(os.environ.get("SLURM_ARRAY_JOB_ID") or os.environ.get("SLURM_JOB_ID") or 0)
+    return f"{address}:{port or RDZV_PORT + job % RDZV_PORTS}"
+
+
+def job_main(argv: list[str], workers: int, rdzv_port: int | None = None) -> int:
     """What each task of a job runs: ``dawnbench run`` — with torchrun for this node's workers and, on
     several nodes, its rendezvous at the job's first node. Returns the run's exit code."""
     nodes, node = int(os.environ.get("SLURM_NNODES", "1")), int(os.environ.get("SLURM_NODEID", "0"))
     if workers > 1:
         argv = [*argv, "--nproc", str(workers // nodes)]
         if nodes > 1:
-            first = subprocess.run(["scontrol", "show", "hostnames", os.environ["SLURM_JOB_NODELIST"]],
-                                   capture_output=True, text=True, check=True).stdout.split()[0]
-            argv += ["--nnodes", str(nodes), "--node-rank", str(node), "--rdzv-endpoint", f"{first}:{RDZV_PORT}"]
+            argv += ["--nnodes", str(nodes), "--node-rank", str(node), "--rdzv-endpoint", rendezvous(rdzv_port)]
     # SIGUSR2 is Slurm's warning before the time limit (submitit asks for it). submitit's own handler in
     # this process would requeue the job — as if preempted when the limit was changed after submission —
     # and the run must not die of it either (its record would stay `running`). Ignored here and, by
     # inheritance, in the run: at the limit Slurm's SIGTERM ends the run as Ctrl-C does, and the batch
     # records `timeout`.
     signal.signal(signal.SIGUSR2, signal.SIG_IGN)
-    return subprocess.call([sys.executable, "-m", "dawnbench", *argv], env=_thread_env(workers // nodes))
+    code = subprocess.call([sys.executable, "-m", "dawnbench", *argv], env=_thread_env(workers // nodes))
+    # 1 on the first node: a run that ended without reaching its target (its record says so). Any other code
+    # there, and any but 0 on another node (it holds no record; its workers failed), fails the task and so the
+    # job. srun gives the other nodes' tasks NODES_WAIT_S more to write what they know, then ends them.
+    if code not in (0, 1) or (code and node > 0):
+        raise SystemExit(code)
+    return code
 
 
 def _thread_env(workers_here: int) -> dict[str, str]:
@@ -160,7 +184,8 @@ def _parse_scontrol(text: str) -> dict[str, dict[str, str]]:
         if "JobId" not in fields:
             continue
         state = {"state": fields.get("JobState", "UNKNOWN"), "reason": fields.get("Reason", "None"),
-                 "nodes": fields.get("NodeList", "(null)"), "exit_code": fields.get("ExitCode", "")}
+                 "nodes": fields.get("NodeList", "(null)"), "exit_code": fields.get("ExitCode", ""),
+                 "restarts": int(fields["Restarts"]) if fields.get("Restarts", "").isdigit() else 0}
         task = fields.get("ArrayTaskId", "N/A")
         if task != "N/A" and fields.get("ArrayJobId"):
             # the tasks not yet started are one record: ArrayTaskId=1-3 stands for 1, 2 and 3
@@ -175,7 +200,8 @@ class SchedulerError(DawnbenchError):
 
 
 FORGOTTEN = {"state": "UNKNOWN", "reason": "the scheduler no longer knows the job (neither scontrol nor sacct has "
-             "it)", "nodes": "", "exit_code": ""}
+             "it)", "nodes": "", "exit_code": "", "restarts": 0}
+REQUEUED = "REQUEUED"   # the batch's own word for a job the scheduler put back in the queue after it started
 
 
 def job_states(job_ids: list[str]) -> dict[str, dict[str, str]]:
@@ -200,7 +226,7 @@ def job_states(job_ids: list[str]) -> dict[str, dict[str, str]]:
             job, state, reason, nodes = (line.split("|") + ["", "", "", ""])[:4]
             if job in missing:
                 states[job] = {"state": state.split()[0] if state else "UNKNOWN", "reason": reason, "nodes": nodes,
-                               "exit_code": ""}
+                               "exit_code": "", "restarts": 0}
     return {j: states.get(j, FORGOTTEN) for j in job_ids}
 
 
@@ -214,10 +240,18 @@ def finished(run: PlannedRun) -> bool:
     return any(read_result(d)["status"] in FINISHED for d in _records(run.out))
 
 
+def _hostnames(nodes: str) -> list[str]:
+    """Slurm's compressed node list (``n[1-2]``) as names; none where the job had no node."""
+    if not nodes or nodes == "(null)":
+        return []
+    proc = subprocess.run(["scontrol", "show", "hostnames", nodes], capture_output=True, text=True)
+    return proc.stdout.split() if proc.returncode == 0 else [nodes]
+
+
 def settle(run: PlannedRun, job_id: str, state: dict[str, str], cancelled: bool) -> list[RunResult]:
     """The run's records with what only the scheduler knows (see the module docstring)."""
     facts = {"name": "slurm", "job_id": job_id, "state": state["state"], "reason": state["reason"],
-             "nodes": state["nodes"]}
+             "nodes": state["nodes"], "node_names": _hostnames(state["nodes"]), "restarts": state.get("restarts", 0)}
     dirs = _records(run.out)
     if not dirs:  # the job ended before the run wrote its first line
         target = run.out / f"slurm-{job_id}"
@@ -233,6 +267,10 @@ def settle(run: PlannedRun, job_id: str, state: dict[str, str], cancelled: bool)
         why = f"Slurm job {job_id} ended {state['state']} (reason: {state['reason']})"
         if cancelled and result.status not in FINISHED:
             result.status, result.error = "interrupted", "the batch was interrupted: its jobs were cancelled"
+        elif state["state"] == REQUEUED and result.status not in FINISHED:
+            why = f"Slurm job {job_id}: {state['reason']}"
+            result.status = "aborted" if result.status == "aborted" else "interrupted"
+            result.error = why if not result.error else f"{why}; the run had recorded: {result.error}"
         elif state["state"] in TIMED_OUT and result.status not in FINISHED:
             result.status, result.error = "timeout", f"{why}: the run passed --time-limit"
         elif state["state"] in FAILED and result.status not in FINISHED:
@@ -267,6 +305,7 @@ def _executor(options: SlurmOptions, folder: Path, workers: int) -> Any:
         cpus_per_task=(options.cpus_per_run or 1) * (workers // nodes) if options.cpus_per_run or workers > 1 else None,
         gpus_per_node=options.gpus_per_run * (workers // nodes) or None, partition=options.partition,
         account=options.account, array_parallelism=options.array_parallelism, signal_delay_s=10,
+        srun_args=[f"--wait={NODES_WAIT_S}"] if nodes > 1 else None,
         additional_parameters=extra or None)
     return executor
 
@@ -317,6 +356,8 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
     cancelled = False
     states: dict[str, dict[str, str]] = {}
     failing_since: float | None = None
+    given_up: dict[str, dict[str, Any]] = {}   # job id → its state when the batch cancelled it after a requeue
+    ran_on: dict[str, str] = {}                # job id → the nodes it last ran on (a requeued job has none)
     try:
         with interruptible():
             while True:
@@ -332,6 +373,8 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
                                              "same --out submits what did not finish.") from None
                     time.sleep(options.poll_s)
                     continue
+                ran_on.update({j: st["nodes"] for j, st in states.items() if st["nodes"] not in ("", "(null)")})
+                _requeued(jobs, states, given_up, ran_on)
                 counts = {"queued": 0, "running": 0, "done": 0, "failed": 0}
                 for job in jobs.values():
                     state = states[job.job_id]["state"]
@@ -346,7 +389,7 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
     except BaseException:      # Ctrl-C (or anything else): our jobs, and only ours, go
         cancelled = True
         _cancel(list(jobs.values()))
-        states = job_states([job.job_id for job in jobs.values()])
+        states = {**job_states([job.job_id for job in jobs.values()]), **given_up}
         if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
             raise
     results: dict[str, list[RunResult]] = {}
@@ -360,6 +403,26 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
     return results
 
 
+def _requeued(jobs: dict[str, Any], states: dict[str, dict[str, Any]], given_up: dict[str, dict[str, Any]],
+              ran_on: dict[str, str]) -> None:
+    """A job the scheduler put back in the queue after it started (preemption, `scontrol requeue`, a node
+    that failed under it): its attempt has ended and its run folder says how. The batch does not wait for
+    a second attempt it cannot bound (a two-node job whose node is down would pend for good): it cancels
+    the job, and marks its state ``REQUEUED`` in ``states``, with the nodes of the attempt that ran
+    (``ran_on``) — ``--resume`` runs it again."""
+    for job in jobs.values():
+        state = states[job.job_id]
+        if job.job_id in given_up:
+            states[job.job_id] = given_up[job.job_id]
+        elif state.get("restarts", 0) > 0 and state["state"] not in ENDED:
+            _cancel([job])
+            given_up[job.job_id] = states[job.job_id] = {
+                **state, "state": REQUEUED, "nodes": ran_on.get(job.job_id, state["nodes"]),
+                "reason": f"requeued by the scheduler after it started (restart {state['restarts']}: preemption, "
+                          "`scontrol requeue`, or a node that failed under it), then cancelled by the batch; "
+                          "`--resume` on the same --out runs it again"}
+
+
 def _submit(todo: list[PlannedRun], options: SlurmOptions, folder: Path, jobs: dict[str, Any]) -> None:
     """Submit ``todo`` into ``jobs`` (key → submitit job): single-worker runs as one array, each
     multi-worker run as a job of its own."""
@@ -371,7 +434,7 @@ def _submit(todo: list[PlannedRun], options: SlurmOptions, folder: Path, jobs: d
         jobs.update({r.key: job for r, job in submitted})
     for r in (r for r in todo if r.workers > 1):
         jobs[r.key] = _executor(options, folder, r.workers).submit(job_main, [*r.argv, "--out", str(r.out)],
-                                                                   r.workers)
+                                                                   r.workers, options.rdzv_port)
 
 
 def _cancel(jobs: list[Any], wait_s: float = 60.0) -> None:

@@ -53,6 +53,7 @@ from dawnbench.distributed.world import World, worker_seed
 from dawnbench.entries import Entry, Progress, TrainContext
 from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
+from dawnbench.harness.cost import HarnessCost
 from dawnbench.harness.options import PreparedRun, RunOptions, seed_everything
 from dawnbench.harness.progress import ProgressProbe
 from dawnbench.harness.record import RUNNING, RunResult
@@ -99,6 +100,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
     scored = data.open_split(task.dataset, task.scored_split, mmap=True)
     train_count = data.train_count(task.dataset, task.train_split)
     timer = comm.CommTimer() if world.distributed else None
+    cost = HarnessCost()
 
     def context(timed: comm.CommTimer | None = None) -> TrainContext:
         return train_context(entry, task, seed, prep.precision, prep.compile, world, timed, recorder.stream_opened,
@@ -130,12 +132,13 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
             recorder.start(mllog.RUN_START)
             batch = entry.hp.get("batch_size")
             per_step = batch * world.world_size if isinstance(batch, int) and not isinstance(batch, bool) else None
-            with StepCounter() as counter, _step_budgets(counter, options, per_step, train_count, clock, world):
+            with StepCounter(wrap=cost.wrap) as counter, \
+                    _step_budgets(counter, options, per_step, train_count, clock, world, cost):
                 probe = ProgressProbe(counter, lambda: clock.timed_s, per_step, train_count,
                                       options.max_epochs or entry.hp.get("epochs"))
                 recorder.training_started(probe)
                 gen = entry.train(context(timer.start() if timer else None))
-                ended = _drive(gen, entry, prep.precision, clock, recorder, world, timer, options, budgets)
+                ended = _drive(gen, entry, prep.precision, clock, recorder, world, timer, options, budgets, cost)
             if options.continue_after_target:
                 recorder.save_final(entry)
         except StopRun as stop:
@@ -150,6 +153,8 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
                 gen.close()
             if timer is not None:
                 timer.stop()
+            if recorder.result is not None:
+                recorder.result.harness = cost.figures(clock.timed_s)
         if prep.compile:  # graphs compiled after run_start were timed
             recorder.result.graphs_compiled_timed = (compile_stats() - before)["graphs"]
         return recorder.finish(entry, ended, error)
@@ -157,7 +162,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
 
 @contextmanager
 def _step_budgets(counter: StepCounter, options: RunOptions, per_step: int | None, train_count: int,
-                  clock: Clock, world: World) -> Iterator[None]:
+                  clock: Clock, world: World, cost: HarnessCost) -> Iterator[None]:
     """The budgets checked at optimizer steps, so that training stops between two of them, the weights
     whole, and every worker at the same step:
 
@@ -177,13 +182,13 @@ def _step_budgets(counter: StepCounter, options: RunOptions, per_step: int | Non
             if counter.steps >= limit:
                 raise StopRun("not_reached", f"max_epochs={options.max_epochs:g} of training ended inside an "
                                              f"epoch (after {limit} optimizer steps)", "max_epochs")
-        hooks.append(register_optimizer_step_pre_hook(before_step))
+        hooks.append(register_optimizer_step_pre_hook(cost.wrap(before_step)))
     if options.max_seconds is not None and world.distributed:
         def after_step(_optimizer: Any, _args: Any, _kwargs: Any) -> None:
             if world.decide(stop=clock.timed_s >= options.max_seconds):
                 raise StopRun("not_reached", f"max_seconds={options.max_seconds:g} of timed training passed "
                                              f"(after {counter.steps} optimizer steps)", "max_seconds")
-        hooks.append(register_optimizer_step_post_hook(after_step))
+        hooks.append(register_optimizer_step_post_hook(cost.wrap(after_step)))
     try:
         yield
     finally:
@@ -193,7 +198,7 @@ def _step_budgets(counter: StepCounter, options: RunOptions, per_step: int | Non
 
 def _drive(gen: Generator[Progress, None, None], entry: Entry, precision: str, clock: Clock,
            recorder: Recorder, world: World, timer: comm.CommTimer | None, options: RunOptions,
-           budgets: Budgets) -> str:
+           budgets: Budgets, cost: HarnessCost) -> str:
     """Alternate timed training and untimed evaluation; return how the run ended."""
     last_samples, last_epoch = 0, 0.0
     while True:
@@ -207,9 +212,11 @@ def _drive(gen: Generator[Progress, None, None], entry: Entry, precision: str, c
             left += world.distributed * (BACKSTOP_GRACE_S + 0.1 * options.max_seconds)
             why = f"max_seconds={options.max_seconds:g} of timed training passed before the entry's next yield"
         try:
-            with clock.segment("train"), precision_scope(precision, entry.device, entry.own_precisions), \
+            with clock.segment("train"), cost.timed(), \
+                    precision_scope(precision, entry.device, entry.own_precisions), \
                     budgets.stage(left, "not_reached", why, "max_seconds"):
-                progress = next(gen, None)
+                with cost.entry():
+                    progress = next(gen, None)
                 world.barrier()
         except StopRun as stop:
             # Ended between evaluation points: a budget (or, if asked, a signal) gets an evaluation of

@@ -78,6 +78,7 @@ class RunResult:
     scheduler: dict[str, Any] | None = None  # run as a cluster job: its id, nodes, final state (SPEC §21)
     entry_facts: dict[str, Any] | None = None  # what the entry reports of how it ran (Entry.facts)
     generalization: dict[str, Any] | None = None  # `dawnbench generalize` (SPEC §15)
+    harness: dict[str, Any] | None = None  # the harness's own cost while timed, as shares (harness/cost.py)
     inference: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
     resources: dict[str, Any] | None = None  # the resource monitor's summary (SPEC §14)
@@ -156,7 +157,7 @@ _FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {  # field -> (types, m
     "distributed": ((dict,), True), "error": ((str,), True), "started_at": ((str,), True),
     "run_dir": ((str,), True), "data_pipeline": ((str,), True), "subset": ((str,), True),
     "memory_plan": ((dict,), True), "loader_workers": ((int,), True), "interconnect": ((dict,), True),
-    "scheduler": ((dict,), True), "entry_facts": ((dict,), True),
+    "scheduler": ((dict,), True), "entry_facts": ((dict,), True), "harness": ((dict,), True),
 }
 _EVAL_FIELDS = {"epoch": _NUMBER, "samples": (int,), "timed_s": _NUMBER, "value": _NUMBER}
 _EVAL_OPTIONAL = {"extra", "stopped_by"}   # {key: number}: the metric's other values; why training stopped

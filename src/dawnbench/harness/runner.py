@@ -30,6 +30,7 @@ from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import P2P_OFF_ENV, PreparedRun, RunOptions, prepare
 from dawnbench.harness.record import RunResult
+from dawnbench.io import atomic_write_json, output_dir
 from dawnbench.harness.recorder import RankZeroRecorder, Recorder
 from dawnbench.tasks import Task
 
@@ -42,6 +43,17 @@ def new_run_dir(out_dir: Path, task: str, entry: str, seed: int) -> Path:
         n += 1
         path = base.with_name(f"{base.name}-{n}")
     return path
+
+
+def record_unstarted(options: RunOptions, prep: PreparedRun, why: str) -> RunResult:
+    """The record of a run that ended before it started (its machines never met): ``aborted``, with why, in
+    a folder of its own under ``options.out_dir`` — so every way a run can end leaves a record."""
+    run_dir = new_run_dir(options.out_dir, prep.task.name, prep.entry_cls.name, options.seed)
+    result = RunResult(task=prep.task.name, entry=prep.entry_cls.name, seed=options.seed, status="aborted",
+                       official=prep.official, metric=prep.task.metric.name, threshold=prep.threshold,
+                       precision=options.precision, subset=prep.task.subset, error=why, run_dir=str(run_dir))
+    atomic_write_json(output_dir(run_dir) / "result.json", result.to_dict())
+    return result
 
 
 def run_seed(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path | None = None,

@@ -42,6 +42,7 @@ from that rounding.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 import time
@@ -159,11 +160,19 @@ class _Processes:
     """The run's processes: this one, its peers (the run's other workers here) and all their children.
 
     CPU time is counted per root: its own, its reaped children's (what the kernel adds to it when
-    a child exits) and its live descendants'; a root that exits keeps its last reading."""
+    a child exits) and its live descendants'; a root that exits keeps its last reading.
+
+    Finding the descendants reads every process of the machine (about a millisecond per root here), so
+    they are looked for every ``RESCAN_S`` seconds, not at every sample; in between, the ones found are
+    read again (a child is counted from when it is first found, with all its CPU time since it began)."""
+
+    RESCAN_S = 2.0
 
     def __init__(self, peers: Sequence[int]) -> None:
         self.roots = [psutil.Process()] + [psutil.Process(pid) for pid in peers]
         self._last: dict[int, float] = {}
+        self._children: dict[int, list[psutil.Process]] = {}
+        self._scanned = -math.inf
 
     def own_cpus(self, cores: int) -> int:
         """The CPUs the run may use: the union of its processes' affinities, capped by what Slurm allocated
@@ -178,13 +187,18 @@ class _Processes:
 
     def sample(self) -> tuple[float, float]:
         """(CPU seconds so far, resident bytes now), over every process of the run."""
+        rescan = time.monotonic() - self._scanned >= self.RESCAN_S
+        if rescan:
+            self._scanned = time.monotonic()
         rss = 0.0
         for root in self.roots:
             with contextlib.suppress(psutil.Error):
                 t = root.cpu_times()
                 seconds = t.user + t.system + t.children_user + t.children_system
                 rss += root.memory_info().rss
-                for child in root.children(recursive=True):
+                if rescan:
+                    self._children[root.pid] = root.children(recursive=True)
+                for child in self._children.get(root.pid, []):
                     with contextlib.suppress(psutil.Error):
                         c = child.cpu_times()
                         seconds += c.user + c.system

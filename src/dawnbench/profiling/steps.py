@@ -4,7 +4,12 @@ warm-up and the profiler's window (every entry steps an optimizer, whatever its 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from torch.optim.optimizer import register_optimizer_step_post_hook
+
+Hook = Callable[[Any, Any, Any], None]
 
 
 class StepLimitReached(BaseException):
@@ -16,9 +21,10 @@ class StepCounter:
     """Counts optimizer steps inside its ``with`` block; with ``limit``, the step that
     reaches it raises :class:`StepLimitReached` (how the default warm-up ends ``train``)."""
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int | None = None, wrap: Callable[[Hook], Hook] = lambda hook: hook) -> None:
         self.steps = 0
         self.limit = limit
+        self._wrap = wrap   # the run's: times the hook as the harness's own cost (harness/cost.py)
 
     def _count(self, _optimizer, _args, _kwargs) -> None:
         self.steps += 1
@@ -26,7 +32,7 @@ class StepCounter:
             raise StepLimitReached
 
     def __enter__(self) -> StepCounter:
-        self._handle = register_optimizer_step_post_hook(self._count)
+        self._handle = register_optimizer_step_post_hook(self._wrap(self._count))
         return self
 
     def __exit__(self, *_exc) -> None:

@@ -1,0 +1,139 @@
+"""Past one machine, tested for real (SPEC §22): a two-node Slurm cluster on this host (two slurmd, each in
+a UTS namespace of its own, tests/slurm_cluster.py). A run's workers on both nodes meeting at the first
+node's rendezvous, as one job; the faults across nodes — a worker killed on the second node, the first
+node's rendezvous port taken, the job requeued by the scheduler, the second node lost — each ending in a
+record that says what happened, with no job and no process left; and all-reduce across the nodes."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+import slurm_faults as faults
+from dawnbench.cli import main
+from slurm_cluster import ClusterUnavailable, SlurmCluster
+from slurm_faults import HOLD, TWO, records
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, mnist_ready):
+    try:
+        with SlurmCluster(tmp_path_factory.mktemp("nodes"), cpus=2, nodes=2) as started:
+            yield started
+    except ClusterUnavailable as why:
+        if os.environ.get("DAWNBENCH_REQUIRE_SLURM") == "1":
+            raise
+        pytest.skip(f"no two-node Slurm cluster: {why}")
+
+
+@pytest.fixture
+def on_cluster(cluster, monkeypatch, tmp_path):
+    monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    yield cluster
+    deadline = time.monotonic() + 30
+    while cluster.queue() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert cluster.queue() == [], "a test left jobs on the cluster"
+    left = [p.pid for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
+    assert not left, f"processes of the test's jobs left behind: {left}"
+
+
+def test_a_two_worker_run_is_one_job_on_both_nodes(on_cluster, tmp_path, capsys):
+    assert main(["run", "mnist", *HOLD, "--set", "seconds=1", *TWO, "--out", str(tmp_path / "slurm"), "--json"]) == 1
+    capsys.readouterr()
+    [record] = records(tmp_path / "slurm")
+    assert record["status"] == "not_reached" and record["distributed"]["world_size"] == 2
+    assert record["distributed"]["nnodes"] == 2 and record["scheduler"]["node_names"] == ["n1", "n2"]
+    assert record["scheduler"]["state"] == "COMPLETED" and record["scheduler"]["restarts"] == 0
+    # the same fields as a run of two workers here
+    assert main(["run", "mnist", *HOLD, "--set", "seconds=1", "--nproc", "2", "--out", str(tmp_path / "local")]) == 1
+    [local] = records(tmp_path / "local")
+    assert local["scheduler"] is None and local["distributed"]["nnodes"] == 1
+    assert set(local) == set(record) and set(local["distributed"]) == set(record["distributed"])
+    assert set(local["resources"]) == set(record["resources"])
+
+
+def test_scale_puts_each_worker_count_on_its_nodes(on_cluster, tmp_path, capsys):
+    """`scale --workers 1,2 --workers-per-node 1`: one worker on one node, then two workers on two."""
+    assert main(["scale", "mnist", *HOLD, "--set", "seconds=1", "--workers", "1,2", "--runs", "1",
+                 "--workers-per-node", "1", "--cpus-per-run", "1", "--executor", "slurm",
+                 "--out", str(tmp_path), "--json"]) == 0
+    capsys.readouterr()
+    found = {(r["distributed"] or {"world_size": 1})["world_size"]: r for r in records(tmp_path)}
+    assert sorted(found) == [1, 2] and all(r["status"] == "not_reached" for r in found.values())
+    assert found[2]["distributed"]["nnodes"] == 2 and found[2]["scheduler"]["node_names"] == ["n1", "n2"]
+    assert len(found[1]["scheduler"]["node_names"]) == 1
+
+
+def test_all_reduce_across_the_two_nodes(on_cluster, tmp_path):
+    """`srun` starts `kernels allreduce` on each node (the documented recipe); node 0 writes kernels.json."""
+    out, port = tmp_path / "k", _free_port()
+    proc = subprocess.run(["srun", "-N", "2", "--ntasks-per-node", "1", "sh", "-c",
+                           f"{sys.executable} -m dawnbench kernels allreduce --quick --nproc 1 --nnodes 2 "
+                           f"--node-rank $SLURM_NODEID --rdzv-endpoint 127.0.0.1:{port} --out {out}"],
+                          capture_output=True, text=True, env=on_cluster.env, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads((out / "kernels.json").read_text())
+    rows = [r for r in doc["rows"] if r["suite"] == "allreduce"]
+    assert rows and all(r["world_size"] == 2 and r["nnodes"] == 2 and r["sum_checked"] for r in rows)
+
+
+# --- faults across nodes (the scenarios: tests/slurm_faults.py; their evidence: benchmarks/slurm_faults.py) ---
+
+def _nothing_left(outcome: faults.Outcome) -> None:
+    assert outcome.jobs_left == [] and outcome.processes_left == [], outcome.summary()
+
+
+def test_a_worker_killed_on_the_second_node_ends_the_run_aborted(on_cluster, tmp_path):
+    outcome = faults.worker_killed(on_cluster, tmp_path)
+    record = outcome.record
+    assert outcome.exit == 1 and record["status"] == "aborted", outcome.summary()
+    assert "Connection" in record["error"] and record["scheduler"]["state"] == "FAILED", record["error"]
+    assert record["scheduler"]["node_names"] == ["n1", "n2"] and outcome.noticed_s < 60
+    assert record["timed_s"] > 0 and record["distributed"]["world_size"] == 2     # what it measured, kept
+    _nothing_left(outcome)
+
+
+def test_the_first_nodes_rendezvous_port_taken_is_a_record_that_names_it(on_cluster, tmp_path):
+    outcome = faults.port_taken(on_cluster, tmp_path)
+    assert outcome.record["status"] == "aborted", outcome.summary()
+    assert f"127.0.0.1:{outcome.details['port']} failed on node 0" in outcome.record["error"]
+    assert "address already in use" in outcome.record["error"]
+    _nothing_left(outcome)
+
+
+def test_a_job_requeued_by_the_scheduler_is_recorded_and_resume_completes_it(on_cluster, tmp_path):
+    outcome = faults.requeued(on_cluster, tmp_path)
+    record = outcome.record
+    assert record["status"] == "interrupted" and record["scheduler"]["state"] == "REQUEUED", outcome.summary()
+    assert "requeued by the scheduler" in record["error"] and "--resume" in record["error"]
+    assert record["scheduler"]["node_names"] == ["n1", "n2"] and record["scheduler"]["restarts"] == 1
+    assert outcome.resumed["status"] == "not_reached" and len(outcome.details["superseded"]) == 1
+    _nothing_left(outcome)
+
+
+def test_the_second_node_lost_mid_run_ends_in_a_record_and_leaves_nothing(on_cluster, tmp_path):
+    """Last: it kills a node (and starts it again). The run on n1 loses its peer; Slurm notices the node is
+    gone and requeues the job, or the job fails first; the batch records the attempt either way."""
+    outcome = faults.node_lost(on_cluster, tmp_path)
+    record = outcome.record
+    assert outcome.exit == 1 and record["status"] in ("aborted", "interrupted"), outcome.summary()
+    assert record["scheduler"]["state"] in ("REQUEUED", "NODE_FAIL", "FAILED") and outcome.noticed_s < 120
+    assert record["scheduler"]["node_names"] == ["n1", "n2"] and record["timed_s"] > 0
+    _nothing_left(outcome)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
