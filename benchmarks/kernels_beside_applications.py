@@ -65,7 +65,7 @@ def finding(roof: dict, sim: dict) -> dict:
     for kind, cluster in zip(sim["kinds"], clusters):
         table.setdefault(kind, {}).setdefault(str(cluster), 0)
         table[kind][str(cluster)] += 1
-    return {"kernel_rows": len(kernels), "applications": len(apps),
+    return {"kernel_rows": len(kernels), "application_count": len(apps),
             "median_intensity": {"kernels": statistics.median(p["intensity"] for p in kernels),
                                  "applications": statistics.median(p["intensity"] for p in apps)},
             "median_gflops": {"kernels": statistics.median(p["flops_per_s"] for p in kernels) / 1e9,

@@ -34,7 +34,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.utils import benchmark
 
-from dawnbench.kernels import problems, run
+from dawnbench.kernels import run
 from dawnbench.kernels.passes import statement
 from dawnbench.kernels.problems import Problem
 from dawnbench.profiling.roofs import measure_roofs

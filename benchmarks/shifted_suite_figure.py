@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
 
 from dawnbench import data
 from dawnbench.data.corruptions import FAMILIES, corrupt

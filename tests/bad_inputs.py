@@ -146,6 +146,13 @@ def _summary(w: Path, change: Callable[[dict], None] | None = None) -> Path:
     return _write_json(w / "prof" / "summary.json", doc)
 
 
+def _profile(w: Path, ops: str | None = None, change: Callable[[dict], None] | None = None) -> Path:
+    """A profile folder for explain and predict: ``ops.tsv`` of one GEMM (or ``ops``), ``summary.json`` ``change``d."""
+    folder = _ops(w, OP.format(calls=2, time=0.5) if ops is None else ops)
+    _summary(w, change)
+    return folder
+
+
 def _write_json(path: Path, doc: object) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
@@ -431,6 +438,26 @@ CASES: list[tuple[str, str, ArgsOf]] = [
     *[(f"json-{what}-{command}", "handled", _deep(command, payload))
       for what, payload in (("deep", DEEP), ("bigint", HUGE_INT))
       for command in ("validate", "leaderboard", "schedule", "analyze", "report", "export")],
+    # explain and predict (wave 5): a profile folder, a device name or another machine's kernels.json
+    *[(f"predict-{name}", "refused", (lambda argv: lambda w, run: ["predict", *argv(w)])(argv)) for name, argv in (
+        ("device-unknown", lambda w: [_profile(w), "--device", "A100"]),
+        ("device-empty", lambda w: [_profile(w), "--device", ","]),
+        ("epochs-negative", lambda w: [_profile(w), "--device", "V100", "--epochs", "-3"]),
+        ("epochs-nan", lambda w: [_profile(w), "--device", "V100", "--epochs", "nan"]),
+        ("no-profile", lambda w: [w, "--device", "V100"]),
+        ("ops-link", lambda w: [_link_ops(w), "--device", "V100"]),
+        ("ops-time-nan", lambda w: [_profile(w, OP.format(calls=2, time="nan")), "--device", "V100"]),
+        ("summary-steps-zero", lambda w: [_profile(w, change=lambda d: d.__setitem__("steps", 0)), "--device",
+                                          "V100"]),
+        ("summary-window-string", lambda w: [_profile(w, change=lambda d: d.__setitem__("window_s", "1 s")),
+                                             "--device", "V100"]),
+        ("kernels-median-string", lambda w: [_profile(w), "--device", _kernels(w, _row(median_s="x"))]),
+        ("kernels-no-roofs", lambda w: [_profile(w), "--device", _kernels(w, lambda d: d.pop("roofs"))]),
+        ("kernels-link-out", lambda w: [_profile(w), "--device", _special(w, "link")]),
+        ("kernels-fifo", lambda w: [_profile(w), "--device", _special(w, "fifo")]))],
+    ("explain-no-profile", "refused", lambda w, run: ["explain", w]),
+    ("explain-summary-damaged", "refused", lambda w, run: ["explain", _profile(
+        w, change=lambda d: d.__setitem__("roofs", "fast"))]),
 ]
 
 # Where the wave-4 cases came from (docs/results/hostile.md counts them): the issue's list, and the fresh

@@ -65,6 +65,26 @@ def test_bytes_and_intensity_of_known_ops():
     assert window.matched_share > 0.9
 
 
+def _pick_rows_then_matmul():
+    """A training loop that gathers 32 rows of a 1000-row table (as a task indexes its resident data)."""
+    table, idx = torch.randn(1000, 64), torch.arange(32)
+    w = torch.randn(64, 8, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.0)
+    while True:
+        loss = (table[idx] @ w).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        yield
+
+
+def test_a_gather_moves_the_rows_it_picks_not_the_table():
+    window = profile_window(_pick_rows_then_matmul(), torch.device("cpu"), steps=2, warm_steps=1)
+    [index] = [r for r in window.table(lambda p: 10.0, lambda p: 1e12, "fp32") if r["op"] == "aten::index"]
+    # int64 indices, rows read and written (the whole table would be 1000 × 64 × 4 bytes a call)
+    assert index["bytes"] == pytest.approx(index["calls"] * (32 * 8 + 2 * 32 * 64 * 4), rel=0.01)
+
+
 def test_cdf_is_monotone_and_ends_at_one():
     _, rows = _rows()
     rates, share = throughput_cdf(rows)

@@ -18,7 +18,6 @@ import pytest
 from dawnbench.cli import main
 from dawnbench.environment import topology
 from dawnbench.experiments.jobs import shares
-from dawnbench.profiling import resources
 from dawnbench.profiling.resources import ResourceMonitor
 
 HERE = Path(__file__).resolve().parent

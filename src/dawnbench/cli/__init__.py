@@ -6,6 +6,7 @@
 * ``results``      export, analyze, compare, report, check-log, validate, leaderboard
 * ``utilisation``  profile, machine, similarity, roofline, classes
 * ``kernels``      kernels (DeepBench's GEMM, convolution, RNN, all-reduce)
+* ``prediction``   explain, predict (an application's step as its kernels see it; on another device)
 * ``catalog``      data fetch/list, tasks, prices
 
 Exit codes: 0 every run reached its target (or the command succeeded); 1 some run
@@ -25,7 +26,7 @@ from rich.console import Console
 from rich.text import Text
 
 from dawnbench import __version__
-from dawnbench.cli import catalog, inference, kernels, results, scaling, training, utilisation
+from dawnbench.cli import catalog, inference, kernels, prediction, results, scaling, training, utilisation
 from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from dawnbench.errors import DawnbenchError
 
@@ -81,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="dawnbench", description="Time-to-accuracy benchmarking.")
     parser.add_argument("--version", action="version", version=f"dawnbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for family in (training, scaling, inference, results, utilisation, kernels, catalog):
+    for family in (training, scaling, inference, results, utilisation, kernels, prediction, catalog):
         family.register(sub)
     return parser
 

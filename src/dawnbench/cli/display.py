@@ -461,8 +461,6 @@ def topology_table(topology: dict) -> Table:
 
 def profile_table(summary: dict, out_dir, top: int = 12) -> Table:
     """The top ops of a profile, with the window's figures in the caption."""
-    import csv
-
     step = summary["step"]
     rate = f"{summary['samples_per_s']:,.0f} samples/s · " if summary.get("samples_per_s") else ""
     peak = summary.get("fraction_of_peak")

@@ -12,7 +12,6 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
-from rich.text import Text
 
 from dawnbench.cli.common import EXIT_FAILED_RUN, EXIT_INTERRUPTED, EXIT_OK, add_worker_options, print_json
 from dawnbench.errors import DawnbenchError

@@ -8,8 +8,8 @@
 * Convolution (NCHW, the problem's padding and stride): forward ``F.conv2d``; the two backward
   passes are ATen's ``convolution_backward`` asked for the input gradient only, or the weight
   gradient only — the library call each is, on any device (cuDNN on a GPU, oneDNN on a CPU).
-* RNN: ``torch.nn.RNN`` (ReLU, DeepBench's vanilla cell), ``LSTM`` or ``GRU``, hidden → hidden, one
-  layer, input (timesteps, batch, hidden) — cuDNN's RNN on a GPU, as DeepBench's ``rnn_bench``.
+* RNN: ``torch.nn.RNN`` (ReLU, DeepBench's vanilla cell), ``LSTM`` or ``GRU``, hidden → hidden (or
+  ``input`` → hidden, an application's layer), one layer, input (timesteps, batch, hidden) — cuDNN's RNN on a GPU, as DeepBench's ``rnn_bench``.
   Forward of the training set keeps what autograd needs (a training forward); of the inference
   sets runs under ``inference_mode``. Backward is one pass of autograd through the retained
   graph: inputs and parameters together.
@@ -75,8 +75,9 @@ def _conv(p: dict, pass_name: str, dtype: torch.dtype, device: torch.device, tra
 
 
 def _rnn(p: dict, pass_name: str, dtype: torch.dtype, device: torch.device, training: bool) -> Callable[[], Any]:
-    cell = CELLS[p["cell"]](p["hidden"], p["hidden"]).to(device=device, dtype=dtype)
-    x = _randn(p["timesteps"], p["batch"], p["hidden"], dtype=dtype, device=device, requires_grad=training)
+    width = p.get("input", p["hidden"])
+    cell = CELLS[p["cell"]](width, p["hidden"]).to(device=device, dtype=dtype)
+    x = _randn(p["timesteps"], p["batch"], width, dtype=dtype, device=device, requires_grad=training)
     if pass_name == "forward":
         if training:
             return lambda: cell(x)

@@ -4,7 +4,8 @@ Baidu's Apache-2.0 licence and the attribution in its README), and the ``--quick
 A :class:`Problem` keeps DeepBench's own field names in ``params``: GEMM ``m, n, k,
 a_transposed, b_transposed``; convolution ``w, h, c, n, k, filter_w, filter_h, pad_w, pad_h,
 stride_w, stride_h`` (NCHW); RNN ``hidden, batch, timesteps, cell`` (``vanilla`` — ReLU —,
-``lstm``, ``gru``); all-reduce ``floats``. Its passes (:data:`PASSES`) are what one row of
+``lstm``, ``gru``), and ``input`` where a layer's input width is not its hidden width (an
+application's layer: DeepBench's have none); all-reduce ``floats``. Its passes (:data:`PASSES`) are what one row of
 ``kernels.json`` times.
 
 **The quick subset** (``--quick``: every suite in a few minutes on two cores):
@@ -82,7 +83,8 @@ def problems(suite: str, set_name: str) -> list[Problem]:
 def flops(problem: Problem, pass_name: str, params: dict[str, Any] | None = None) -> float:
     """FLOPs of one pass, DeepBench's counts: GEMM 2·m·n·k; convolution 2·n·k·p·q·c·r·s per pass; RNN
     2·g·h²·n·t per pass (the recurrent GEMMs only), a backward of inputs and parameters counting
-    two; all-reduce none."""
+    two — an application's layer of input width i counts g·h·(h + i)·n·t, the same where i = h and
+    in proportion to its work where not; all-reduce none."""
     p = problem.ran if params is None else params
     if problem.suite == "gemm":
         return 2.0 * p["m"] * p["n"] * p["k"]
@@ -90,7 +92,8 @@ def flops(problem: Problem, pass_name: str, params: dict[str, Any] | None = None
         out_h, out_w = conv_output(p)
         return 2.0 * p["n"] * p["k"] * out_h * out_w * p["c"] * p["filter_h"] * p["filter_w"]
     if problem.suite == "rnn":
-        per_pass = 2.0 * CELL_GATES[p["cell"]] * p["hidden"] ** 2 * p["batch"] * p["timesteps"]
+        h = p["hidden"]
+        per_pass = CELL_GATES[p["cell"]] * h * (h + p.get("input", h)) * p["batch"] * p["timesteps"]
         return per_pass * (2 if pass_name == "backward" else 1)
     return 0.0
 
@@ -111,8 +114,9 @@ def tensor_elements(problem: Problem) -> dict[str, int]:
         return {"x": p["n"] * p["c"] * p["h"] * p["w"], "w": p["k"] * p["c"] * p["filter_h"] * p["filter_w"],
                 "y": p["n"] * p["k"] * out_h * out_w}
     if problem.suite == "rnn":
-        g, h, n, t = CELL_GATES[p["cell"]], p["hidden"], p["batch"], p["timesteps"]
-        return {"x": t * n * h, "y": t * n * h, "weights": 2 * g * h * h, "state": n * h * (2 if p["cell"] == "lstm" else 1),
+        g, h, n, t, i = CELL_GATES[p["cell"]], p["hidden"], p["batch"], p["timesteps"], p.get("input", p["hidden"])
+        return {"x": t * n * i, "y": t * n * h, "weights": g * h * (i + h),
+                "state": n * h * (2 if p["cell"] == "lstm" else 1),
                 "saved": t * n * h * (g + 2)}   # what autograd keeps for the backward: gates and states
     return {"buffer": p["floats"]}
 

@@ -9,7 +9,8 @@ Two views of the same steps, each from the tool made for it:
   ``TorchDispatchMode``: every op as it really executes — after autograd and autocast
   — with its FLOPs (``torch.utils.flop_counter``'s formulas: matrix multiplies and
   convolutions, and fused recurrent layers by ``flops.py``; elementwise ops count 0) and its bytes (every tensor it reads plus every
-  tensor it writes, from their shapes and dtypes; views move nothing and count 0);
+  tensor it writes, from their shapes and dtypes; views move nothing and count 0; a gather —
+  ``index``, ``embedding``… — reads the rows it picks and its indices, not the whole table);
 * **the window** of ``steps`` training steps under ``torch.profiler`` (shapes
   recorded), which times each of those ops without the census's overhead and writes
   the Chrome trace.
@@ -48,8 +49,13 @@ from dawnbench.io import atomic_write_text, read_foreign_text
 from dawnbench.profiling.flops import op_flops
 from dawnbench.profiling.steps import StepLimitReached
 
+GATHERS = {"index", "index_select", "gather", "embedding", "take", "take_along_dim"}
 TSV_COLUMNS = ("op", "shapes", "dtype", "precision", "calls", "time_s", "share", "flops", "bytes",
-               "intensity", "flops_per_s", "bytes_per_s", "fraction_of_roof", "bound")
+               "intensity", "flops_per_s", "bytes_per_s", "fraction_of_roof", "bound", "args")
+# The non-tensor arguments that fix a kernel's problem beside its input shapes (a convolution's stride and
+# padding, a recurrent layer's cell and direction): recorded by name from the op's schema, as ``args``.
+PROBLEM_ARGS = ("stride", "padding", "dilation", "groups", "transposed", "output_padding", "mode", "hidden_size",
+                "num_layers", "bidirectional", "batch_first", "reverse", "has_biases")
 UNMATCHED = "(not in the census step)"
 LOW_PRECISION = {torch.bfloat16: "bf16", torch.float16: "fp16"}
 
@@ -63,6 +69,7 @@ class OpCall:
     bytes: float
     dims: str = ""             # the same shapes in the form the profiler records them (for the join)
     elements: int = 0          # the tensor inputs' elements (to scale a call matched by name only)
+    args: str = ""             # its PROBLEM_ARGS, e.g. "stride=2x2 padding=1x1 dilation=1x1 groups=1"
 
 
 class _Census(TorchDispatchMode):
@@ -89,14 +96,33 @@ class _Census(TorchDispatchMode):
         flops = op_flops(func, args, kwargs, out)
         inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        moved = 0 if getattr(func, "is_view", False) else sum(t.nbytes for t in inputs + outputs)
+        if getattr(func, "is_view", False):
+            moved = 0
+        elif packet.__name__ in GATHERS:    # reads the rows it picks, not the whole table it picks them from
+            moved = sum(t.nbytes for t in inputs if not t.is_floating_point()) + 2 * sum(t.nbytes for t in outputs)
+        else:
+            moved = sum(t.nbytes for t in inputs + outputs)
         floats = [t.dtype for t in inputs if t.is_floating_point()] or [t.dtype for t in outputs]
         dtype = max(floats, key=lambda d: torch.finfo(d).bits if d.is_floating_point else 0, default=None)
         self.calls.append(OpCall(f"aten::{packet.__name__}", ", ".join("x".join(map(str, t.shape)) or "scalar"
                                                                        for t in inputs),
                                  str(dtype).removeprefix("torch.") if dtype is not None else "-", flops, moved,
-                                 _dims([list(t.shape) for t in inputs]), sum(t.numel() for t in inputs)))
+                                 _dims([list(t.shape) for t in inputs]), sum(t.numel() for t in inputs),
+                                 _problem_args(func, args, kwargs)))
         return out
+
+
+def _problem_args(func: Any, args: tuple, kwargs: dict) -> str:
+    """``name=value`` of the op's PROBLEM_ARGS that it was given (lists joined by ``x``)."""
+    given = {**{a.name: v for a, v in zip(func._schema.arguments, args)}, **kwargs}
+    out = []
+    for name in PROBLEM_ARGS:
+        value = given.get(name)
+        if isinstance(value, (bool, int)) or (isinstance(value, (list, tuple)) and value
+                                              and all(isinstance(v, int) for v in value)):
+            shown = "x".join(map(str, value)) if isinstance(value, (list, tuple)) else str(int(value))
+            out.append(f"{name}={shown}")
+    return " ".join(out)
 
 
 @dataclass
@@ -121,7 +147,7 @@ class Window:
               run_precision: str) -> list[dict[str, Any]]:
         """One row per op and input shapes, largest time first."""
         times = self.op_times_s()
-        groups: dict[tuple[str, str, str], dict[str, Any]] = defaultdict(
+        groups: dict[tuple[str, str, str, str], dict[str, Any]] = defaultdict(
             lambda: {"calls": 0, "time_s": 0.0, "flops": 0.0, "bytes": 0.0})
         events = [(e.name, _dims(e.input_shapes)) for e in self.events]
         census = [(c.name, c.dims) for c in self.census]
@@ -135,13 +161,13 @@ class Window:
             j = matched.get(i, by_name.get(i))
             c = self.census[j] if j is not None else None
             if c is None:
-                key, scale = (event.name, UNMATCHED, "-"), 0.0
+                key, scale = (event.name, UNMATCHED, "-", ""), 0.0
             elif i in matched:
-                key, scale = (c.name, c.shapes, c.dtype), 1.0
+                key, scale = (c.name, c.shapes, c.dtype, c.args), 1.0
             else:
                 shapes = [s for s in event.input_shapes if isinstance(s, (list, tuple)) and s]
                 elements = sum(math.prod(s) for s in shapes if all(isinstance(d, int) for d in s))
-                key = (c.name, ", ".join("x".join(map(str, s)) for s in shapes), c.dtype)
+                key = (c.name, ", ".join("x".join(map(str, s)) for s in shapes), c.dtype, c.args)
                 scale = elements / c.elements if c.elements else 0.0
             g = groups[key]
             g["calls"] += 1
@@ -152,7 +178,7 @@ class Window:
         self.matched_share = sum(times[i] for i in matched) / total
         self.matched_by_name_share = sum(times[i] for i in by_name) / total
         rows = []
-        for (name, shapes, dtype), g in groups.items():
+        for (name, shapes, dtype, op_args), g in groups.items():
             precision = _precision_of(dtype, run_precision)
             intensity = g["flops"] / g["bytes"] if g["bytes"] else None
             bound = "memory" if (intensity is None or intensity < ridge(precision)) else "compute"
@@ -167,7 +193,7 @@ class Window:
                          "flops_per_s": rate,
                          "bytes_per_s": g["bytes"] / g["time_s"] if g["time_s"] > 0 else None,
                          "fraction_of_roof": rate / flops_roof(precision) if rate else None,
-                         "bound": bound})
+                         "bound": bound, "args": op_args})
         rows.sort(key=lambda r: -r["time_s"])
         self.rows = rows
         return rows
@@ -291,7 +317,7 @@ def write_ops(rows: list[dict[str, Any]], path: Path) -> None:
     atomic_write_text(path, buffer.getvalue())
 
 
-TEXT_COLUMNS = {"op", "shapes", "dtype", "precision", "bound"}
+TEXT_COLUMNS = {"op", "shapes", "dtype", "precision", "bound", "args"}
 MAX_CALLS = 1e9              # calls of one op in a profiled window: no window holds more
 
 
@@ -308,16 +334,17 @@ def read_ops(out: Path) -> list[dict[str, Any]]:
         raise FileError(path, f"not a tab-separated table ({err}). {fix}") from None
     if not lines:
         raise FileError(path, f"empty. {fix}")
-    if tuple(lines[0]) != TSV_COLUMNS:
+    columns = tuple(lines[0])
+    if columns not in (TSV_COLUMNS, TSV_COLUMNS[:-1]):   # a profile of before ``args`` has all but it
         raise FileError(path, f"its header is not {', '.join(TSV_COLUMNS)}. {fix}", line=1)
     if len(lines) == 1:
         raise FileError(path, f"holds no ops, only its header. {fix}")
     rows = []
     for number, values in enumerate(lines[1:], 2):
-        if len(values) != len(TSV_COLUMNS):
-            raise FileError(path, f"{len(values)} columns where the header has {len(TSV_COLUMNS)}. {fix}", line=number)
-        row: dict[str, Any] = {}
-        for column, value in zip(TSV_COLUMNS, values):
+        if len(values) != len(columns):
+            raise FileError(path, f"{len(values)} columns where the header has {len(columns)}. {fix}", line=number)
+        row: dict[str, Any] = {"args": ""}
+        for column, value in zip(columns, values):
             if column in TEXT_COLUMNS or value == "":
                 row[column] = value if column in TEXT_COLUMNS else None
                 continue

@@ -1,0 +1,115 @@
+"""Explain and predict (SPEC §23): `explain` (how much of a step its kernels explain, here) and `predict`
+(the step, epoch, TTA and cost on another device)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from dawnbench.cli.common import EXIT_OK, print_json
+from dawnbench.errors import DawnbenchError
+
+
+def _s(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds >= 120:
+        return f"{seconds / 60:,.1f} min" if seconds < 7200 else f"{seconds / 3600:,.2f} h"
+    return f"{seconds * 1e3:,.2f} ms" if seconds < 1 else f"{seconds:,.2f} s"
+
+
+def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.io import atomic_write_json
+    from dawnbench.prediction.explain import explain
+
+    with err.status(Text("explaining")) as status:
+        doc = explain(Path(args.profile), args.device, progress=lambda line: status.update(Text(line)))
+    target = Path(doc["profile"]) / "explain.json"
+    atomic_write_json(target, doc, indent=1)
+    doc["written"] = str(target)
+    if args.json:
+        print_json(doc)
+        return EXIT_OK
+    out.print(f"{doc['task']} · {doc['entry']} · {doc['precision']} on {doc['device']}: measured step "
+              f"{_s(doc['measured_step_s'])}, kernel-predicted {_s(doc['predicted_step_s'])} — the kernels explain "
+              f"{doc['explained_share']:.0%} of the step ({doc['explained_share_of_op_time']:.0%} of its op time)",
+              highlight=False)
+    table = Table("class", "measured / step", "predicted", "explained", "of the step")
+    for c in doc["classes"]:
+        table.add_row(c["class"], _s(c["measured_s"]), _s(c["predicted_s"]),
+                      "—" if c["explained_share"] is None else f"{c['explained_share']:.0%}", f"{c['share_of_step']:.0%}")
+    out.print(table)
+    gaps = Table("largest gaps", "shapes", "measured", "predicted", "from")
+    for g in doc["gaps"][:args.top]:
+        gaps.add_row(g["op"], g["shapes"][:50], _s(g["measured_s"]), _s(g["predicted_s"]), g["from"])
+    out.print(gaps)
+    for note in doc["notes"]:
+        out.print(note, style="dim", highlight=False)
+    out.print(f"written: {target}", highlight=False)
+    return EXIT_OK
+
+
+def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.kernels.published import DEVICES
+    from dawnbench.prediction.predict import predict
+
+    names = [d for d in args.device.split(",") if d] if args.device != "all" else list(DEVICES)
+    if args.epochs is not None and not (math.isfinite(args.epochs) and args.epochs > 0):
+        raise DawnbenchError(f"--epochs {args.epochs:g}: the epochs to target are a positive number.")
+    doc = predict(Path(args.path), names, epochs=args.epochs)
+    if args.json:
+        print_json(doc)
+        return EXIT_OK
+    m = doc["measured"]
+    out.print(f"{doc['task']} · {doc['entry']} · {doc['precision']}, batch {doc['batch_size']}: profiled step "
+              f"{_s(m['step_s'])} on {doc['profiled_on']} (ops {_s(m['op_s'])}, the framework's time between them "
+              f"{m['framework_share']:.0%}) · {doc['mapped_share_of_op_time']:.0%} of the op time in kernels mapped "
+              f"to DeepBench problems", highlight=False)
+    table = Table("device", "step", "epoch", "TTA", "cheapest on-demand", "rests on")
+    for d in doc["devices"]:
+        cheapest = min(d["cost"], key=lambda c: c["usd"], default=None)
+        rests = ", ".join(f"{k} {v['share']:.0%}" for k, v in sorted(d["rests_on"].items(), key=lambda kv: -kv[1]
+                                                                         ["seconds"]) if v["share"])
+        table.add_row(d["device"]["label"], _s(d["step_s"]), _s(d["epoch_s"]), _s(d["tta_s"]),
+                      "—" if cheapest is None else f"${cheapest['usd']:,.2f} ({cheapest['instance']}, "
+                                                   f"{cheapest['as_of']})", rests)
+    out.print(table)
+    epochs = doc["epochs_to_target"]
+    tta = ("no epochs to target (give --epochs, or a run folder that reached its target)" if epochs is None
+           else f"{epochs:g} epochs ({doc['epochs_from']})")
+    out.print(f"epoch: {doc['samples_per_epoch'] or '?'} samples ({doc['samples_per_epoch_from']}); TTA: {tta}",
+              highlight=False)
+    for d in doc["devices"]:
+        if d["framework_s"]:
+            out.print(f"{d['device']['label']}: the step holds the profile's own framework time, "
+                      f"{_s(d['framework_s'])}", style="dim", highlight=False)
+        for note in [*d["device"]["notes"][-1:], *d["notes"]][:3]:
+            out.print(f"{d['device']['name']}: {note}", style="dim", highlight=False)
+    out.print(f"assumed: {'; '.join(doc['assumptions'])} · {doc['seconds']:.2f} s", style="dim", highlight=False)
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    exp = sub.add_parser("explain", help="how much of a profiled step its kernel benchmarks explain, timed here")
+    exp.add_argument("profile", metavar="PROFILE", help="a profile folder (`dawnbench profile`), or a run folder "
+                                                        "holding profile/")
+    exp.add_argument("--device", default="auto", help="auto (default), cpu, cuda or cuda:N: where to time the "
+                                                      "kernels (the profile's own machine)")
+    exp.add_argument("--top", type=int, default=8, help="gaps shown on the terminal (default 8)")
+    exp.add_argument("--json", action="store_true")
+    exp.set_defaults(func=cmd_explain)
+
+    pre = sub.add_parser("predict", help="a profiled step's time, epoch, TTA and cost on another device")
+    pre.add_argument("path", metavar="PROFILE|RUN_DIR", help="a profile folder, or a run folder holding profile/ "
+                                                             "(its epochs to target give the TTA)")
+    pre.add_argument("--device", required=True, metavar="NAME[,NAME…]|all|KERNELS_JSON",
+                     help="DeepBench's published devices (V100, P100, TitanXp, 1080Ti, M40, T4, KNL7250; all: every "
+                          "one), or a kernels.json `dawnbench kernels` wrote on a machine (this one's: the check)")
+    pre.add_argument("--epochs", type=float, help="epochs to target, where the path is a bare profile")
+    pre.add_argument("--json", action="store_true")
+    pre.set_defaults(func=cmd_predict)

@@ -1,0 +1,120 @@
+"""How much of an application's step its kernel benchmarks explain (SPEC §23), on the machine that
+profiled it.
+
+    doc = explain(Path("profiles/cifar10-cifar10-fast-fp32"), progress=print)
+
+Each kernel problem the step's ops run (``step.py``) is timed here by the kernels harness — the
+pass's statement (``kernels/passes.py``) timed as ``kernels`` times a row (``kernels/timing.py``),
+each distinct problem once — and every other op is costed from its bytes at the machine's
+measured bandwidth and its FLOPs at its roof, whichever is slower (the profile's own roofs). The
+**kernel-predicted step** is their sum per step; the **explained share** is it over the
+measured step (the window's wall time over its steps: the framework's time between ops
+included), overall and per kernel class over that class's measured op time. The **gaps** are the
+ops whose measured and predicted times differ the most, in seconds per step.
+
+The profile must come from this machine (its kernels are timed here): the roofs measured now are
+compared with the profile's, and a difference over ``ROOF_TOLERANCE`` is noted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dawnbench.harness.options import resolve_device
+from dawnbench.kernels.passes import statement
+from dawnbench.kernels.timing import TooSlow, time_call
+from dawnbench.precision import device_supports
+from dawnbench.prediction.step import Kernel, read_step
+from dawnbench.profiling.roofs import measure_roofs
+
+KERNEL_CAP_S = 5.0         # seconds one kernel problem may be timed for
+ROOF_TOLERANCE = 0.3       # the roofs measured now against the profile's: further apart, a note
+GAPS = 10
+
+
+def _kernel_s(kernel: Kernel, precision: str, device: torch.device, cache: dict[tuple, float | str]) -> float | str:
+    """Seconds of one call of the kernel (its repeats included) here, or why it could not be timed."""
+    key = (kernel.problem.suite, tuple(sorted(kernel.problem.ran.items())), kernel.pass_name, precision)
+    if key not in cache:
+        try:
+            cache[key] = time_call(statement(kernel.problem, kernel.pass_name, precision, device), device,
+                                   KERNEL_CAP_S).median_s
+        except TooSlow as err:
+            cache[key] = str(err)
+        except (RuntimeError, NotImplementedError) as err:
+            cache[key] = f"torch could not run it here: {str(err).strip().splitlines()[0][:200]}"
+    found = cache[key]
+    return found * kernel.repeat if isinstance(found, float) else found
+
+
+def explain(path: Path, device_name: str = "auto", progress: Callable[[str], None] = lambda line: None
+            ) -> dict[str, Any]:
+    """The step of ``path`` (a profile folder, or a run folder holding one) as its kernels explain it."""
+    started = time.perf_counter()
+    step = read_step(Path(path))
+    device = resolve_device(device_name)
+    notes = []
+    if device.type != step.device:
+        notes.append(f"the profile ran on {step.device}, its kernels are timed on {device}: the comparison is "
+                     "across devices")
+    roofs = step.roofs
+    bandwidth, peaks = float(roofs["bandwidth_bytes_per_s"]), {p: float(v) for p, v in roofs["flops"].items()}
+    now = measure_roofs(device, precisions=tuple(peaks))
+    for precision, peak in peaks.items():
+        rate = now.flops.get(precision)
+        if rate and abs(rate / peak - 1) > ROOF_TOLERANCE:
+            notes.append(f"the {precision} roof measured now ({rate / 1e9:,.0f} GFLOP/s) is {rate / peak:.2f}× the "
+                         f"profile's: the profile was made on another machine, or under other load")
+    cache: dict[tuple, float | str] = {}
+    distinct = {(k.problem.suite, tuple(sorted(k.problem.ran.items())), k.pass_name, op.precision)
+                for op in step.ops for k in op.kernels}
+    progress(f"timing {len(distinct)} kernel problems of {sum(1 for op in step.ops if op.kernels)} ops here "
+             f"(at most {KERNEL_CAP_S:g} s each)")
+    measured, predicted = defaultdict(float), defaultdict(float)
+    rows = []
+    for op in step.ops:
+        precision = op.precision if op.precision in peaks else "fp32"
+        seconds, how, why = None, "roofline", op.unmapped
+        if op.kernels:
+            if not device_supports(precision, device)[0]:
+                why = f"{precision} has no fast path here"
+            else:
+                parts = [_kernel_s(k, precision, device, cache) for k in op.kernels]
+                failed = [p for p in parts if isinstance(p, str)]
+                if failed:
+                    why = failed[0]
+                else:
+                    seconds, how = sum(parts) * op.calls, "kernels"        # type: ignore[arg-type]
+        if seconds is None:
+            seconds = max(op.flops / peaks.get(precision, peaks["fp32"]), op.bytes / bandwidth)
+        measured[op.kernel_class] += op.seconds
+        predicted[op.kernel_class] += seconds
+        rows.append({"op": op.op, "shapes": op.shapes, "args": op.args, "class": op.kernel_class,
+                     "calls": op.calls, "measured_s": op.seconds, "predicted_s": seconds, "from": how,
+                     "kernels": [{"suite": k.problem.suite, "pass": k.pass_name, "params": k.problem.ran,
+                                  "repeat": k.repeat} for k in op.kernels],
+                     **({"why_roofline": why} if why else {})})
+    total = sum(predicted.values())
+    classes = [{"class": c, "measured_s": measured[c], "predicted_s": predicted[c],
+                "explained_share": predicted[c] / measured[c] if measured[c] else None,
+                "share_of_step": measured[c] / step.step_s}
+               for c in sorted(measured, key=lambda c: -measured[c])]
+    kernel_ops = [r for r in rows if r["from"] == "kernels"]
+    return {
+        "profile": str(step.profile), "task": step.task, "entry": step.entry, "precision": step.precision,
+        "device": str(device), "steps": step.steps,
+        "measured_step_s": step.step_s, "measured_op_s": step.op_s,
+        "predicted_step_s": total, "explained_share": total / step.step_s,
+        "explained_share_of_op_time": total / step.op_s,
+        "kernel_timed": {"ops": len(kernel_ops), "measured_s": sum(r["measured_s"] for r in kernel_ops),
+                         "predicted_s": sum(r["predicted_s"] for r in kernel_ops),
+                         "share_of_op_time": sum(r["measured_s"] for r in kernel_ops) / step.op_s},
+        "classes": classes,
+        "gaps": sorted(rows, key=lambda r: -abs(r["measured_s"] - r["predicted_s"]))[:GAPS],
+        "ops": rows, "roofs": roofs, "notes": notes, "seconds": time.perf_counter() - started}

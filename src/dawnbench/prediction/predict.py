@@ -1,0 +1,152 @@
+"""A profiled step on another device (SPEC §23): step, epoch, time to accuracy and cost.
+
+    doc = predict(Path("runs/cifar10-…-seed0"), ["V100", "T4"])     # a run folder holding profile/
+    doc = predict(Path("profiles/cifar10-cifar10-fast-bf16"), ["V100"], epochs=10)
+
+For each device (``devices.py``): every kernel an op runs (``step.py``) at the device's published
+time of that problem where its sheet has one, else at its model's; every other op at the device's
+roofline and floor; summed per step, the op time. The framework's own time between ops on the
+profiled machine (Python, the autograd engine: the step less its ops) is not predicted. On a
+published device (an accelerator, or the Xeon Phi) the step is the op time: the host's work runs
+ahead of the device's, hidden under it. On a measured machine of the profile's own kind (a CPU
+profile and a CPU's ``kernels.json``, the whole-step check) the host's time is not hidden, and
+the step is the op time plus the framework's time as measured in the profile — said as such.
+
+**Epoch and TTA.** An epoch is the training split's samples over the global batch, in steps:
+the samples per epoch come from the run record (samples / epoch at its evaluations), else from
+the official size of the task's training split (a profile of a generated subset predicts the real
+epoch); the batch from the profile. The TTA is the run's
+epochs to target (or ``epochs``, given) times the predicted epoch: the same recipe needs the same
+epochs anywhere, an assumption the prediction states.
+
+**Cost.** For each on-demand instance of the price catalog with one such device and no other
+accelerator, the TTA in hours times its price (none where the catalog has no instance of it).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from dawnbench import data, pricing
+from dawnbench.analysis import documents
+from dawnbench.errors import DawnbenchError
+from dawnbench.io import read_json
+from dawnbench.prediction.devices import DeviceModel, device_model
+from dawnbench.prediction.step import Step, read_step
+from dawnbench.tasks import get_task
+
+CATALOG_NAMES = {"V100": "V100", "P100": "P100", "T4": "T4", "M40": "M40", "TitanXp": "Titan Xp",
+                 "1080Ti": "1080 Ti", "KNL7250": "Xeon Phi"}   # how the price catalog names each device
+
+
+def predict_step(step: Step, model: DeviceModel) -> dict[str, Any]:
+    """The step's ops on ``model``: op time per step, by kernel class, and what each part rests on."""
+    precision_notes: set[str] = set()
+    by_class: dict[str, float] = defaultdict(float)
+    rests_on: dict[str, float] = defaultdict(float)      # "published", "model", "roofline" → seconds
+    ops, missing = [], []
+    for op in step.ops:
+        precision, note = model.precision_for(op.precision)
+        if note:
+            precision_notes.add(note)
+        seconds, how = 0.0, "roofline"
+        if op.kernels:
+            parts = [model.kernel_s(k, precision) for k in op.kernels]
+            if all(s is not None for s, _ in parts):
+                seconds = sum(s for s, _ in parts) * op.calls          # type: ignore[misc]
+                how = "published" if all(h in ("published", "measured") for _, h in parts) else "model"
+            else:
+                missing.append(f"{op.op} {op.shapes}: the device has no rows of its suite and pass to fit on")
+        if how == "roofline":
+            seconds = model.other_s(op.flops / op.calls, op.bytes / op.calls, precision) * op.calls
+        by_class[op.kernel_class] += seconds
+        rests_on[how] += seconds
+        ops.append({"op": op.op, "shapes": op.shapes, "class": op.kernel_class, "calls": op.calls,
+                    "measured_s": op.seconds, "predicted_s": seconds, "from": how})
+    total = sum(by_class.values())
+    return {"op_s": total, "classes": dict(sorted(by_class.items(), key=lambda kv: -kv[1])),
+            "rests_on": {k: {"seconds": v, "share": v / total if total else None} for k, v in rests_on.items()},
+            "notes": sorted(precision_notes) + missing, "ops": sorted(ops, key=lambda o: -o["predicted_s"])}
+
+
+def _run_facts(path: Path) -> dict[str, Any] | None:
+    """The run record next to a profile (a run folder, or the one above its profile/), if any."""
+    for folder in (path, path.parent):
+        if (folder / "result.json").is_file():
+            doc, notes = documents.run(read_json(folder / "result.json", "run record"), folder / "result.json")
+            if doc is None:
+                raise DawnbenchError(notes[0])
+            return {"dir": str(folder), **doc}
+    return None
+
+
+def samples_per_epoch(step: Step, run: dict[str, Any] | None) -> tuple[int | None, str]:
+    """The training split's samples, and where the figure comes from."""
+    for evaluation in (run or {}).get("evals") or []:
+        if evaluation.get("epoch") and evaluation.get("samples"):
+            return round(evaluation["samples"] / evaluation["epoch"]), "the run record (samples / epoch)"
+    try:
+        task = get_task(step.task)
+        spec = data.get_spec(data.base_name(task.dataset))
+        count = spec.counts[task.train_split]
+    except (DawnbenchError, KeyError) as err:
+        return None, f"unknown: no run record, and {step.task} is not a task with a known training split ({err})"
+    unit = " (questions; the windows an entry steps over are a few per cent more)" if spec.kind == "questions" else ""
+    return count, f"the official {spec.name} training split{unit}"
+
+
+def predict(path: Path, device_names: list[str], epochs: float | None = None) -> dict[str, Any]:
+    """The step of ``path`` (a profile folder, or a run folder holding one) on each device."""
+    started = time.perf_counter()
+    if not device_names:
+        raise DawnbenchError("--device: name at least one device (or all).")
+    if epochs is not None and not (math.isfinite(epochs) and epochs > 0):
+        raise DawnbenchError(f"--epochs {epochs}: the epochs to target are a positive number.")
+    models = [device_model(name) for name in device_names]
+    step = read_step(Path(path))
+    run = _run_facts(Path(path))
+    per_epoch, per_epoch_from = samples_per_epoch(step, run)
+    steps_per_epoch = per_epoch / step.batch_size if per_epoch and step.batch_size else None
+    target_epochs, epochs_from = epochs, "--epochs" if epochs is not None else None
+    if target_epochs is None and run is not None and run.get("epochs_to_target"):
+        target_epochs, epochs_from = run["epochs_to_target"], f"the run's epochs to target ({run['dir']})"
+    framework = max(0.0, step.step_s - step.op_s)
+    doc: dict[str, Any] = {
+        "profile": str(step.profile), "task": step.task, "entry": step.entry, "precision": step.precision,
+        "profiled_on": step.device, "batch_size": step.batch_size,
+        "measured": {"step_s": step.step_s, "op_s": step.op_s, "framework_s": framework,
+                     "framework_share": framework / step.step_s},
+        "samples_per_epoch": per_epoch, "samples_per_epoch_from": per_epoch_from,
+        "steps_per_epoch": steps_per_epoch, "epochs_to_target": target_epochs, "epochs_from": epochs_from,
+        "assumptions": [
+            "the framework's time between ops is not predicted: on a published device it is hidden under the ops, "
+            "on a measured machine of the profile's kind it is the profile's own",
+            "the same epochs to target on every device (the same recipe, precision and batch)",
+            "one device, no data-loading stall"],
+        "mapped_share_of_op_time": sum(o.seconds for o in step.ops if o.kernels) / step.op_s,
+        "devices": []}
+    for model in models:
+        predicted = predict_step(step, model)
+        beside = framework if model.kind == "measured" and model.device_type == step.device else 0.0
+        step_s = predicted["op_s"] + beside
+        epoch_s = step_s * steps_per_epoch if steps_per_epoch else None
+        tta_s = epoch_s * target_epochs if epoch_s is not None and target_epochs else None
+        doc["devices"].append({"device": model.describe(), **predicted, "framework_s": beside, "step_s": step_s,
+                               "epoch_s": epoch_s, "tta_s": tta_s, "cost": _costs(model, tta_s)})
+    doc["seconds"] = time.perf_counter() - started
+    return doc
+
+
+def _costs(model: DeviceModel, tta_s: float | None) -> list[dict[str, Any]]:
+    """TTA × price for each single-device on-demand instance of the catalog with this device."""
+    name = CATALOG_NAMES.get(model.name)
+    if name is None or tta_s is None:
+        return []
+    rows = [i for i in pricing.catalog()["instances"] if name.lower() in (i["accelerator"] or "").lower()
+            and i["accelerator_count"] == 1]
+    return [{"instance": i["name"], "provider": i["provider"], "usd_per_hour": i["usd_per_hour"],
+             "as_of": i["as_of"], "usd": tta_s / 3600 * i["usd_per_hour"]} for i in rows]

@@ -1,0 +1,233 @@
+"""An application's profiled training step as the kernel benchmarks see it (SPEC §23): each op of a
+profile's table (``ops.tsv``) per step, with the kernel problems of DeepBench's suites it runs.
+
+    step = read_step(Path("profiles/cifar10-cifar10-fast-fp32"))   # or a run folder with profile/
+    step.step_s, [op.kernels for op in step.ops]
+
+**Mapping.** An op maps to kernel problems where its input shapes and recorded arguments
+(``ops.tsv``'s ``args``: stride, padding, a recurrent layer's cell…) fix one of the suites'
+problems (``kernels/problems.py``):
+
+* matrix multiply — ``mm`` (M×K, K×N), ``addmm`` (bias, M×K, K×N), ``bmm``/``baddbmm`` (B batches of
+  one GEMM: the problem once, ``repeat`` B): GEMM ``m, n, k``, neither operand transposed (the
+  profile does not record strides);
+* convolution forward — a 2-D, ungrouped, undilated, untransposed ``convolution``: its NCHW input
+  and K×C×R×S filter, stride and padding; ``convolution_backward`` (grad_output, input, weight):
+  the backward wrt inputs and wrt parameters as the same problem's two passes, or the one pass
+  wrt parameters where its FLOPs say it computed only that (``analysis/kernel_classes.py``'s rule);
+* recurrent — a single-direction layer of ``mkldnn_rnn_layer`` (CPU) or a one-layer ``_cudnn_rnn``
+  (a bidirectional one ``repeat`` 2), forward, and its ``…_backward`` as the ``backward`` pass:
+  ``cell, hidden, batch, timesteps`` and the layer's ``input`` width.
+
+Every other op — and a mapped class whose arguments were not recorded (a profile made before
+``args``) — is costed by the roofline (``bytes`` and ``flops``); each such op says why it is not
+mapped. Times, FLOPs and bytes are per training step: the window's over its steps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dawnbench.analysis import documents
+from dawnbench.analysis.kernel_classes import CONV_FWD, CONV_INPUTS, CONV_PARAMS, MATMUL, RECURRENT, classify, op_class
+from dawnbench.errors import DawnbenchError, FileError
+from dawnbench.io import read_json
+from dawnbench.kernels.problems import Problem, flops
+from dawnbench.profiling.ops import read_ops
+
+GEMMS = {"mm", "addmm", "bmm", "baddbmm"}
+CONV_BACKWARD = {"convolution_backward", "mkldnn_convolution_backward", "cudnn_convolution_backward",
+                 "_convolution_backward", "convolution_backward_overrideable"}
+RNN_LAYERS = {"mkldnn_rnn_layer": "forward", "mkldnn_rnn_layer_backward": "backward", "_cudnn_rnn": "forward",
+              "_cudnn_rnn_backward": "backward"}
+CUDNN_MODES = {0: "vanilla", 2: "lstm", 3: "gru"}   # cuDNN's RNN modes (1, tanh, is no DeepBench cell)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel problem an op runs per call: ``repeat`` times its ``pass_name``."""
+    problem: Problem
+    pass_name: str
+    repeat: int = 1
+
+    @property
+    def flops(self) -> float:
+        return self.repeat * flops(self.problem, self.pass_name)
+
+
+@dataclass
+class StepOp:
+    op: str
+    shapes: str
+    args: str
+    precision: str                 # the op's own: fp32, tf32, bf16, fp16
+    kernel_class: str              # analysis/kernel_classes.py's class
+    calls: float                   # per step
+    seconds: float                 # measured, per step (all its calls)
+    flops: float                   # per step
+    bytes: float                   # per step
+    kernels: list[Kernel] = field(default_factory=list)   # per call; empty: costed by the roofline
+    unmapped: str | None = None    # why a matrix multiply, convolution or recurrent op has no kernel problem
+
+
+@dataclass
+class Step:
+    profile: Path
+    task: str
+    entry: str
+    precision: str
+    device: str
+    batch_size: int | None
+    steps: int
+    step_s: float                  # measured: the window's wall time over its steps
+    roofs: dict[str, Any]          # the profile's measured roofs
+    ops: list[StepOp]
+
+    @property
+    def op_s(self) -> float:
+        return sum(op.seconds for op in self.ops)
+
+
+def _dims(text: str) -> list[list[int]]:
+    """``"64x3x32x32, 10"`` → [[64, 3, 32, 32], [10]] (a scalar input is [])."""
+    out = []
+    for part in text.split(", "):
+        try:
+            out.append([int(d) for d in part.split("x")] if part and part != "scalar" else [])
+        except ValueError:
+            out.append([])
+    return out
+
+
+def _args(text: str) -> dict[str, list[int]]:
+    """``"stride=2x2 padding=1x1 groups=1"`` → {"stride": [2, 2], "padding": [1, 1], "groups": [1]}."""
+    out = {}
+    for item in text.split():
+        name, _, value = item.partition("=")
+        try:
+            out[name] = [int(v) for v in value.split("x")]
+        except ValueError:
+            continue
+    return out
+
+
+def _gemm(base: str, dims: list[list[int]]) -> tuple[list[Kernel], str | None]:
+    mats = [d for d in dims if len(d) in (2, 3)]
+    operands = mats[-2:] if base in ("addmm", "baddbmm") else mats[:2]
+    if len(operands) != 2 or len(operands[0]) != len(operands[1]):
+        return [], f"{base} with inputs {dims}: not two matrices (or batches of them)"
+    (*batch, m, k), (*_, k2, n) = operands
+    if k != k2:
+        return [], f"{base} with inputs {dims}: inner dimensions {k} and {k2} differ"
+    problem = Problem("gemm", "training", {"m": m, "n": n, "k": k, "a_transposed": False, "b_transposed": False})
+    return [Kernel(problem, "forward", batch[0] if batch else 1)], None
+
+
+def _conv_params(x: list[int], w: list[int], args: dict[str, list[int]]) -> tuple[dict[str, int] | None, str | None]:
+    if len(x) != 4 or len(w) != 4:
+        return None, f"a convolution of inputs {x} and {w}: only 2-D (NCHW) convolutions are DeepBench's"
+    if "stride" not in args or "padding" not in args:
+        return None, "its stride and padding were not recorded (a profile made before `args`): profile again"
+    if args.get("groups", [1]) != [1] or any(d != 1 for d in args.get("dilation", [1])) or \
+            args.get("transposed", [0]) != [0]:
+        return None, f"grouped, dilated or transposed ({' '.join(f'{k}={v}' for k, v in args.items())}): " \
+                     "DeepBench's convolutions are none of those"
+    (stride_h, stride_w), (pad_h, pad_w) = (args["stride"] * 2)[:2], (args["padding"] * 2)[:2]
+    n, c, h, width = x
+    return {"w": width, "h": h, "c": c, "n": n, "k": w[0], "filter_w": w[3], "filter_h": w[2], "pad_w": pad_w,
+            "pad_h": pad_h, "stride_w": stride_w, "stride_h": stride_h}, None
+
+
+def _rnn(base: str, dims: list[list[int]], args: dict[str, list[int]]) -> tuple[list[Kernel], str | None]:
+    mode, hidden = args.get("mode", [None])[0], args.get("hidden_size", [None])[0]
+    cell = CUDNN_MODES.get(mode) if mode is not None else None
+    if cell is None or hidden is None:
+        return [], f"{base}: its cell (mode {mode}) is not one of DeepBench's (vanilla ReLU, LSTM, GRU)"
+    if args.get("num_layers", [1])[0] != 1:
+        return [], f"{base} of {args['num_layers'][0]} layers at once: DeepBench's problems are one layer"
+    x = dims[0]
+    if len(x) != 3:
+        return [], f"{base} with input {x}: not (timesteps, batch, features)"
+    # mkldnn_rnn_layer is handed the input time-major whatever batch_first says; cuDNN's is as given
+    batch_major = args.get("batch_first", [0])[0] and base.startswith("_cudnn")
+    t, n, width = (x[1], x[0], x[2]) if batch_major else x
+    params = {"cell": cell, "hidden": hidden, "batch": n, "timesteps": t, **({"input": width} if width != hidden
+                                                                              else {})}
+    directions = 2 if args.get("bidirectional", [0])[0] and base.startswith("_cudnn") else 1
+    return [Kernel(Problem("rnn", "training", params), RNN_LAYERS[base], directions)], None
+
+
+def map_op(row: dict[str, Any]) -> tuple[list[Kernel], str | None]:
+    """The kernel problems one call of an ``ops.tsv`` row runs, or why it has none (see the module docstring)."""
+    base = row["op"].split("::")[-1].split(".")[0]
+    dims, args, calls = _dims(row["shapes"] or ""), _args(row.get("args") or ""), row["calls"]
+    if base in GEMMS:
+        return _gemm(base, dims)
+    if base in CONV_BACKWARD:
+        if len(dims) < 3:
+            return [], f"{base} with inputs {dims}: not (grad_output, input, weight)"
+        params, why = _conv_params(dims[1], dims[2], args)
+        if params is None:
+            return [], why
+        problem = Problem("conv", "training", params)
+        both = not row["flops"] or row["flops"] / calls > 1.5 * flops(problem, "forward")
+        passes = ("backward_inputs", "backward_params") if both else ("backward_params",)
+        return [Kernel(problem, p) for p in passes], None
+    if op_class(row["op"]) == CONV_FWD:
+        if len(dims) < 2:
+            return [], f"{base} with inputs {dims}: not (input, weight)"
+        params, why = _conv_params(dims[0], dims[1], args)
+        return ([Kernel(Problem("conv", "training", params), "forward")], None) if params else ([], why)
+    if base in RNN_LAYERS:
+        return _rnn(base, dims, args)
+    if op_class(row["op"]) in (MATMUL, RECURRENT):
+        return [], f"{base}: no DeepBench problem of this op's form (costed by the roofline)"
+    return [], None
+
+
+def _class_of(row: dict[str, Any]) -> str:
+    """The op's kernel class; a convolution backward's is its larger part (it is split where it is timed)."""
+    [first, *_] = classify([row])
+    return first["class"] if first["class"] not in (CONV_INPUTS, CONV_PARAMS) else CONV_PARAMS
+
+
+def profile_folder(path: Path) -> Path:
+    """A profile folder: ``path`` itself, or a run folder's ``profile/``."""
+    for candidate in (path, path / "profile"):
+        if (candidate / "ops.tsv").is_file() and (candidate / "summary.json").is_file():
+            return candidate
+    raise DawnbenchError(f"{path}: no ops.tsv and summary.json here or in {path / 'profile'}. Pass a folder "
+                         "`dawnbench profile` wrote, or a run folder it profiled (`dawnbench profile RUN_DIR`).")
+
+
+def read_step(path: Path) -> Step:
+    """The profiled step of ``path`` (a profile folder, or a run folder holding ``profile/``)."""
+    folder = profile_folder(Path(path))
+    summary, notes = documents.profile(read_json(folder / "summary.json", "profile"), folder / "summary.json")
+    if summary is None:
+        raise DawnbenchError(f"{notes[0]}. Profile again.")
+    try:
+        steps, window_s = int(summary["steps"]), float(summary["window_s"])
+        roofs = summary["roofs"]
+        bandwidth = float(roofs["bandwidth_bytes_per_s"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise FileError(folder / "summary.json", f"has no usable {err} (steps, window_s, roofs): it is not the "
+                                                 "summary `dawnbench profile` writes; profile again.") from None
+    if not (steps >= 1 and window_s > 0 and math.isfinite(window_s) and bandwidth > 0):
+        raise FileError(folder / "summary.json", f"steps {steps}, window_s {window_s}, bandwidth {bandwidth}: a "
+                                                 "profile has at least one step, some time and a bandwidth.")
+    ops = []
+    for row in read_ops(folder):
+        kernels, why = map_op(row)
+        ops.append(StepOp(row["op"], row["shapes"], row.get("args") or "", row["precision"], _class_of(row),
+                          row["calls"] / steps, row["time_s"] / steps, (row["flops"] or 0.0) / steps,
+                          (row["bytes"] or 0.0) / steps, kernels, why))
+    samples = summary.get("samples_per_s")
+    batch = round(samples * window_s / steps) if samples else None
+    return Step(folder, str(summary.get("task", "?")), str(summary.get("entry", "?")),
+                str(summary.get("precision", "fp32")), str(summary.get("device", "cpu")), batch, steps,
+                window_s / steps, roofs, ops)
+
