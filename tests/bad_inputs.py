@@ -491,3 +491,5 @@ FRESH_40 = (
     "similarity-kernel-problems-one-row", "run-slurm-cpus-zero", "run-slurm-array-zero", "run-slurm-sbatch-no-value",
     "jobs-mix-empty", "jobs-mix-unknown-entry", "machine-cuda-absent",
 )
+# Wave 5's: explain and predict (SPEC §23), tried when they landed.
+WAVE_5 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith(("predict-", "explain-")))
