@@ -23,6 +23,11 @@ def _s(seconds: float | None) -> str:
     return f"{seconds * 1e3:,.2f} ms" if seconds < 1 else f"{seconds:,.2f} s"
 
 
+def _usd(dollars: float) -> str:
+    """Two decimals, or two significant digits below a cent (a short run costs fractions of one)."""
+    return f"${dollars:,.2f}" if dollars >= 0.01 else f"${dollars:.2g}"
+
+
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.io import atomic_write_json
     from dawnbench.prediction.explain import explain
@@ -76,7 +81,7 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         rests = ", ".join(f"{k} {v['share']:.0%}" for k, v in sorted(d["rests_on"].items(), key=lambda kv: -kv[1]
                                                                          ["seconds"]) if v["share"])
         table.add_row(d["device"]["label"], _s(d["step_s"]), _s(d["epoch_s"]), _s(d["tta_s"]),
-                      "—" if cheapest is None else f"${cheapest['usd']:,.2f} ({cheapest['instance']}, "
+                      "—" if cheapest is None else f"{_usd(cheapest['usd'])} ({cheapest['instance']}, "
                                                    f"{cheapest['as_of']})", rests)
     out.print(table)
     epochs = doc["epochs_to_target"]
