@@ -38,10 +38,13 @@ ROOF_TOLERANCE = 0.3       # the roofs measured now against the profile's: furth
 GAPS = 10
 
 
-def _kernel_s(kernel: Kernel, precision: str, device: torch.device, cache: dict[tuple, float | str]) -> float | str:
+def _kernel_s(kernel: Kernel, precision: str, device: torch.device, cache: dict[tuple, float | str],
+              progress: Callable[[str], None], total: int) -> float | str:
     """Seconds of one call of the kernel (its repeats included) here, or why it could not be timed."""
     key = (kernel.problem.suite, tuple(sorted(kernel.problem.ran.items())), kernel.pass_name, precision)
     if key not in cache:
+        progress(f"timing kernel problem {len(cache) + 1} of {total}: {kernel.problem.suite} {kernel.pass_name} "
+                 + " ".join(f"{k}={v}" for k, v in kernel.problem.ran.items()))
         try:
             cache[key] = time_call(statement(kernel.problem, kernel.pass_name, precision, device), device,
                                    KERNEL_CAP_S).median_s
@@ -85,7 +88,8 @@ def explain(path: Path, device_name: str = "auto", progress: Callable[[str], Non
             if not device_supports(precision, device)[0]:
                 why = f"{precision} has no fast path here"
             else:
-                parts = [_kernel_s(k, precision, device, cache) for k in op.kernels]
+                parts = [_kernel_s(k, precision, device, cache, progress, len(distinct))
+                         for k in op.kernels]
                 failed = [p for p in parts if isinstance(p, str)]
                 if failed:
                     why = failed[0]

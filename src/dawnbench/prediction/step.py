@@ -53,10 +53,6 @@ class Kernel:
     pass_name: str
     repeat: int = 1
 
-    @property
-    def flops(self) -> float:
-        return self.repeat * flops(self.problem, self.pass_name)
-
 
 @dataclass
 class StepOp:
