@@ -23,9 +23,9 @@ the leave-one-out validation (``validate.py``).
 
 An op no kernel problem covers (elementwise, normalisation, copies…) is costed at the device's
 roofline, and never below ``floor_s``: the fastest GEMM on the device's sheet (the least a kernel
-took there, launch included; GEMMs are the suite with small problems). A sheet without GEMM rows
-(the M40's) and a machine's own ``kernels.json`` (no small kernels) have no floor: those ops are
-costed at the roofline alone, an underestimate for small ones, and the model says so.
+took there, launch included; GEMMs are the suite with small problems). A sheet without GEMM
+rows and a machine's own ``kernels.json`` (no small kernels) have no floor: those ops are costed at
+the roofline alone, an underestimate for small ones, and the model says so.
 
 Precisions: DeepBench published ``fp32`` and ``fp16-mixed``; a bf16 or fp16 profile is predicted
 with a device's ``fp16-mixed`` rows and peak where it has them, else with its fp32 ones (the
