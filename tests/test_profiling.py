@@ -156,27 +156,9 @@ def test_monitor_keeps_its_samples_when_killed(tmp_path):
     assert len(rows) >= 6 and all(len(r.split("\t")) == len(rows[0].split("\t")) for r in rows)
 
 
-def test_monitor_records_another_process_cpu_use(tmp_path):
-    # A busy loop that is not our child (the shell that starts it exits): another process.
-    pid = int(subprocess.run(["sh", "-c", f"{sys.executable} -c 'while True: pass' >/dev/null 2>&1 & echo $!"],
-                             capture_output=True, text=True, check=True).stdout)
-    try:
-        time.sleep(0.3)
-        start = time.monotonic()
-        with ResourceMonitor(tmp_path / "r.tsv", interval=0.1, timed_s=lambda: time.monotonic() - start) as mon:
-            time.sleep(1.5)  # this process idles, timed throughout; the busy loop takes a core
-    finally:
-        os.kill(pid, signal.SIGKILL)
-    summary = mon.summary()
-    assert summary["others_cpu_s_timed"] > 0.5
-    assert summary["others_share_timed"] > 0.05 and "interference" in summary
-
-
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores: one for the run, one for another job")
-def test_another_job_on_the_cores_the_run_may_not_use_is_not_interference(tmp_path, monkeypatch):
-    """A Slurm job given one CPU of a two-core node: a busy loop of another job on the other core takes
-    nothing from it (before, every run of a Slurm array on a shared node was flagged)."""
-    monkeypatch.setenv("SLURM_CPUS_ON_NODE", "1")
+def _beside_a_busy_loop(tmp_path) -> dict:
+    """The monitor's summary of 1.5 s in which this process idles, timed throughout, while a busy loop
+    that is not our child (the shell that starts it exits) — another process — takes a core."""
     pid = int(subprocess.run(["sh", "-c", f"{sys.executable} -c 'while True: pass' >/dev/null 2>&1 & echo $!"],
                              capture_output=True, text=True, check=True).stdout)
     try:
@@ -186,7 +168,21 @@ def test_another_job_on_the_cores_the_run_may_not_use_is_not_interference(tmp_pa
             time.sleep(1.5)
     finally:
         os.kill(pid, signal.SIGKILL)
-    summary = mon.summary()
+    return mon.summary()
+
+
+def test_monitor_records_another_process_cpu_use(tmp_path):
+    summary = _beside_a_busy_loop(tmp_path)
+    assert summary["others_cpu_s_timed"] > 0.5
+    assert summary["others_share_timed"] > 0.05 and "interference" in summary
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores: one for the run, one for another job")
+def test_another_job_on_the_cores_the_run_may_not_use_is_not_interference(tmp_path, monkeypatch):
+    """A Slurm job given one CPU of a two-core node: a busy loop of another job on the other core takes
+    nothing from it (before, every run of a Slurm array on a shared node was flagged)."""
+    monkeypatch.setenv("SLURM_CPUS_ON_NODE", "1")
+    summary = _beside_a_busy_loop(tmp_path)
     assert summary["others_cpu_s_timed"] > 0.5 and summary["own_cpus"] == 1 and "interference" not in summary
 
 

@@ -47,7 +47,7 @@ def predict_step(step: Step, model: DeviceModel) -> dict[str, Any]:
     """The step's ops on ``model``: op time per step, by kernel class, and what each part rests on."""
     precision_notes: set[str] = set()
     by_class: dict[str, float] = defaultdict(float)
-    rests_on: dict[str, float] = defaultdict(float)      # "published", "model", "roofline" → seconds
+    rests_on: dict[str, float] = defaultdict(float)      # "published" (or "measured"), "model", "roofline" → s
     ops, missing = [], []
     for op in step.ops:
         precision, note = model.precision_for(op.precision)
@@ -58,7 +58,8 @@ def predict_step(step: Step, model: DeviceModel) -> dict[str, Any]:
             parts = [model.kernel_s(k, precision) for k in op.kernels]
             if all(s is not None for s, _ in parts):
                 seconds = sum(s for s, _ in parts) * op.calls          # type: ignore[misc]
-                how = "published" if all(h in ("published", "measured") for _, h in parts) else "model"
+                kinds = {h for _, h in parts}       # a device's own time of every part, or the model for some
+                how = kinds.pop() if len(kinds) == 1 else "model"
             else:
                 missing.append(f"{op.op} {op.shapes}: the device has no rows of its suite and pass to fit on")
         if how == "roofline":
