@@ -101,3 +101,14 @@ def test_the_selection_keeps_failures_and_reports_each_left_out_run():
                                  "the CPU while their clocks ran (--include-suspect counts them); 1 interrupted "
                                  "before they finished.")
     assert len(select([result("success", busy=True)], include_suspect=True).counted) == 1
+
+
+def test_a_run_both_unofficial_and_flagged_is_refused_for_what_no_flag_changes():
+    """For a submission the run's unofficial target is the reason (--include-suspect would not help); for the
+    analyses, which count unofficial runs, it is the flag."""
+    run = RunResult(task="mnist", entry="e", seed=0, status="success", official=False, metric="top1",
+                    threshold=90.0, run_dir="low", resources=BUSY)
+    [(_, why)] = select([run], official=True).left_out
+    assert why.startswith("unofficial: its target 90 is not mnist's 99")
+    [(_, why)] = select([run]).left_out
+    assert why.startswith("flagged")

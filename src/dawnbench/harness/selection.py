@@ -17,7 +17,8 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
   ``--target`` or on a subset (``official: false``) is left out — DAWNBench ranks runs at the task's
   own threshold on its full data, and ``validate`` rejects the rest. The analyses count unofficial
   runs, never pooled with official ones: the threshold is part of a configuration, and the group's
-  name says "unofficial".
+  name says "unofficial". A run both unofficial and flagged is refused a submission as unofficial:
+  no ``--include-suspect`` would make it one.
 """
 
 from __future__ import annotations
@@ -78,10 +79,10 @@ def select(results: Sequence[RunResult], include_suspect: bool = False, official
     for r in results:
         if r.status == "interrupted":
             chosen.left_out.append((r, INTERRUPTED))
+        elif official and r.official is False:   # before the flag: no --include-suspect makes it submittable
+            chosen.left_out.append((r, UNOFFICIAL.format(why=unofficial_reason(r))))
         elif (r.resources or {}).get("interference") and not include_suspect:
             chosen.left_out.append((r, f"flagged: {r.resources['interference']} (--include-suspect counts it)"))
-        elif official and r.official is False:
-            chosen.left_out.append((r, UNOFFICIAL.format(why=unofficial_reason(r))))
         else:
             chosen.counted.append(r)
     return chosen
