@@ -206,6 +206,15 @@ def unsupported(err: BaseException) -> bool:
     return any(phrase in text for phrase in UNSUPPORTED)
 
 
+def cannot_run(err: BaseException) -> str:
+    """A row's ``skipped`` reason for a library's refusal; any other error is re-raised (a shape or code bug:
+    not a property of this device, never a quiet skip)."""
+    if not unsupported(err):
+        raise err
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return f"torch could not run it here: {first[:200]}"
+
+
 def measure_row(planned: Planned, device: torch.device, roofs: Roofs, max_s: float) -> dict[str, Any]:
     """Time one planned row; any error of the library becomes the row's ``skipped`` reason."""
     row = base_row(planned)
@@ -216,10 +225,7 @@ def measure_row(planned: Planned, device: torch.device, roofs: Roofs, max_s: flo
     except TooSlow as err:
         return {**row, "skipped": str(err)}
     except (RuntimeError, NotImplementedError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        if not unsupported(err):
-            raise      # a shape or code bug: not a property of this device, never a quiet skip
-        return {**row, "skipped": f"torch could not run it here: {first[:200]}"}
+        return {**row, "skipped": cannot_run(err)}
     flops = problems.flops(problem, planned.pass_name)
     moved = problems.bytes_moved(problem, planned.pass_name, ELEMENT_BYTES[precision])
     achieved = flops / timing.median_s

@@ -28,7 +28,7 @@ import torch
 
 from dawnbench.harness.options import resolve_device
 from dawnbench.kernels.passes import statement
-from dawnbench.kernels.run import unsupported
+from dawnbench.kernels.run import cannot_run
 from dawnbench.kernels.timing import TooSlow, time_call
 from dawnbench.precision import device_supports
 from dawnbench.prediction.step import Kernel, read_step
@@ -52,9 +52,7 @@ def _kernel_s(kernel: Kernel, precision: str, device: torch.device, cache: dict[
         except TooSlow as err:
             cache[key] = str(err)
         except (RuntimeError, NotImplementedError) as err:
-            if not unsupported(err):
-                raise      # a mapping or code bug, not a property of this machine: never a quiet roofline
-            cache[key] = f"torch could not run it here: {(str(err).strip() or type(err).__name__).splitlines()[0][:200]}"
+            cache[key] = cannot_run(err)     # a mapping or code bug is raised: never a quiet roofline
     found = cache[key]
     return found * kernel.repeat if isinstance(found, float) else found
 

@@ -20,17 +20,11 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+import numpy as np
+
 from dawnbench.kernels.published import DEVICES
 from dawnbench.prediction.devices import SUITES, DeviceModel
 from dawnbench.prediction.step import Kernel
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def errors_table(points: list[tuple[float, float]]) -> dict[str, Any] | None:
@@ -38,7 +32,7 @@ def errors_table(points: list[tuple[float, float]]) -> dict[str, Any] | None:
     errors = [abs(predicted / published - 1) for published, predicted in points]
     if not errors:
         return None
-    return {"rows": len(errors), "median": statistics.median(errors), "p90": _percentile(errors, 0.9)}
+    return {"rows": len(errors), "median": statistics.median(errors), "p90": float(np.percentile(errors, 90))}
 
 
 def leave_one_out(model: DeviceModel) -> dict[str, list[tuple[float, float]]]:
