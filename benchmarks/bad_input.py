@@ -21,11 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import evidence
+import bench  # first: it puts tests/ on the path, where the table of bad inputs lives with its tests
+from bad_inputs import CASES, FRESH_40, ISSUE_40, WAVE_5, make_run
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from bad_inputs import CASES, FRESH_40, ISSUE_40, WAVE_5, make_run  # noqa: E402 - the table lives with its tests
+ROOT = bench.ROOT
 
 MEMORY_LIMIT = 4 << 30
 TIMEOUT_S = 120
@@ -92,7 +91,7 @@ def main() -> None:
                                "clear": sum(r["clear"] for r in rows if r["kind"] == k)} for k in ("refused", "handled")},
                "not_clear": [r for r in rows if not r["clear"]], "cases": rows}
     print(f"{figures['clear']}/{figures['tried']} bad inputs got a clear answer")
-    evidence.write("bad_input", figures)
+    bench.write("bad_input", figures)
 
 
 if __name__ == "__main__":

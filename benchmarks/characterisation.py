@@ -23,7 +23,6 @@ Figures are copied to ``docs/img/characterisation-*.png``; everything is stored 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -32,8 +31,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import evidence
 import numpy as np
+
+import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 IMG = ROOT / "docs" / "img"
@@ -43,12 +43,6 @@ CIFAR10_TRAIN_IMAGES, SQUAD_TRAIN_QUESTIONS, RECIPE_EPOCHS = 50_000, 87_599, 40
 # F1 0.757 after 10 epochs in 1.01 h, preprocessing not included.
 V100_EPOCHS_TO_TARGET, V100_HOURS_TO_TARGET = 10, 1.01
 
-
-def dawnbench(*args: str, env: dict, ok: tuple[int, ...] = (0,)) -> str:
-    proc = subprocess.run([sys.executable, "-m", "dawnbench", *args], capture_output=True, text=True, env=env)
-    if proc.returncode not in ok:
-        raise SystemExit(f"dawnbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return proc.stdout
 
 
 def glove_file(data: Path, out: Path, env: dict) -> Path:
@@ -120,19 +114,16 @@ def replot(figures: dict) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__, replot=True)
     parser.add_argument("--max-seconds", type=float, default=60.0, help="each run's training budget")
-    parser.add_argument("--replot", type=Path, metavar="EVIDENCE",
-                        help="only redraw the figures from a stored evidence file of this script")
     args = parser.parse_args()
     if args.replot:
-        return replot(json.loads(args.replot.read_text())["figures"])
+        return replot(bench.stored(args.replot)["figures"])
     with tempfile.TemporaryDirectory(prefix="dawnbench-characterisation-") as tmp:
         tmp_path = Path(tmp)
         squad_env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "DAWNBENCH_DATA": str(tmp_path / "data")}
-        subprocess.run([sys.executable, "-m", "dawnbench.data.squad.generate", str(tmp_path / "squad")], check=True,
-                       env=squad_env)
-        dawnbench("data", "fetch", "squad", "--from", str(tmp_path / "squad"), "--subset", "gen", env=squad_env)
+        bench.python("-m", "dawnbench.data.squad.generate", str(tmp_path / "squad"), env=squad_env)
+        bench.dawnbench("data", "fetch", "squad", "--from", str(tmp_path / "squad"), "--subset", "gen", env=squad_env)
         vectors = glove_file(tmp_path / "data" / "squad@gen", tmp_path / "glove.gen.300d.txt", squad_env)
         runs, profiles = {}, {}
         for entry, task in ENTRIES.items():
@@ -140,17 +131,17 @@ def main() -> int:
             where = ["--subset", "gen"] if task == "squad" else []
             extra = ["--set", f"vectors={vectors}"] if entry == "squad-drqa" else []
             print(f"run {entry} ({args.max_seconds:g} s budget)", flush=True)
-            dawnbench("run", task, *where, "--entry", entry, *extra, "--max-seconds", str(args.max_seconds),
-                      "--out", str(tmp_path / "runs" / entry), env=env, ok=(0, 1))
+            bench.dawnbench("run", task, *where, "--entry", entry, *extra, "--max-seconds", str(args.max_seconds),
+                            "--out", str(tmp_path / "runs" / entry), env=env, ok=(0, 1))
             [record] = (tmp_path / "runs" / entry).iterdir()
             runs[entry] = run_figures(json.loads((record / "result.json").read_text()))
             print(f"profile {entry}", flush=True)
-            profiles[entry] = json.loads(dawnbench("profile", task, *where, "--entry", entry, *extra, "--steps", "3",
-                                                   "--out", str(tmp_path / "profiles" / entry), "--json", env=env))
+            profiles[entry] = json.loads(bench.dawnbench("profile", task, *where, "--entry", entry, *extra, "--steps", "3",
+                                                         "--out", str(tmp_path / "profiles" / entry), "--json", env=env).stdout)
         paths = [str(tmp_path / "profiles")]
         env = dict(os.environ)
-        roof = json.loads(dawnbench("roofline", *paths, "--out", str(tmp_path / "roofline"), "--json", env=env))
-        sim = json.loads(dawnbench("similarity", *paths, "--out", str(tmp_path / "similarity"), "--json", env=env))
+        roof = json.loads(bench.dawnbench("roofline", *paths, "--out", str(tmp_path / "roofline"), "--json", env=env).stdout)
+        sim = json.loads(bench.dawnbench("similarity", *paths, "--out", str(tmp_path / "similarity"), "--json", env=env).stdout)
         shutil.copy(tmp_path / "roofline" / "roofline.png", IMG / "characterisation-roofline.png")
         shutil.copy(tmp_path / "similarity" / "pca.png", IMG / "characterisation-pca.png")
         shutil.copy(tmp_path / "similarity" / "dendrogram.png", IMG / "characterisation-dendrogram.png")
@@ -161,7 +152,7 @@ def main() -> int:
                             for k, v in profiles.items()},
                "roofline": roof, "similarity": sim}
     print(json.dumps({"runs": runs, "projections": figures["projections"]}, indent=1, default=str))
-    evidence.write("characterisation", figures)
+    bench.store(args, "characterisation", figures)
     return 0
 
 

@@ -27,17 +27,17 @@ motion blur of two generated images at five (radius, σ, angle) settings to
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 from pathlib import Path
 
-import evidence
 import numpy as np
 from PIL import Image
 
 from dawnbench import data
 from dawnbench.data.corruptions import FAMILIES, TABLES, corrupt
+
+import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_FILE = ROOT / "tests" / "data" / "corruption_reference.json"
@@ -53,7 +53,7 @@ def generated_images() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(20261124)
     colour = ndimage.gaussian_filter(rng.random((32, 32, 3)), (2, 2, 0)) * 1.0
     grey = ndimage.gaussian_filter(rng.random((28, 28)), 1.5)
-    scale = lambda a: np.uint8((a - a.min()) / (a.max() - a.min()) * 255)  # noqa: E731
+    scale = lambda a: np.uint8((a - a.min()) / (a.max() - a.min()) * 255)
     return scale(colour), scale(grey)
 
 
@@ -129,7 +129,7 @@ def mean_change(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench.parser(__doc__)
     parser.add_argument("--images", type=int, default=200)
     args = parser.parse_args()
     import cv2
@@ -160,7 +160,7 @@ def main() -> None:
                       flush=True)
         figures["tables"][table] = rows
         reference_doc["tables"][table] = {k: v["reference"] for k, v in rows.items()}
-    path = evidence.write("corruption_reference", figures)
+    path = bench.store(args, "corruption_reference", figures)
     reference_doc["evidence"] = str(path.relative_to(ROOT))
     reference_doc["reference_libraries"] = versions
     REFERENCE_FILE.parent.mkdir(parents=True, exist_ok=True)

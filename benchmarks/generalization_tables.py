@@ -20,7 +20,6 @@ JSON to ``docs/results/data/``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -29,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import evidence
+import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = {
@@ -69,7 +68,7 @@ def summary(doc: dict) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench.parser(__doc__)
     parser.add_argument("--tasks", default="mnist,fashion-mnist,cifar10")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--cifar10-seeds", type=int, default=1)
@@ -103,7 +102,7 @@ def main() -> None:
                       f"{r['suite_drop']['mean']:6.2f}", flush=True)
     if args.before:
         figures["before_tree"] = str(args.before)
-    evidence.write("generalization_tables", figures)
+    bench.store(args, "generalization_tables", figures)
 
 
 if __name__ == "__main__":

@@ -17,19 +17,18 @@ On a machine without CUDA it says so and exits 0. CIFAR-10 must be in the cache
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from tempfile import mkdtemp
 
-import evidence
 import torch
 from rich.console import Console
 
 from dawnbench import RunOptions, data, run_many
 from dawnbench.analysis.sweep import parse_grid
-from dawnbench.cli.display import runs_table, sweep_table
+from dawnbench.cli.display import runs_table
+from dawnbench.cli.training import sweep_table
 from dawnbench.environment import describe_hardware
 from dawnbench.experiments.sweep import run_sweep
 from dawnbench.inference import InferenceOptions, measure_run
@@ -37,9 +36,11 @@ from dawnbench.profiling import measure_roofs
 from dawnbench.reports.plots import sweep_figure
 from dawnbench.statistics import summarize
 
+import bench
+
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--precision", default="bf16", help="precision of the reliability rows")
     parser.add_argument("--grid-runs", type=int, default=3, help="seeds per precision × compile cell")
@@ -93,7 +94,7 @@ def main() -> int:
     for key, value in table.items():
         console.print(f"{key:45s} {value if not isinstance(value, float) else f'{value:.3f}'}", highlight=False)
     console.print(f"grid figure: {figure}")
-    evidence.write("gpu_suite", {"roofs": roofs.to_dict(), "table": table, "grid": sweep.rows}, device=device)
+    bench.store(args, "gpu_suite", {"roofs": roofs.to_dict(), "table": table, "grid": sweep.rows}, device=device)
     return 0
 
 

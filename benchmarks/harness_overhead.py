@@ -24,7 +24,6 @@ counted too) after the pairs, for the same shares with several workers.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -34,7 +33,6 @@ import time
 from pathlib import Path
 from tempfile import mkdtemp
 
-import evidence
 import torch
 from rich.console import Console
 
@@ -45,6 +43,8 @@ from dawnbench.harness.options import seed_everything
 from dawnbench.harness.record import RunResult
 from dawnbench.harness.warmup import synthetic_context
 from dawnbench.tasks import get_task
+
+import bench
 
 DIRECT_TARGET = 0.01   # the harness's own share of the timed interval, accounted directly
 
@@ -89,7 +89,7 @@ def shares(runs: list[dict]) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--task", default="mnist")
     parser.add_argument("--entry", default=None)
     parser.add_argument("--epochs", type=float, default=1.0)
@@ -123,7 +123,7 @@ def main() -> int:
           f"[{'PASS' if ratio <= 1.02 else 'FAIL'}]; spread {min(pairs):.4f}-{max(pairs):.4f}; "
           f"ratio of medians {statistics.median(harnessed) / statistics.median(bare):.4f} "
           f"(bare {statistics.median(bare):.2f} s, harness {statistics.median(harnessed):.2f} s)")
-    evidence.write("harness_overhead", {
+    bench.store(args, "harness_overhead", {
         "task": args.task, "entry": args.entry or get_task(args.task).default_entry, "epochs": args.epochs,
         "pairs": args.pairs, "bare_s": bare, "harness_timed_s": harnessed, "pair_ratios": pairs,
         "median_pair_ratio": ratio, "ratio_of_medians": statistics.median(harnessed) / statistics.median(bare),

@@ -23,7 +23,6 @@ runs the same code at toy sizes, to check the script itself.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -31,13 +30,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import evidence
 import torch
 import torch.nn.functional as F
 
 from dawnbench.data import imagenet
 from dawnbench.data.imagenet import generate, shards
 from dawnbench.entries.imagenet_resnet50 import make_resnet, normalise
+
+import bench
 
 TRAIN_IMAGES = 1_281_167
 EPOCHS = 40
@@ -63,17 +63,13 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def synthetic_rate(step, device: torch.device, batch: int, res: int, steps: int) -> float:
+def synthetic_rate(step, device: torch.device, batch: int, res: int, seconds: float) -> dict[str, float]:
+    """Images/s of the step on one batch already on the device: the median over blocks of steps, and the spread."""
     images = torch.randint(0, 256, (batch, 3, res, res), dtype=torch.uint8, device=device)
     labels = torch.randint(0, 1000, (batch,), device=device)
     for _ in range(5):                                   # cuDNN autotuning, compilation
         step(images, "NCHW", labels)
-    sync(device)
-    start = time.perf_counter()
-    for _ in range(steps):
-        step(images, "NCHW", labels)
-    sync(device)
-    return batch * steps / (time.perf_counter() - start)
+    return bench.rate(lambda: step(images, "NCHW", labels), items=batch, device=device, min_run_time=seconds)
 
 
 def pipeline_rate(step, folder: Path, device: torch.device, batch: int, res: int, pipeline: str,
@@ -93,14 +89,13 @@ def pipeline_rate(step, folder: Path, device: torch.device, batch: int, res: int
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--images", type=int, default=5120, help="training images in the generated tree")
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--res", type=int, default=176)
-    parser.add_argument("--steps", type=int, default=30, help="timed synthetic steps")
+    parser.add_argument("--seconds", type=float, default=10.0, help="timed synthetic steps: at least this long")
     parser.add_argument("--compile", action="store_true", help="torch.compile the network")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to check the script at toy sizes")
-    parser.add_argument("--no-evidence", action="store_true", help="print the figures, store nothing")
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         print("no CUDA device: the GPU rows stay unmeasured; nothing stored.")
@@ -114,7 +109,8 @@ def main() -> int:
     step = make_step(device, args.compile, width, layers)
     figures: dict[str, object] = {"batch": batch, "res": res, "compile": args.compile, "precision": "bf16",
                                   "network": "resnet50" if not toy else "toy", "cores": cores}
-    figures["synthetic_images_per_s"] = synthetic_rate(step, device, batch, res, 3 if toy else args.steps)
+    figures["synthetic"] = synthetic_rate(step, device, batch, res, 0.5 if toy else args.seconds)
+    figures["synthetic_images_per_s"] = figures["synthetic"]["per_s"]
     print(f"synthetic step: {figures['synthetic_images_per_s']:.0f} images/s")
 
     work = Path(tempfile.mkdtemp(prefix="dawnbench-imagenet-gpu-"))
@@ -141,8 +137,8 @@ def main() -> int:
         figures["target"] = {"nvjpeg_share_of_synthetic": SHARE_TARGET}
         figures["met"] = figures["pipeline_gpu_share_of_synthetic"] >= SHARE_TARGET
     print(f"projection: {one_gpu_hours:.2f} h on one device, {one_gpu_hours / 8:.2f} h on eight (linear scaling assumed)")
-    if not args.no_evidence and not toy:
-        evidence.write("imagenet_gpu", figures)
+    if not toy:
+        bench.store(args, "imagenet_gpu", figures)
     return 0
 
 

@@ -20,7 +20,6 @@ Each figure is the best of ``--repeats`` (the machine's noise only slows a run d
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import shutil
@@ -29,11 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import evidence
 import torch
 
 from dawnbench.data import imagenet
 from dawnbench.data.imagenet import generate, pipeline, shards
+
+import bench
 
 TARGETS = {"import": (250, 500), "loader": (500, 1000)}
 
@@ -48,11 +48,10 @@ def best_rate(count: int, fn, repeats: int) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--images", type=int, default=1200, help="training images in the generated tree")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--res", type=int, default=176)
-    parser.add_argument("--no-evidence", action="store_true", help="print the figures, store nothing")
     args = parser.parse_args()
     torch.set_num_threads(1)
     cores = len(os.sched_getaffinity(0))
@@ -108,8 +107,7 @@ def main() -> int:
         figures["met"] = {"import": figures["import"]["workers_1_per_core"] >= TARGETS["import"][0],
                           "loader": figures["loader"]["cores_1_per_core"] >= TARGETS["loader"][0]}
         print(f"targets met: {figures['met']}")
-        if not args.no_evidence:
-            evidence.write("imagenet_throughput", figures)
+        bench.store(args, "imagenet_throughput", figures)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

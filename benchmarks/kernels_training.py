@@ -17,7 +17,6 @@ stores the summary and the comparison's groups and left-out rows as evidence der
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -28,8 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import evidence
 from dawnbench.kernels.compare import against, group
+
+import bench
 
 IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
 
@@ -78,22 +78,20 @@ def recompare(path: Path) -> int:
     figures = {"command": stored["figures"]["command"], "summary": summary(doc),
                "comparison": [{k: v for k, v in c.items() if k != "rows"} for c in doc["comparison"]]}
     print(json.dumps(figures["summary"], indent=1))
-    evidence.write("kernels_training", figures, measured={**stored, "file": path.name})
+    bench.write("kernels_training", figures, measured={**stored, "file": path.name})
     return replot(doc)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__, replot=True)
     parser.add_argument("--precision", default="fp32,bf16")
     parser.add_argument("--cap", default="20")
     parser.add_argument("--max-seconds", default="3600")
-    parser.add_argument("--replot", type=Path, metavar="EVIDENCE",
-                        help="only redraw the figures from a stored evidence file of this script")
     parser.add_argument("--recompare", type=Path, metavar="EVIDENCE",
                         help="compare a stored file's rows again with today's code; store the result as derived")
     args = parser.parse_args()
     if args.replot:
-        stored = json.loads(args.replot.read_text())
+        stored = bench.stored(args.replot)
         if "derived_from" in stored:    # a recomparison: the rows are its source's, the comparison its own
             source = json.loads((args.replot.parent / stored["derived_from"]).read_text())["figures"]["document"]
             return replot({**source, "comparison": stored["figures"]["comparison"]})
@@ -115,7 +113,7 @@ def main() -> int:
     figures = {"command": command[2:], "exit": proc.returncode, "wall_s": wall, "summary": summary(doc),
                "document": doc}
     print(json.dumps(figures["summary"], indent=1))
-    evidence.write("kernels_training", figures)
+    bench.store(args, "kernels_training", figures)
     return 0
 
 

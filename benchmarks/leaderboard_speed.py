@@ -11,7 +11,6 @@ start-up and imports included). Targets: validate + rank ≤ 2 s; build the site
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
@@ -20,16 +19,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import evidence
-
 from dawnbench.leaderboard import build_boards
 from dawnbench.leaderboard.site import build_site
+
+import bench
 
 BUNDLED = Path(__file__).resolve().parents[1] / "third_party" / "dawnbench-entries.tar.xz"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench.parser(__doc__)
     parser.add_argument("--entries", type=Path, help="a folder laid out like the bundled entries")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
@@ -56,7 +55,7 @@ def main() -> None:
     print(f"build the site ({n} entry pages): median {statistics.median(site):.3f} s, slowest {max(site):.3f} s "
           f"(target <= 5 s)")
     print(f"whole command, start-up included: {command:.2f} s")
-    evidence.write("leaderboard_speed", {
+    bench.store(args, "leaderboard_speed", {
         "entries": n, "repeats": args.repeats, "validate_rank_s": rank, "build_site_s": site,
         "validate_rank_median_s": statistics.median(rank), "build_site_median_s": statistics.median(site),
         "whole_command_s": command, "targets_s": {"validate_rank": 2.0, "build_site": 5.0}})

@@ -11,24 +11,24 @@ epoch, their sum, and the gap to the clock. Run it on an otherwise idle machine.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
 from pathlib import Path
 
-import evidence
 from rich.console import Console
 
-from dawnbench.cli.display import scale_table
+from dawnbench.cli.scaling import scale_table
 from dawnbench.experiments.scale import ScaleOptions, run_scale
 from dawnbench.reports.plots import scale_figure
+
+import bench
 
 TOLERANCE = 0.10
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--out", default="scale/mnist")
@@ -56,7 +56,7 @@ def main() -> int:
                   f"{compute + comm:.3f} | {100 * gap:+.1f} % "
                   f"(communication {d['comm_overhead_pct']:.1f} % of the epoch, {d['comm_hidden_pct']:.0f} % hidden)")
     print(f"\nwithin {TOLERANCE:.0%}: {'yes' if ok else 'NO'}")
-    evidence.write("mnist_scaling", {"scale": doc, "accounting_within_tolerance": ok, "tolerance": TOLERANCE})
+    bench.store(args, "mnist_scaling", {"scale": doc, "accounting_within_tolerance": ok, "tolerance": TOLERANCE})
     return 0 if ok else 1
 
 

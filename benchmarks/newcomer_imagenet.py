@@ -23,7 +23,6 @@ The target: the 168-image subset runs 1 epoch, with init, in ≤ 60 s on 2 cores
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -32,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import evidence
+import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 60.0
@@ -67,9 +66,8 @@ def figures_of(code: int, run: dict | None, wall: float, err: str) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--before", required=True, help="the commit before the change")
-    parser.add_argument("--no-evidence", action="store_true", help="print the figures, store nothing")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="dawnbench-newcomer-") as tmp:
         tmp_path = Path(tmp)
@@ -119,8 +117,7 @@ def main() -> int:
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, capture_output=True)
     print(json.dumps(out, indent=1))
-    if not args.no_evidence:
-        evidence.write("newcomer_imagenet", out)
+    bench.store(args, "newcomer_imagenet", out)
     return 0
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import math
 import re
 import statistics
 import sys
@@ -35,6 +34,8 @@ from typing import Any
 
 import jinja2
 
+from dawnbench.bounds import IMPORT_DEFAULTS
+from dawnbench.entries import load_entry_class
 from dawnbench.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,9 +48,18 @@ README = ROOT / "README.md"
 README_BLOCKS = ("headline", "card")
 
 # What a typed figure looks like in a template's literal text (outside {{ }}, {% %}, {# #}, `code` and link
-# targets): a decimal, a percentage, a number with a unit, thousands, "N/M", "N×". Plain integers pass.
+# targets): a decimal, a percentage, a number with a unit, thousands, "N/M", "N×" — and a bare integer ("found 27",
+# "512, 8") unless it names a thing rather than measures it (NAMING before it: an issue, a seed, an exit code, a
+# paper's figure…; or a setup written with a hyphen: "2-core", "8-GPU", "300-d"). A target after ≤ or ≥ is the
+# issue's own number. A typed verdict — met, missed, reversed, holds — is the other thing a template must compute.
 UNIT = r"(?:%|×|s|ms|µs|GB/s|GFLOP/s|TFLOP/s|FLOP/B|MiB|GiB|MB|GB|KB|K|images/s|questions/s|samples/s)"
 TYPED = re.compile(rf"(?<![\w.§/-])(?<![≤≥<>] )(?<![≤≥<>])(\d[\d,]*\.\d+|\d+ ?{UNIT}(?![\w/])|\d{{1,3}}(?:,\d{{3}})+|\d+/\d+)")
+BARE = re.compile(r"(?<![\w.§/×–-])(?<![≤≥<>] )(?<![≤≥<>])\d+(?![\w.%×/–-]|,\d)")
+NAMING = re.compile(r"(?:\b(?:issues?|waves?|seeds?|exit(?: code)?|ranks?|nodes?|figure|table|severit(?:y|ies)|pc|v|version)"
+                    r"|§) ?$", re.I)
+VERDICT = re.compile(r"\b(?:(?:finding|comparison|target)s? (?:does not hold|do not hold|holds(?: in part)?|is (?:met|missed)"
+                     r"|(?:is )?reversed)|it is reversed|explained (?:least|most)|errors are (?:larger|smaller)"
+                     r"|every row passed|all (?:four|three|two) met)|\((?:met|missed)\)")
 
 
 @cache
@@ -84,10 +94,6 @@ def _times(value: float, digits: int = 2) -> str:
 
 def _num(value: float, digits: int = 0) -> str:
     return _fmt(value, f",.{digits}f")
-
-
-def _geomean(values: list[float]) -> float:
-    return math.exp(sum(map(math.log, values)) / len(values))
 
 
 def _machine(doc: dict[str, Any]) -> str:
@@ -138,15 +144,40 @@ def _clusters(similarity: dict[str, Any], k: int) -> list[list[str]]:
     return [groups[label] for label in sorted(groups)]
 
 
+def _separation(clusters: list[list[str]]) -> str:
+    """The characterisation's clustering finding — kernels and applications fall in separate clusters — on these
+    clusters: it holds where every cluster is kernels only or applications only, in part where some are."""
+    pure = sum(len({name.startswith("kernels/") for name in cluster}) == 1 for cluster in clusters)
+    return "holds" if pure == len(clusters) else "holds in part" if pure else "does not hold"
+
+
+def _judged(value: float, target: float, spread: tuple[float, float] | None = None) -> str:
+    """A ≤ target judged: met or missed — or, where the spread of what was measured reaches both sides of the
+    target, not resolved by this measurement."""
+    if spread is not None and min(spread) <= target < max(spread):
+        return f"not resolved (its spread {min(spread):.2f}–{max(spread):.2f} lies on both sides of {target:g})"
+    return "met" if value <= target else "missed"
+
+
+def _wider_across(suite: str, validation: dict[str, Any]) -> bool:
+    """Whether the across-devices error of ``suite`` is larger than its leave-one-out error within a device."""
+    return validation["across_devices"][suite]["median_of_medians"] > validation["leave_one_out"][suite]["median_of_medians"]
+
+
 def environment(prefix: str) -> jinja2.Environment:
     """Templates rendered with ``prefix`` before ``data/…`` links (the README lives two folders up)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, autoescape=False)
     env.filters.update(fmt=_fmt, s=_s, pct=_pct, percent=_percent, times=_times, num=_num, median=statistics.median,
-                       geomean=_geomean, machine=_machine, where=_where, day=_day, commit=_commit, command=_command,
+                       separation=_separation,
+                       geomean=statistics.geometric_mean, machine=_machine, where=_where, day=_day, commit=_commit,
+                       command=_command,
                        link=lambda doc: f"[data/{doc['file']}]({prefix}data/{doc['file']})",
-                       family=lambda key: key.split("/")[0], dict_values=lambda d: list(d.values()), clusters=_clusters, ratio_in=_ratio_in)
-    env.globals.update(evidence=evidence, task=lambda name: TASKS[name], zip=zip)
+                       family=lambda key: key.split("/")[0], dict_values=lambda d: list(d.values()), clusters=_clusters,
+                       ratio_in=_ratio_in)
+    env.tests["wider_across"] = _wider_across
+    env.globals.update(evidence=evidence, task=lambda name: TASKS[name], zip=zip, judged=_judged,
+                       recipe=lambda entry: load_entry_class(entry).hparams, import_defaults=IMPORT_DEFAULTS)
     return env
 
 
@@ -179,8 +210,12 @@ def typed_figures(template: Path) -> list[str]:
     """Figures typed into a template's literal text, as ``line: figure``."""
     text = template.read_text()
     text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
-    text = re.sub(r"`[^`\n]*`|\]\([^)]*\)", lambda m: " " * len(m.group(0)), text)
-    return [f"{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in TYPED.finditer(text)]
+    text = re.sub(r"`[^`]*`|\]\([^)]*\)", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    found = [m for m in TYPED.finditer(text)]
+    found += [m for m in BARE.finditer(text) if not NAMING.search(text[max(0, m.start() - 12):m.start()])
+              and not any(t.start() <= m.start() < t.end() for t in found)]
+    found += list(VERDICT.finditer(text))
+    return [f"{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in sorted(found, key=lambda m: m.start())]
 
 
 def differences(pages: dict[Path, str]) -> dict[Path, str]:

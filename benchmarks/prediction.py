@@ -25,18 +25,16 @@ and DAWNBench's published epochs beside the predictions.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-import evidence
+import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 IMG = ROOT / "docs" / "img"
@@ -54,39 +52,28 @@ DAWNBENCH = {
 IMAGENET_AT_GEHC = ["--set", "min_res=128", "--set", "blurpool=false", "--set", "batch_size=128"]
 
 
-def dawnbench(*args: str, env: dict, ok: tuple[int, ...] = (0,)) -> str:
-    proc = subprocess.run([sys.executable, "-m", "dawnbench", *args], capture_output=True, text=True, env=env)
-    if proc.returncode not in ok:
-        raise SystemExit(f"dawnbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return proc.stdout
 
-
-def figure(validation: dict, out: Path) -> None:
+def loo_figure(validation: dict, out: Path) -> None:
     """Leave-one-out predictions against published times, log–log, one colour per device, a panel per suite."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from dawnbench.reports.plots import figure
 
     suites = {"gemm": "GEMM", "conv": "convolution", "rnn": "recurrent"}
-    fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
-    for ax, (suite, title) in zip(axes, suites.items()):
-        for name, device in validation["devices"].items():
-            points = device["points"][suite]
-            if points:
-                ax.scatter([p[0] * 1e3 for p in points], [p[1] * 1e3 for p in points], s=7, alpha=0.55,
-                           label=name)
-        low, high = ax.get_xlim()[0], ax.get_xlim()[1]
-        ax.plot([low, high], [low, high], color="black", lw=0.8)
-        ax.plot([low, high], [low * 1.25, high * 1.25], color="grey", lw=0.6, ls="--")
-        ax.plot([low, high], [low / 1.25, high / 1.25], color="grey", lw=0.6, ls="--")
-        ax.set(xscale="log", yscale="log", xlabel="published (ms)", ylabel="predicted, row left out (ms)",
-               title=f"{title}: median error {validation['leave_one_out'][suite]['median_of_medians']:.1%}")
-        ax.grid(True, which="major", alpha=0.3)
-    axes[0].legend(fontsize=8, markerscale=2)
-    fig.suptitle("DeepBench's published times predicted by each device's model without the row (dashed: ±25 %)")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    with figure(out, 1, 3, figsize=(15, 5.2), save_dpi=110) as (fig, axes):
+        for ax, (suite, title) in zip(axes, suites.items()):
+            for name, device in validation["devices"].items():
+                points = device["points"][suite]
+                if points:
+                    ax.scatter([p[0] * 1e3 for p in points], [p[1] * 1e3 for p in points], s=7, alpha=0.55,
+                               label=name)
+            low, high = ax.get_xlim()[0], ax.get_xlim()[1]
+            ax.plot([low, high], [low, high], color="black", lw=0.8)
+            ax.plot([low, high], [low * 1.25, high * 1.25], color="grey", lw=0.6, ls="--")
+            ax.plot([low, high], [low / 1.25, high / 1.25], color="grey", lw=0.6, ls="--")
+            ax.set(xscale="log", yscale="log", xlabel="published (ms)", ylabel="predicted, row left out (ms)",
+                   title=f"{title}: median error {validation['leave_one_out'][suite]['median_of_medians']:.1%}")
+            ax.grid(True, which="major", alpha=0.3)
+        axes[0].legend(fontsize=8, markerscale=2)
+        fig.suptitle("DeepBench's published times predicted by each device's model without the row (dashed: ±25 %)")
 
 
 def dawnbench_epoch(stem: str, epochs: tuple[float, float], gpus: int) -> dict:
@@ -104,14 +91,14 @@ def dawnbench_epoch(stem: str, epochs: tuple[float, float], gpus: int) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--kernels", type=Path, help="this machine's kernels.json (default: measure it now)")
     args = parser.parse_args()
     from dawnbench.prediction.validate import validate
 
     print("validation over DeepBench's published rows", flush=True)
     validation = validate()
-    figure(validation, IMG / "prediction-loo.png")
+    loo_figure(validation, IMG / "prediction-loo.png")
     for device in validation["devices"].values():   # the points drawn: kept, rounded
         device["points"] = {s: [[float(f"{a:.4g}"), float(f"{b:.4g}")] for a, b in pts]
                             for s, pts in device["points"].items()}
@@ -123,14 +110,13 @@ def main() -> int:
         kernels = args.kernels
         if kernels is None:
             print("this machine's kernels (--quick, fp32)", flush=True)
-            dawnbench("kernels", "gemm,conv,rnn", "--quick", "--out", str(tmp_path / "kernels"), env=env)
+            bench.dawnbench("kernels", "gemm,conv,rnn", "--quick", "--out", str(tmp_path / "kernels"), env=env)
             kernels = tmp_path / "kernels" / "kernels.json"
-        subprocess.run([sys.executable, "-m", "dawnbench.data.imagenet.generate", str(tmp_path / "ilsvrc"),
-                        "--classes", "4", "--train", "80", "--val", "4"], check=True, env=gen_env, capture_output=True)
-        dawnbench("data", "fetch", "imagenet", "--from", str(tmp_path / "ilsvrc"), "--subset", "gen", env=gen_env)
-        subprocess.run([sys.executable, "-m", "dawnbench.data.squad.generate", str(tmp_path / "squad")], check=True,
-                       env=gen_env, capture_output=True)
-        dawnbench("data", "fetch", "squad", "--from", str(tmp_path / "squad"), "--subset", "gen", env=gen_env)
+        bench.python("-m", "dawnbench.data.imagenet.generate", str(tmp_path / "ilsvrc"),
+                     "--classes", "4", "--train", "80", "--val", "4", env=gen_env)
+        bench.dawnbench("data", "fetch", "imagenet", "--from", str(tmp_path / "ilsvrc"), "--subset", "gen", env=gen_env)
+        bench.python("-m", "dawnbench.data.squad.generate", str(tmp_path / "squad"), env=gen_env)
+        bench.dawnbench("data", "fetch", "squad", "--from", str(tmp_path / "squad"), "--subset", "gen", env=gen_env)
 
         references = {"mnist": ("small-cnn", [], env), "cifar10": ("cifar10-fast", [], env),
                       "imagenet": ("imagenet-resnet50", ["--subset", "gen", "--set", f"batch_size={IMAGENET_BATCH}"],
@@ -140,15 +126,15 @@ def main() -> int:
         for task, (entry, extra, task_env) in references.items():
             folder = tmp_path / "profiles" / task
             print(f"profile {task} · {entry}", flush=True)
-            dawnbench("profile", task, "--entry", entry, *extra, "--steps", str(PROFILE_STEPS), "--out", str(folder),
-                      "--json", env=task_env)
+            bench.dawnbench("profile", task, "--entry", entry, *extra, "--steps", str(PROFILE_STEPS), "--out", str(folder),
+                            "--json", env=task_env)
             print(f"explain {task} · {entry}", flush=True)
-            explained = json.loads(dawnbench("explain", str(folder), "--json", env=task_env))
-            here = json.loads(dawnbench("predict", str(folder), "--device", str(kernels), "--epochs", "1", "--json",
-                                        env=task_env))
+            explained = json.loads(bench.dawnbench("explain", str(folder), "--json", env=task_env).stdout)
+            here = json.loads(bench.dawnbench("predict", str(folder), "--device", str(kernels), "--epochs", "1", "--json",
+                                              env=task_env).stdout)
             started = time.perf_counter()
-            everywhere = json.loads(dawnbench("predict", str(folder), "--device", "all", "--epochs", "1", "--json",
-                                              env=task_env))
+            everywhere = json.loads(bench.dawnbench("predict", str(folder), "--device", "all", "--epochs", "1", "--json",
+                                                    env=task_env).stdout)
             wall = time.perf_counter() - started
             [mine] = here["devices"]
             entries[task] = {
@@ -178,11 +164,11 @@ def main() -> int:
                                               gen_env)):
             folder = tmp_path / "profiles" / f"{task}-bf16"
             print(f"profile {task} · {entry} · bf16", flush=True)
-            dawnbench("profile", task, "--entry", entry, *extra, "--precision", "bf16", "--steps",
-                      str(PROFILE_STEPS), "--out", str(folder), "--json", env=task_env)
+            bench.dawnbench("profile", task, "--entry", entry, *extra, "--precision", "bf16", "--steps",
+                            str(PROFILE_STEPS), "--out", str(folder), "--json", env=task_env)
             epochs = CIFAR10_FAST["epochs"] if task == "cifar10" else 1
-            doc = json.loads(dawnbench("predict", str(folder), "--device", "V100", "--epochs", str(epochs), "--json",
-                                       env=task_env))
+            doc = json.loads(bench.dawnbench("predict", str(folder), "--device", "V100", "--epochs", str(epochs), "--json",
+                                             env=task_env).stdout)
             [v100] = doc["devices"]
             gpu[task] = {"entry": entry, "options": extra, "precision": doc["precision"],
                          "batch_size": doc["batch_size"], "samples_per_epoch": doc["samples_per_epoch"],
@@ -205,7 +191,7 @@ def main() -> int:
                       "whole_step": {t: e["whole_step"]["error"] for t, e in entries.items()},
                       "explained": {t: e["explain"]["explained_share"] for t, e in entries.items()},
                       "v100": {t: (g["epoch_s"], g["dawnbench"]["one_gpu_epoch_s"]) for t, g in gpu.items()}}, indent=1))
-    evidence.write("prediction", figures)
+    bench.store(args, "prediction", figures)
     return 0
 
 

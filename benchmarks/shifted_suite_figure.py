@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
 from dawnbench import data
 from dawnbench.data.corruptions import FAMILIES, corrupt
 from dawnbench.reports.plots import plt
@@ -20,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img" / "shifted-suite.png")
     args = parser.parse_args()
     panels = []

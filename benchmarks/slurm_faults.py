@@ -19,14 +19,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import evidence
+from dawnbench.distributed.launch import RDZV_TIMEOUT_S
+from dawnbench.experiments.slurm import NODES_WAIT_S
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import slurm_faults as faults  # noqa: E402  (the suite's scenarios, run as they are)
-from slurm_cluster import SlurmCluster  # noqa: E402
-
-from dawnbench.distributed.launch import RDZV_TIMEOUT_S  # noqa: E402
-from dawnbench.experiments.slurm import NODES_WAIT_S  # noqa: E402
+import bench  # first: it puts tests/ on the path, whose scenarios and cluster are run as they are
+import slurm_faults as faults
+from slurm_cluster import SlurmCluster
 
 
 def main() -> int:
@@ -40,7 +38,7 @@ def main() -> int:
             print(f"  {outcome.record['status']}: {outcome.record['error']}  (noticed in {outcome.noticed_s} s)")
         config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, env=cluster.env).stdout
         slurmd_timeout = re.search(r"SlurmdTimeout\s*=\s*(.+)", config).group(1).strip()   # "10 sec"
-    evidence.write("slurm_faults", {"nodes": ["n1", "n2"], "cpus_per_node": 2, "nodes_wait_s": NODES_WAIT_S,
+    bench.write("slurm_faults", {"nodes": ["n1", "n2"], "cpus_per_node": 2, "nodes_wait_s": NODES_WAIT_S,
                                     "rdzv_timeout_s": RDZV_TIMEOUT_S, "slurmd_timeout": slurmd_timeout,
                                     "outcomes": outcomes})
     return 0

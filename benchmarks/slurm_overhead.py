@@ -19,7 +19,6 @@ that comparison says little about speed and is not one.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import statistics
@@ -29,10 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import evidence
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from slurm_cluster import SlurmCluster  # noqa: E402  (the tests' cluster, reused as is)
+import bench  # first: it puts tests/ on the path, whose cluster is reused as is
+from slurm_cluster import SlurmCluster
 
 
 def first_log_ms(run_dir: Path) -> int:
@@ -48,7 +45,7 @@ def slurm_times(job: str, env: dict) -> tuple[float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--max-epochs", default="1")   # MNIST reaches 99 % within it: TTA statistics
     args = parser.parse_args()
@@ -84,7 +81,7 @@ def main() -> int:
         figures["slurm"]["first_job_to_first_log_line_s"] = min(j["to_first_log_line_s"] for j in jobs)
         figures["same_summary_fields"] = set(figures["local"]["summary"]) == set(figures["slurm"]["summary"])
     print(json.dumps({k: v for k, v in figures.items()}, indent=1))
-    evidence.write("slurm_overhead", figures)
+    bench.store(args, "slurm_overhead", figures)
     return 0
 
 

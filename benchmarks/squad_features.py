@@ -14,6 +14,7 @@ stride, offsets on), on one core (``RAYON_NUM_THREADS=1``, one torch thread):
 Target ≥ 2,000 questions/s per core (moonshot 4,000). Best of ``--repeats``.
 """
 
+# ruff: noqa: E402 - the two settings below must be made before tokenizers is imported
 from __future__ import annotations
 
 import os
@@ -21,19 +22,19 @@ import os
 os.environ["RAYON_NUM_THREADS"] = "1"          # before tokenizers starts its thread pool
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import sys
+import tempfile
+import time
+from pathlib import Path
 
-import evidence  # noqa: E402
-import torch  # noqa: E402
+import torch
 
-from dawnbench.data import squad  # noqa: E402
-from dawnbench.data.squad import generate  # noqa: E402
-from dawnbench.entries import spans  # noqa: E402
-from dawnbench.entries.squad_minilm import HPARAMS, load_tokenizer  # noqa: E402
+from dawnbench.data import squad
+from dawnbench.data.squad import generate
+from dawnbench.entries import spans
+from dawnbench.entries.squad_minilm import HPARAMS, load_tokenizer
+
+import bench
 
 TARGET, MOONSHOT = 2000, 4000
 
@@ -48,10 +49,9 @@ def best(fn, repeats: int) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--articles", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--no-evidence", action="store_true", help="print the figures, store nothing")
     args = parser.parse_args()
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -75,8 +75,7 @@ def main() -> int:
     print(f"{len(questions):,} questions ({figures['mean_context_words']:.0f} context words on average), "
           f"{len(features):,} windows, one core: tokenizers alone {figures['tokenizers_alone_questions_per_s']:,.0f} "
           f"q/s; whole preparation {figures['train_features_questions_per_s']:,.0f} q/s (target {TARGET:,})")
-    if not args.no_evidence:
-        evidence.write("squad_features", figures)
+    bench.store(args, "squad_features", figures)
     return 0
 
 

@@ -19,13 +19,11 @@ latency ≤ 5 ms (2 ms). Without CUDA the script says so and exits 0, storing no
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import evidence
 import numpy as np
 import torch
 
@@ -34,25 +32,26 @@ from dawnbench.data.squad import generate
 from dawnbench.entries import spans
 from dawnbench.entries.squad_minilm import HPARAMS, SpanModel, load_tokenizer, span_loss
 
+import bench
+
 TRAIN_FEATURES = 88_524
 TARGETS = {"sequences_per_s": (1500, 4000), "epoch_s": (60, 25), "latency_p50_ms": (5, 2)}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--seconds", type=float, default=5.0, help="timed training steps: at least this long")
     parser.add_argument("--questions", type=int, default=300, help="dev questions timed at batch 1")
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--no-evidence", action="store_true")
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         print("no CUDA device: the GPU rows stay unmeasured; nothing stored.")
         return 0
     device = torch.device(args.device)
     toy = device.type == "cpu"
-    batch, steps, count = (4, 2, 5) if toy else (args.batch, args.steps, args.questions)
+    batch, seconds, count = (4, 0.5, 5) if toy else (args.batch, args.seconds, args.questions)
     max_length, stride = HPARAMS["max_length"], HPARAMS["stride"]
     with tempfile.TemporaryDirectory() as tmp:
         files = generate.write_set(Path(tmp) / "f", articles=60, dev_articles=30)
@@ -77,15 +76,11 @@ def main() -> int:
         loss.backward()
         optimizer.step()
 
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    for i in range(3):
+    for i in range(3):                               # autotuning, compilation
         step(i)
-    sync()
-    start = time.perf_counter()
-    for i in range(steps):
-        step(i)
-    sync()
-    rate = batch * steps / (time.perf_counter() - start)
+    counter = iter(range(10**9))
+    measured = bench.rate(lambda: step(next(counter)), items=batch, device=device, min_run_time=seconds)
+    rate = measured["per_s"]
 
     model.eval()
     latencies = []
@@ -98,7 +93,7 @@ def main() -> int:
             if k >= 3:
                 latencies.append((time.perf_counter() - t0) * 1e3)
     figures = {"batch": batch, "compile": args.compile, "precision": "bf16", "max_length": max_length,
-               "sequences_per_s": rate,
+               "sequences_per_s": rate, "sequences_per_s_spread": measured,
                "projected_epoch_s": {"value": TRAIN_FEATURES / rate,
                                      "label": "projection: 88,524 features / the measured rate"},
                "latency_p50_ms": float(np.percentile(latencies, 50)),
@@ -107,11 +102,11 @@ def main() -> int:
                "targets": {k: {"target": t, "moonshot": m} for k, (t, m) in TARGETS.items()}}
     print(f"training {rate:,.0f} sequences/s (projected epoch {TRAIN_FEATURES / rate:,.1f} s); batch-1 latency "
           f"p50 {figures['latency_p50_ms']:.2f} ms, p99 {figures['latency_p99_ms']:.2f} ms")
-    if not toy and not args.no_evidence:
+    if not toy:
         figures["met"] = {"sequences_per_s": rate >= TARGETS["sequences_per_s"][0],
                           "epoch_s": TRAIN_FEATURES / rate <= TARGETS["epoch_s"][0],
                           "latency_p50_ms": figures["latency_p50_ms"] <= TARGETS["latency_p50_ms"][0]}
-        evidence.write("squad_gpu", figures, device=device)
+        bench.store(args, "squad_gpu", figures, device=device)
     return 0
 
 

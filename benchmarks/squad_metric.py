@@ -18,16 +18,15 @@ three gold answers, empty normalised strings, missing predictions), against:
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
 import string
 import sys
 from collections import Counter
 
-import evidence
-
 from dawnbench import squad_eval
+
+import bench
 
 
 # --- 1. the official script's definition, transcribed --------------------------------------
@@ -100,9 +99,8 @@ def cases(n: int, seed: int = 0) -> tuple[list[dict], dict[str, str]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__)
     parser.add_argument("--questions", type=int, default=20000)
-    parser.add_argument("--no-evidence", action="store_true")
     args = parser.parse_args()
     dataset, predictions = cases(args.questions)
     qas = dataset[0]["paragraphs"][0]["qas"]
@@ -137,8 +135,7 @@ def main() -> int:
         figures["torchmetrics"] = {"questions": len(both), "max_abs_diff_totals": diff}
         print(f"torchmetrics on the {len(both):,} questions with non-empty strings: difference {diff:.3g} "
               "(it computes in float32)")
-    if not args.no_evidence:
-        evidence.write("squad_metric", figures)
+    bench.store(args, "squad_metric", figures)
     return 0
 
 

@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -32,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-import evidence
+import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 IMG = ROOT / "docs" / "img"
@@ -153,16 +152,14 @@ def replot(figures: dict) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench.parser(__doc__, replot=True)
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--parts", default="monitor,workers,scale,jobs",
                         help="which of the measurements to make (a later sitting can redo one; the page cites each "
                              "part's file)")
-    parser.add_argument("--replot", type=Path, metavar="EVIDENCE",
-                        help="only redraw the figures from a stored evidence file of this script")
     args = parser.parse_args()
     if args.replot:
-        return replot(json.loads(args.replot.read_text())["figures"])
+        return replot(bench.stored(args.replot)["figures"])
     parts = set(args.parts.split(","))
     figures: dict = {}
     with tempfile.TemporaryDirectory(prefix="dawnbench-system-") as tmp:
@@ -184,7 +181,7 @@ def main() -> int:
             # each run's own length and mean CPU: what the type's time-weighted load is made of
             figures["jobs_runs"] = [{"type": row["type"], "run_dir": d, **_run_load(Path(d))}
                                     for row in jobs["rows"] for d in row["run_dirs"]]
-    evidence.write("system_targets", figures)
+    bench.store(args, "system_targets", figures)
     return 0
 
 

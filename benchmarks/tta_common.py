@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 from tempfile import mkdtemp
 
-import evidence
 from rich.console import Console
 
 from dawnbench import RunOptions, data, run_many
@@ -14,6 +13,8 @@ from dawnbench.cli.display import runs_table
 from dawnbench.environment import describe_hardware
 from dawnbench.statistics import summarize
 from dawnbench.tasks import get_task
+
+import bench
 
 
 def main(description: str, task: str, runs: int) -> int:
@@ -36,10 +37,10 @@ def main(description: str, task: str, runs: int) -> int:
     console.print(runs_table(results, summary))
     console.print(f"machine: {describe_hardware(results[0].hardware)}; torch {results[0].software['torch']}; "
                   f"records in {out}")
-    fmt = lambda v: "—" if v is None else f"{v:.2f} s"  # noqa: E731
+    fmt = lambda v: "—" if v is None else f"{v:.2f} s"
     console.print(f"success fraction {summary['success_fraction']:.2f}; TTA median {fmt(summary['tta_median_s'])}, "
                   f"min {fmt(summary['tta_min_s'])}, max {fmt(summary['tta_max_s'])}")
-    evidence.write(f"{args.task}_tta", {"task": args.task, "entry": results[0].entry, "precision": args.precision,
+    bench.store(args, f"{args.task}_tta", {"task": args.task, "entry": results[0].entry, "precision": args.precision,
                                         "compile": args.compile, "summary": summary, "runs": [
         {"seed": r.seed, "status": r.status, "tta_s": r.time_to_accuracy_s, "epochs_to_target": r.epochs_to_target,
          "init_s": r.init_s, "last_value": r.evals[-1].value if r.evals else None, "throughput": r.throughput,

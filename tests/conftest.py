@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tarfile
 from pathlib import Path
 
@@ -14,20 +15,22 @@ from dawnbench.tasks import TOP1, Task
 
 THIRD_PARTY = Path(__file__).resolve().parents[1] / "third_party"
 
-# The markers (README: the fast subset is `-m "not slow"`). `distributed`: real torchrun
-# workers; `browser`: headless Chromium; `slow`: those two, whole modules that train real
-# networks, and tests that need a trained model or CIFAR-10.
-SLOW_MODULES = {"test_distributed", "test_small_cnn", "test_crash_safety", "test_cifar10_entries"}
+# The tiers (README): plain `python -m pytest` runs the fast tier (pyproject's addopts: -m "not slow");
+# `python -m pytest -m slow` the rest, which .ci/run adds. `slow`: a test that trains a real network
+# to a target, launches workers or jobs, or opens a browser — marked on the test itself, or through a
+# fixture that does so (SLOW_FIXTURES); `distributed`: real torchrun workers; `browser`: headless Chromium.
 SLOW_FIXTURES = {"mnist_run_97", "cifar10_ready", "imagenet_run", "squad_run"}
+
+# Every fixed wait (torchrun's shutdown grace, srun's wait for the nodes left, the Slurm poll, jobs'
+# grace after Ctrl-C) at a fifth: dawnbench/waits.py. Set before any test starts a process, so each
+# inherits it; a user's runs keep the waits as written.
+os.environ.setdefault("DAWNBENCH_WAIT_SCALE", "0.2")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        module = item.module.__name__ if item.module else ""
-        if module == "test_distributed":
-            item.add_marker(pytest.mark.distributed)
-        if (module in SLOW_MODULES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
-                or item.get_closest_marker("browser")):
+        if item.get_closest_marker("distributed") or item.get_closest_marker("browser") or \
+                SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
 
@@ -44,7 +47,7 @@ def tiny_task(tmp_path, monkeypatch) -> Task:
     """A 4-example task in a private cache: test labels are all 0, threshold 50 %."""
     monkeypatch.setenv("DAWNBENCH_DATA", str(tmp_path / "cache"))
     rng = np.random.default_rng(0)
-    split = lambda n: (rng.integers(0, 256, (n, 4, 4), dtype=np.uint8), np.zeros(n, dtype=np.int64))  # noqa: E731
+    split = lambda n: (rng.integers(0, 256, (n, 4, 4), dtype=np.uint8), np.zeros(n, dtype=np.int64))
     write_dataset("tiny", {"train": split(8), "test": split(4)}, {"source": "generated"})
     return Task("tiny", "tiny", TOP1, 50.0, "test", default_entry="none")
 
@@ -88,3 +91,22 @@ def mlperf_v05(tmp_path_factory) -> Path:
 def dawnbench_entries(tmp_path_factory) -> Path:
     """The 118 public DAWNBench entries, byte for byte (their CRLFs and BOMs are what the validator is for)."""
     return _unpack("dawnbench-entries", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory, mnist_ready):
+    """One real two-node Slurm cluster for the whole test run (tests/slurm_cluster.py: two slurmd on this
+    host, n1 and n2), each node declaring 4 CPUs at least: the single-node batches of test_slurm.py, the
+    multi-node runs and faults of test_slurm_nodes.py (three of them at once), and the idle job that waits
+    out its time limit beside them. Jobs inherit no OMP_NUM_THREADS: their threads come from Slurm's CPUs."""
+    from slurm_cluster import ClusterUnavailable, SlurmCluster
+
+    try:
+        with SlurmCluster(tmp_path_factory.mktemp("slurm"), cpus=max(4, os.cpu_count() or 1), nodes=2) as started:
+            started.env.pop("OMP_NUM_THREADS", None)
+            yield started
+    except ClusterUnavailable as why:
+        if os.environ.get("DAWNBENCH_REQUIRE_SLURM") == "1":
+            raise
+        pytest.skip(f"no Slurm cluster: {why}")
+

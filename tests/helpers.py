@@ -8,12 +8,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from scripted_entry import FakeTime, Scripted
-
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.options import RunOptions, prepare
 from dawnbench.harness.record import Evaluation, RunResult
 from dawnbench.harness.runner import run_seed
+
+from scripted_entry import FakeTime, Scripted
 
 
 def write_run(folder: Path, seed: int, tta: float | None, epochs: float, **fields) -> None:

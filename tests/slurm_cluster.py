@@ -13,7 +13,7 @@ whose hostname is its node name, so it registers as that node; the nodes are dec
 ``NodeAddr=127.0.0.1`` and a ``Port`` each, and their spool, pid and log files carry ``%n``. Nothing of
 the host changes: no ``/etc/hosts`` line is added, because the only place a node's name must resolve
 — a multi-node run's rendezvous — takes the first node's ``NodeAddr`` from Slurm
-(``dawnbench.experiments.slurm.rendezvous``), as it must on any cluster whose nodes are not known by
+(``dawnbench.experiments.slurm.job.rendezvous``), as it must on any cluster whose nodes are not known by
 name. A node's processes (its ``slurmd``, the job steps it started, their workers) are those in its
 namespace, which is how :meth:`kill_node` finds them all. ``SlurmdTimeout`` is 10 s, so a node that
 dies is noticed within about 20 s rather than Slurm's default five minutes.

@@ -5,7 +5,8 @@ benchmarks/slurm_faults.py.
 Each scenario starts ``dawnbench run mnist --nproc 2 --workers-per-node 1 --executor slurm`` (one job,
 a worker on each node) with the holding entry, causes its fault and returns an :class:`Outcome`: the
 batch's exit code, the run's record, how long from the fault to the batch's return (``noticed_s``),
-and what it left behind — jobs in the queue, processes naming the run's folder.
+and what it left behind — its jobs in the queue, processes naming the run's folder. A scenario looks
+only at its own batch's jobs, so those of ``SIDE_BY_SIDE`` can run at once.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class Outcome:
     def summary(self) -> dict[str, Any]:
         """What the evidence keeps: the record's verdict, not its every field."""
         r = self.record
-        keep = lambda rec: None if rec is None else {   # noqa: E731
+        keep = lambda rec: None if rec is None else {
             "status": rec["status"], "error": rec["error"],
             "scheduler": {k: rec["scheduler"][k] for k in ("state", "reason", "node_names", "restarts")}
             if rec.get("scheduler") else None,
@@ -66,13 +67,14 @@ def start(argv: list[str], out: Path, env: dict[str, str]) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def worker_on(cluster: SlurmCluster, node: str, timeout: float = 90) -> psutil.Process:
-    """The training worker torchrun started on ``node`` (its environment holds LOCAL_RANK), once it runs."""
+def worker_on(cluster: SlurmCluster, node: str, out: Path, timeout: float = 90) -> psutil.Process:
+    """The training worker torchrun started on ``node`` for the batch writing into ``out`` (its environment
+    holds LOCAL_RANK, its command line names ``out``), once it runs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for proc in cluster.processes(node):
             try:
-                if "LOCAL_RANK" in proc.environ() and "dawnbench" in " ".join(proc.cmdline()):
+                if "LOCAL_RANK" in proc.environ() and str(out) in " ".join(proc.cmdline()):
                     return proc
             except psutil.Error:
                 continue
@@ -91,13 +93,21 @@ def training(out: Path, timeout: float = 120) -> None:
     raise AssertionError(f"the run in {out} did not start its clock in {timeout} s")
 
 
+def jobs_of(cluster: SlurmCluster, out: Path) -> list[str]:
+    """The jobs of the batch writing into ``out`` that the cluster still has (scenarios may run side by side:
+    each looks at its own, named in its batch's manifest)."""
+    manifest = out / ".slurm" / "batch.json"
+    ours = {run["job_id"] for run in json.loads(manifest.read_text())["runs"].values()} if manifest.exists() else set()
+    return [job for job in cluster.queue() if job in ours]
+
+
 def leftovers(cluster: SlurmCluster, out: Path) -> tuple[list[str], list[int]]:
-    """Jobs still queued and processes naming ``out``, once they had LEFT_WAIT_S to go."""
+    """The batch's jobs still queued and processes naming ``out``, once they had LEFT_WAIT_S to go."""
     deadline = time.monotonic() + LEFT_WAIT_S
-    while cluster.queue() and time.monotonic() < deadline:
+    while jobs_of(cluster, out) and time.monotonic() < deadline:
         time.sleep(0.5)
     procs = [p.pid for p in psutil.process_iter(["cmdline"]) if str(out) in " ".join(p.info["cmdline"] or [])]
-    return cluster.queue(), procs
+    return jobs_of(cluster, out), procs
 
 
 def finish(fault: str, cluster: SlurmCluster, batch: subprocess.Popen, out: Path, since: float | None) -> Outcome:
@@ -122,7 +132,7 @@ def clean_run(cluster: SlurmCluster, out: Path) -> Outcome:
 def worker_killed(cluster: SlurmCluster, out: Path) -> Outcome:
     """The second node's worker dies (SIGKILL) a second into the timed run."""
     batch = start(["run", "mnist", *HOLD, *LONG, *TWO], out, cluster.env)
-    victim = worker_on(cluster, "n2")
+    victim = worker_on(cluster, "n2", out)
     training(out)
     victim.send_signal(signal.SIGKILL)
     return finish("a worker on the second node killed (SIGKILL)", cluster, batch, out, time.monotonic())
@@ -143,9 +153,9 @@ def port_taken(cluster: SlurmCluster, out: Path) -> Outcome:
 def requeued(cluster: SlurmCluster, out: Path) -> Outcome:
     """The scheduler requeues the running job (``scontrol requeue``, as preemption does); then ``--resume``."""
     batch = start(["run", "mnist", *HOLD, *LONG, *TWO], out, cluster.env)
-    worker_on(cluster, "n2")
+    worker_on(cluster, "n2", out)
     training(out)
-    [job] = cluster.queue()
+    [job] = jobs_of(cluster, out)
     subprocess.run(["scontrol", "requeue", job], check=True, env=cluster.env, capture_output=True)
     outcome = finish("the job requeued by the scheduler (scontrol requeue)", cluster, batch, out, time.monotonic())
     resume = subprocess.run([sys.executable, "-m", "dawnbench", "run", "mnist", *HOLD, "--set", "seconds=1", *TWO,
@@ -161,7 +171,7 @@ def node_lost(cluster: SlurmCluster, out: Path) -> Outcome:
     """The machine n2 dies a second into the timed run: its slurmd, the job step and the worker at once.
     The node is started again afterwards, so the cluster is whole for what comes next."""
     batch = start(["run", "mnist", *HOLD, *LONG, *TWO], out, cluster.env)
-    worker_on(cluster, "n2")
+    worker_on(cluster, "n2", out)
     training(out)
     cluster.kill_node("n2")
     try:
@@ -172,3 +182,4 @@ def node_lost(cluster: SlurmCluster, out: Path) -> Outcome:
 
 
 SCENARIOS = (worker_killed, port_taken, requeued, node_lost)   # node_lost last: it restarts a node
+SIDE_BY_SIDE = SCENARIOS[:3]     # independent of each other: the tests run them at once (a CPU of each node each)

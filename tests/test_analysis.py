@@ -7,12 +7,13 @@ import subprocess
 import sys
 
 import pytest
-from helpers import write_run
 
 from dawnbench.analysis import analyze, collect
 from dawnbench.analysis.mlperf import LogError, read_log
 from dawnbench.analysis.sweep import parse_grid
 from dawnbench.errors import DawnbenchError
+
+from helpers import write_run
 
 V05_LOG = """Beginning trial 1 of 1
 :::MLPv0.5.0 ssd 1000.50 (train.py:1) run_start
@@ -27,12 +28,13 @@ noise from the program :::MLPv0.5.0 ssd 1001.0 (train.py:2) train_epoch: 0
 :::MLPv0.5.0 ssd 1004.26 (train.py:6) run_final
 """
 
-MLLOG = "\n".join(":::MLLOG " + json.dumps(r) for r in [
-    {"namespace": "", "time_ms": 5000, "event_type": "INTERVAL_START", "key": "run_start", "value": None, "metadata": {}},
-    {"namespace": "", "time_ms": 5100, "event_type": "INTERVAL_START", "key": "epoch_start", "value": None, "metadata": {"epoch_num": 1}},
-    {"namespace": "", "time_ms": 6100, "event_type": "INTERVAL_START", "key": "epoch_start", "value": None, "metadata": {"epoch_num": 2}},
-    {"namespace": "", "time_ms": 7000, "event_type": "POINT_IN_TIME", "key": "eval_accuracy", "value": 0.76, "metadata": {"epoch_num": 2}},
-    {"namespace": "", "time_ms": 7250, "event_type": "INTERVAL_END", "key": "run_stop", "value": None, "metadata": {"status": "success"}},
+MLLOG = "\n".join(":::MLLOG " + json.dumps({"namespace": "", "time_ms": t, "event_type": kind, "key": key, "value": value,
+                                             "metadata": metadata}) for t, kind, key, value, metadata in [
+    (5000, "INTERVAL_START", "run_start", None, {}),
+    (5100, "INTERVAL_START", "epoch_start", None, {"epoch_num": 1}),
+    (6100, "INTERVAL_START", "epoch_start", None, {"epoch_num": 2}),
+    (7000, "POINT_IN_TIME", "eval_accuracy", 0.76, {"epoch_num": 2}),
+    (7250, "INTERVAL_END", "run_stop", None, {"status": "success"}),
 ]) + "\n"
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bad_inputs import CASES, FRESH_40, ISSUE_40, make_run
 
 from dawnbench.cli import main
+
+from bad_inputs import CASES, FRESH_40, ISSUE_40, make_run
 
 
 @pytest.fixture(scope="module")

@@ -215,7 +215,7 @@ def test_drqa_answers_are_scored_by_the_official_f1(squad_files, squad_easy, glo
 def test_similarity_takes_both_workloads(drqa_run, tmp_path, monkeypatch):
     monkeypatch.setenv("DAWNBENCH_DATA", str(tmp_path / "cache"))
     rng = np.random.default_rng(0)
-    split = lambda n: (rng.integers(0, 256, (n, 32, 32, 3), dtype=np.uint8), rng.integers(0, 10, n))  # noqa: E731
+    split = lambda n: (rng.integers(0, 256, (n, 32, 32, 3), dtype=np.uint8), rng.integers(0, 10, n))
     write_dataset("cifar10", {"train": split(64), "test": split(32)}, {"source": "generated"})
     for batch in (16, 32):                     # two configurations of it: similarity needs three
         assert main(["run", "cifar10", "--entry", "cifar10-resnet18", "--set", f"batch_size={batch}",

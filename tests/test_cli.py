@@ -174,7 +174,7 @@ def test_an_entrants_common_mistakes_get_errors_that_name_what_is_wrong(tmp_path
 
 
 def test_the_leaderboard_shows_the_whole_date(tmp_path, capsys):
-    from dawnbench.cli.display import board_table
+    from dawnbench.cli.results import board_table
 
     rows = [{"rank": 1, "display": "0:00:12", "model": "m", "author": "a", "hardware": "h", "framework": "f",
              "date": "2026-11-26"}]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from helpers import run_scripted
 
 from dawnbench.cli import main
 from dawnbench.harness.compliance import check_log
+
+from helpers import run_scripted
 
 
 @pytest.mark.parametrize("status, script", [

@@ -7,9 +7,9 @@ import json
 import threading
 import time
 
-from helpers import run_scripted
-
 from dawnbench.harness.cost import HarnessCost
+
+from helpers import run_scripted
 
 
 def _burn(seconds: float) -> None:

@@ -37,6 +37,7 @@ def read_record(run_dir):
     return result, tsv, events
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, status, code", [(signal.SIGTERM, "interrupted", 130),
                                               (signal.SIGINT, "interrupted", 130),
                                               (signal.SIGKILL, "running", -9)])

@@ -75,6 +75,7 @@ def test_accounting_takes_the_slowest_compute_and_the_least_exposed_communicatio
 
 @pytest.mark.parametrize("name, task", [("small-cnn", "mnist"), ("mnist-standard", "mnist"),
                                         ("cifar10-resnet20", "cifar10"), ("cifar10-fast", "cifar10")])
+@pytest.mark.distributed
 def test_every_built_in_entry_trains_under_ddp(name, task, mnist_ready, cifar10_ready, tmp_path):
     """Three steps of each entry's own train on synthetic data, its network wrapped by DDP
     in a one-worker gloo group: DDP refuses a second step when a parameter it was given
@@ -112,6 +113,7 @@ def scaled(mnist_ready, tmp_path_factory):
     return out, doc
 
 
+@pytest.mark.distributed
 def test_two_workers_write_one_record_with_the_world(scaled):
     out, doc = scaled
     dirs = glob.glob(str(out / "workers-2" / "*"))
@@ -132,6 +134,7 @@ def test_two_workers_write_one_record_with_the_world(scaled):
     assert check_log(Path(dirs[0]))["valid"]
 
 
+@pytest.mark.distributed
 def test_rank_0_evaluation_equals_one_process_on_the_same_weights(scaled):
     out, _ = scaled
     run_dir = Path(glob.glob(str(out / "workers-2" / "*"))[0])
@@ -145,6 +148,7 @@ def test_rank_0_evaluation_equals_one_process_on_the_same_weights(scaled):
     assert scored["values"]["test"] == result["evals"][-1]["value"]
 
 
+@pytest.mark.distributed
 def test_one_worker_under_torchrun_trains_exactly_as_one_process(mnist_run_97, tmp_path, capsys):
     # Same seed, same shuffle, same threads (all the cores), and DDP's all-reduce over one
     # worker is exact: the same evaluations as the plain run.
@@ -158,10 +162,11 @@ def test_one_worker_under_torchrun_trains_exactly_as_one_process(mnist_run_97, t
 
 
 @pytest.mark.browser
+@pytest.mark.distributed
 def test_report_shows_the_workers(scaled, tmp_path):
-    from helpers import cells, render
-
     from dawnbench.reports.html import build_report
+
+    from helpers import cells, render
 
     out, _ = scaled
     dom, _ = render(build_report(out, tmp_path / "report"), tmp_path)
@@ -175,6 +180,7 @@ def _test_split():
     return data.open_split("mnist", "test")
 
 
+@pytest.mark.distributed
 def test_scale_table_and_speedups(scaled):
     out, doc = scaled
     # torchrun's own signal handlers do not outlive the launches: whatever this process had (Python's
@@ -222,6 +228,7 @@ def _settled(parent: subprocess.Popen, out: Path, workers: list[psutil.Process])
     return parent.returncode, result, took
 
 
+@pytest.mark.distributed
 def test_a_time_budget_stops_every_worker_at_one_step_and_evaluates(mnist_ready, tmp_path):
     """--max-seconds with two workers: rank 0's clock decides after each step, so no worker waits in a
     step the other has left, and the model is scored where training stopped."""
@@ -235,6 +242,7 @@ def test_a_time_budget_stops_every_worker_at_one_step_and_evaluates(mnist_ready,
     assert main(["check-log", str(run)]) == 0
 
 
+@pytest.mark.distributed
 def test_a_killed_worker_ends_the_run_as_aborted(mnist_ready, tmp_path):
     parent = _launch(tmp_path)
     workers = _workers_when_running(parent, tmp_path)
@@ -245,6 +253,7 @@ def test_a_killed_worker_ends_the_run_as_aborted(mnist_ready, tmp_path):
     assert "worker 1 was killed by SIGKILL" in result["error"]
 
 
+@pytest.mark.distributed
 def test_a_hung_worker_ends_the_run_as_aborted_after_the_collective_timeout(mnist_ready, tmp_path):
     parent = _launch(tmp_path, "--collective-timeout", "5")
     workers = _workers_when_running(parent, tmp_path)
@@ -255,6 +264,7 @@ def test_a_hung_worker_ends_the_run_as_aborted_after_the_collective_timeout(mnis
     assert "Timed out" in result["error"] or "timeout" in result["error"].lower()
 
 
+@pytest.mark.distributed
 def test_sigterm_interrupts_every_worker(mnist_ready, tmp_path):
     parent = _launch(tmp_path)
     workers = _workers_when_running(parent, tmp_path)
@@ -264,14 +274,16 @@ def test_sigterm_interrupts_every_worker(mnist_ready, tmp_path):
     assert result["evals"] == [] or result["evals"][-1]["timed_s"] > 0
 
 
+@pytest.mark.distributed
 def test_two_machines_join_through_the_rendezvous(mnist_ready, tmp_path):
     # Two launchers on this machine stand in for two machines: static rendezvous at node
-    # 0's address, one worker each; rank 0 (node 0) writes the only record.
+    # 0's address, one worker each; rank 0 (node 0) writes the only record. One thread each: each
+    # launcher would otherwise give its worker every core, and two workers would share them twice over.
     with socket.socket() as s:
         s.bind(("localhost", 0))
         port = s.getsockname()[1]
     nodes = [subprocess.Popen([sys.executable, "-m", "dawnbench", "run", "mnist", "--target", "97",
-                               "--nproc", "1", "--nnodes", "2", "--node-rank", str(rank),
+                               "--nproc", "1", "--nnodes", "2", "--node-rank", str(rank), "--threads-per-worker", "1",
                                "--rdzv-endpoint", f"localhost:{port}", "--out", str(tmp_path / f"node{rank}")],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for rank in (1, 0)]

@@ -8,13 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-from bad_inputs import kernels_doc
 
 from dawnbench.analysis import documents
 from dawnbench.analysis.roofline import roofline
 from dawnbench.analysis.similarity import similarity
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.kernels import compare
+
+from bad_inputs import kernels_doc
 from helpers import write_run
 
 

@@ -18,6 +18,7 @@ For a long campaign: ``DAWNBENCH_FUZZ_EXAMPLES=2000 python -m pytest tests/test_
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import hashlib
 import io
@@ -32,7 +33,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dawnbench.cli import main
+from dawnbench import bounds
+from dawnbench.cli import build_parser, main
+from dawnbench.cli.common import int_list
 
 EXAMPLES = int(os.environ.get("DAWNBENCH_FUZZ_EXAMPLES", "25"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("CI") == "true",
@@ -86,7 +89,7 @@ GARBAGE = st.one_of(st.sampled_from(["nan", "inf", "-inf", "NaN", "abc", "", "0x
                     st.text(alphabet="abcxyz[]/$-=", min_size=1, max_size=8))
 NEGATIVE = st.one_of(st.integers(max_value=-1).map(str), st.floats(max_value=-1e-9, allow_nan=False).map(repr))
 HUGE = st.integers(min_value=10**10, max_value=10**40).map(str)
-ZERO_OK = {"--seed", "--warmup-items", "--target"}
+ZERO_OK = {flag for flag, bound in bounds.OPTIONS.items() if bound.ok(0)} | {"--target"}
 
 
 def bad_values(option: str):
@@ -94,22 +97,44 @@ def bad_values(option: str):
     return st.one_of(GARBAGE, NEGATIVE, HUGE, zero)
 
 
-# (the command's arguments before the option, the options to fuzz); RUN is replaced by a run folder
-COMMANDS = [
-    (["run", "mnist"], ["--seed", "--runs", "--max-epochs", "--max-seconds", "--max-wall-seconds",
-                        "--max-init-seconds", "--resource-interval", "--collective-timeout", "--cost-per-hour",
-                        "--nproc", "--threads-per-worker", "--target"]),
-    (["sweep", "mnist", "--grid", "lr=0.1"], ["--runs", "--seed", "--max-seconds"]),
-    (["scale", "mnist"], ["--runs", "--threads-per-worker", "--workers"]),
-    (["infer", "RUN"], ["--threads", "--warmup-items", "--max-items", "--scenario-seconds", "--server-qps",
-                        "--server-latency-ms", "--cost-per-hour", "--batch-sizes"]),
-    (["profile", "mnist"], ["--steps", "--top", "--seed"]),
-    (["schedule", "TABLE"], ["--accelerators"]),
-    (["leaderboard", "ENTRIES"], ["--top"]),
-    (["similarity", "RUN"], ["--pick"]),
-    (["generalize", "RUN"], ["--severities"]),
-]
-OPTIONS = [(prefix, option) for prefix, options in COMMANDS for option in options]
+# Each command's arguments before the option (RUN, TABLE, ENTRIES are replaced by the workspace's); the options
+# fuzzed are every option of the bounds table each command has (dawnbench/bounds.py), and --target.
+PREFIX = {"run": ["run", "mnist"], "sweep": ["sweep", "mnist", "--grid", "lr=0.1"], "scale": ["scale", "mnist"],
+          "jobs": ["jobs", "mnist", "--slots", "1"], "infer": ["infer", "RUN"], "profile": ["profile", "mnist"],
+          "schedule": ["schedule", "TABLE"], "leaderboard": ["leaderboard", "ENTRIES"],
+          "similarity": ["similarity", "RUN"], "explain": ["explain", "RUN"], "predict": ["predict", "RUN", "--device", "V100"],
+          "kernels": ["kernels", "gemm"], "export": ["export", "RUN"], "fetch": ["data", "fetch", "imagenet"]}
+
+
+def bounded_options() -> list[tuple[list[str], str]]:
+    """(the command's prefix, an option of the bounds table it has) for every command of the CLI."""
+    def walk(parser: argparse.ArgumentParser, name: str):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for command, sub in action.choices.items():
+                    yield from walk(sub, command)
+        for _, flag in parser._defaults.get("bounded_options", ()):
+            yield name, flag
+    found = sorted(set(walk(build_parser(), "")))
+    missing = {name for name, _ in found} - set(PREFIX)
+    assert not missing, f"commands with bounded options but no prefix to call them with: {missing}"
+    return [(PREFIX[name], flag) for name, flag in found] + [(PREFIX["run"], "--target")]
+
+
+OPTIONS = bounded_options()
+
+
+def test_every_numeric_option_is_in_the_bounds_table():
+    """An int or float option (or a list of them) outside the table would be checked nowhere, or twice."""
+    def walk(parser: argparse.ArgumentParser):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    yield from walk(sub)
+            elif action.option_strings and action.type in (int, float, int_list):
+                yield max(action.option_strings, key=len)
+    unbounded = set(walk(build_parser())) - set(bounds.OPTIONS) - {"--target"}   # --target: the task's metric's range
+    assert not unbounded, unbounded
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +152,8 @@ def test_every_numeric_option_refuses_what_is_out_of_range(workspace, drawn):
     (prefix, option), value = drawn
     before = snapshot(workspace)
     args = [str(workspace / a) if a in ("RUN", "TABLE", "ENTRIES") else a for a in prefix]
-    tail = ["--out", str(workspace / "out")] if prefix[0] in ("run", "sweep", "scale") else ["--json"]
+    tail = ["--out", str(workspace / "out")] if prefix[0] in ("run", "sweep", "scale", "jobs", "kernels", "export") \
+        else ["--json"]
     code, out, err = run_cli([*args, f"{option}={value}", *tail])
     assert code == 2, (option, value, err)
     assert err.strip() and "\n\n" not in err.strip() and "Traceback" not in err

@@ -7,7 +7,6 @@ import shutil
 
 import numpy as np
 import pytest
-from tiny_model_entry import TinyLinear
 
 from dawnbench.cli.figures import generalization_figures
 from dawnbench.data.corruptions import FAMILIES, corrupt
@@ -21,6 +20,8 @@ from dawnbench.experiments.generalization import (
 )
 from dawnbench.harness.options import RunOptions, prepare
 from dawnbench.harness.runner import run_seed
+
+from tiny_model_entry import TinyLinear
 
 RNG = np.random.default_rng(7)
 GREY = RNG.integers(0, 256, (6, 28, 28), dtype=np.uint8)

@@ -9,6 +9,10 @@ import subprocess
 import sys
 
 import pytest
+
+from dawnbench.harness import mllog
+from dawnbench.harness.clock import Clock
+
 from helpers import run_scripted
 from scripted_entry import (
     BUILD_S,
@@ -18,9 +22,6 @@ from scripted_entry import (
     WARMUP_S,
     FakeTime,
 )
-
-from dawnbench.harness import mllog
-from dawnbench.harness.clock import Clock
 
 
 def test_tta_is_timed_seconds_at_first_passing_evaluation(tiny_task, tmp_path):

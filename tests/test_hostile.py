@@ -299,9 +299,9 @@ def test_hyperparameters_are_checked_before_anything_runs(capsys, tmp_path, sett
 # --- what commands write ----------------------------------------------------------------------
 
 def test_export_takes_the_log_of_the_folder_it_is_given(tmp_path):
-    from helpers import write_run
-
     from dawnbench.submissions import export_training
+
+    from helpers import write_run
 
     original = tmp_path / "original"
     write_run(original, 0, 10.0, 1.0)
@@ -372,9 +372,9 @@ def test_an_event_line_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
 
 
 def test_a_failed_checkpoint_ends_the_run_aborted_with_its_reason(tiny_task, tmp_path, monkeypatch):
-    from tiny_model_entry import TinyLinear
-
     from dawnbench.entries import saved
+
+    from tiny_model_entry import TinyLinear
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")

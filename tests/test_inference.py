@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from tiny_model_entry import TinyLinear
 
 from dawnbench.cli.figures import latency_figure
+from dawnbench.data.splits import ArraySplit
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import RunOptions, prepare
 from dawnbench.harness.runner import run_seed
@@ -25,8 +25,9 @@ from dawnbench.inference.figures import (
 )
 from dawnbench.inference.scenarios import ScenarioSettings, run_scenario
 from dawnbench.submissions import export_inference
-from dawnbench.data.splits import ArraySplit
 from dawnbench.tasks import Task
+
+from tiny_model_entry import TinyLinear
 
 # TinyLinear is an entry file of the tests, not a built-in: measuring it imports it (--trust-entry).
 FAST = dict(batch_sizes=(1, 2), warmup_items=1, throughput_seconds=0.05, trust_entry=True)

@@ -43,7 +43,7 @@ def pictures(tmp_path, monkeypatch) -> Task:
     """MNIST's shapes, 2,048 random images, in a private cache (enough for real small-cnn steps)."""
     monkeypatch.setenv("DAWNBENCH_DATA", str(tmp_path / "cache"))
     rng = np.random.default_rng(0)
-    split = lambda n: (rng.integers(0, 256, (n, 28, 28), dtype=np.uint8), rng.integers(0, 10, n))  # noqa: E731
+    split = lambda n: (rng.integers(0, 256, (n, 28, 28), dtype=np.uint8), rng.integers(0, 10, n))
     write_dataset("pictures", {"train": split(2048), "test": split(256)}, {"source": "generated"})
     return Task("mnist", "pictures", TOP1, 50.0, "test", default_entry="small-cnn")  # small-cnn's task, other data
 

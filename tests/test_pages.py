@@ -49,6 +49,10 @@ def test_no_template_types_a_figure(template):
 
 def test_the_typed_figure_check_sees_figures_and_lets_expressions_and_code_be(tmp_path):
     template = tmp_path / "t.md.j2"
-    template.write_text("TTA {{ x|s }} in `--max-seconds 60`, see [a](data/a-1.5.json); 2 workers, Table 6;\n"
-                        "median 3.76 s, 12 %, 1.55×, 2,366 questions, 5/5 reached, ≤ 1.02 target\n")
-    assert pages.typed_figures(template) == ["2: 3.76", "2: 12 %", "2: 1.55", "2: 2,366", "2: 5/5"]
+    template.write_text("TTA {{ x|s }} in `--max-seconds 60`, see [a](data/a-1.5.json); issue 40, seed 0, Table 6;\n"
+                        "median 3.76 s, 12 %, 1.55×, 2,366 questions, 5/5 reached, ≤ 1.02 target\n"
+                        "tried about 130 and found 27, batch 512, 8; a 2-core CPU, exit 2, wave 5\n"
+                        "The finding holds in part; it is reversed. (met) {{ 'met' if ok }}\n")
+    assert pages.typed_figures(template) == ["2: 3.76", "2: 12 %", "2: 1.55", "2: 2,366", "2: 5/5", "3: 130", "3: 27",
+                                             "3: 512", "3: 8", "4: finding holds in part", "4: it is reversed",
+                                             "4: (met)"]

@@ -8,7 +8,6 @@ import tarfile
 import numpy as np
 import pytest
 import torch
-from precision_entry import OwnScheme, Recording
 
 from dawnbench import data, precision
 from dawnbench.analysis.sweep import parse_grid
@@ -22,6 +21,8 @@ from dawnbench.precision import check_precision, precision_scope
 from dawnbench.profiling import measure_roofs, throughput, training_flops_per_sample
 from dawnbench.profiling.roofs import Roofs
 from dawnbench.statistics import RunSample, first_run_ratio
+
+from precision_entry import OwnScheme, Recording
 
 CPU = torch.device("cpu")
 

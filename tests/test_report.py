@@ -6,13 +6,14 @@ import re
 import shutil
 
 import pytest
-from helpers import cells, render, write_run
-from tiny_model_entry import TinyLinear
 
 from dawnbench.analysis.sweep import parse_grid
 from dawnbench.experiments.sweep import run_sweep
 from dawnbench.harness.options import RunOptions
 from dawnbench.reports.html import build_report
+
+from helpers import cells, render, write_run
+from tiny_model_entry import TinyLinear
 
 
 @pytest.mark.browser

@@ -18,6 +18,7 @@ from dawnbench.harness.record import RunResult
 from dawnbench.harness.selection import select
 from dawnbench.reports.html import build_report
 from dawnbench.submissions import export_training
+
 from helpers import write_run
 
 BUSY = {"interference": "other processes took 12.0 CPU-s (30 % of this machine's 2 cores) while the clock was "

@@ -1,11 +1,11 @@
-"""Batches on a real single-node Slurm cluster (SPEC §21): arrays of runs, a multi-worker run as one
-job (on two nodes: tests/test_slurm_nodes.py), and every way a job can end — the scheduler's cancel, its time limit, Ctrl-C on the command —
-recorded, with ``--resume`` submitting only what did not finish."""
+"""Batches on a real Slurm cluster (SPEC §21; the session's two-node cluster, conftest.py): arrays of runs,
+a multi-worker run as one job on one node (across two nodes: tests/test_slurm_nodes.py), and every way a
+job can end — the scheduler's cancel, its time limit, Ctrl-C on the command — recorded, with ``--resume``
+submitting only what did not finish."""
 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -16,7 +16,6 @@ import psutil
 import pytest
 
 from dawnbench.cli import main
-from slurm_cluster import ClusterUnavailable, SlurmCluster
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
@@ -24,15 +23,8 @@ HOLD = ["--entry", str(HERE / "holding_entry.py"), "--target", "100", "--set", "
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory, mnist_ready):
-    # 4 CPUs declared (at least): the job that idles towards its time limit holds one of them
-    try:
-        with SlurmCluster(tmp_path_factory.mktemp("slurm"), cpus=max(4, os.cpu_count() or 1)) as started:
-            yield started
-    except ClusterUnavailable as why:
-        if os.environ.get("DAWNBENCH_REQUIRE_SLURM") == "1":
-            raise
-        pytest.skip(f"no Slurm cluster: {why}")
+def cluster(slurm_cluster):
+    return slurm_cluster
 
 
 @pytest.fixture(scope="module")

@@ -7,32 +7,26 @@ record that says what happened, with no job and no process left; and all-reduce 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import psutil
 import pytest
 
-import slurm_faults as faults
 from dawnbench.cli import main
-from slurm_cluster import ClusterUnavailable, SlurmCluster
+
+import slurm_faults as faults
 from slurm_faults import HOLD, TWO, records
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory, mnist_ready):
-    try:
-        with SlurmCluster(tmp_path_factory.mktemp("nodes"), cpus=2, nodes=2) as started:
-            yield started
-    except ClusterUnavailable as why:
-        if os.environ.get("DAWNBENCH_REQUIRE_SLURM") == "1":
-            raise
-        pytest.skip(f"no two-node Slurm cluster: {why}")
+def cluster(slurm_cluster):
+    return slurm_cluster
 
 
 @pytest.fixture
@@ -60,7 +54,9 @@ def test_a_two_worker_run_is_one_job_on_both_nodes(on_cluster, tmp_path, capsys)
     [local] = records(tmp_path / "local")
     assert local["scheduler"] is None and local["distributed"]["nnodes"] == 1
     assert set(local) == set(record) and set(local["distributed"]) == set(record["distributed"])
-    assert set(local["resources"]) == set(record["resources"])
+    # the monitor adds `interference` where other work took the cores (two nodes' workers and daemons share
+    # this machine's): whether it does depends on how busy the machine is, not on the executor
+    assert set(local["resources"]) - {"interference"} == set(record["resources"]) - {"interference"}
 
 
 def test_scale_puts_each_worker_count_on_its_nodes(on_cluster, tmp_path, capsys):
@@ -94,8 +90,18 @@ def _nothing_left(outcome: faults.Outcome) -> None:
     assert outcome.jobs_left == [] and outcome.processes_left == [], outcome.summary()
 
 
-def test_a_worker_killed_on_the_second_node_ends_the_run_aborted(on_cluster, tmp_path):
-    outcome = faults.worker_killed(on_cluster, tmp_path)
+@pytest.fixture(scope="module")
+def side_by_side(cluster, tmp_path_factory) -> dict[str, Future]:
+    """The independent faults, started at once (each a job of its own on both nodes); each test reads its
+    own outcome, so one scenario's failure fails only its test."""
+    pool = ThreadPoolExecutor(len(faults.SIDE_BY_SIDE))
+    started = {f.__name__: pool.submit(f, cluster, tmp_path_factory.mktemp(f.__name__)) for f in faults.SIDE_BY_SIDE}
+    yield started
+    pool.shutdown(wait=True)
+
+
+def test_a_worker_killed_on_the_second_node_ends_the_run_aborted(side_by_side):
+    outcome = side_by_side["worker_killed"].result()
     record = outcome.record
     assert outcome.exit == 1 and record["status"] == "aborted", outcome.summary()
     assert "Connection" in record["error"] and record["scheduler"]["state"] == "FAILED", record["error"]
@@ -104,16 +110,16 @@ def test_a_worker_killed_on_the_second_node_ends_the_run_aborted(on_cluster, tmp
     _nothing_left(outcome)
 
 
-def test_the_first_nodes_rendezvous_port_taken_is_a_record_that_names_it(on_cluster, tmp_path):
-    outcome = faults.port_taken(on_cluster, tmp_path)
+def test_the_first_nodes_rendezvous_port_taken_is_a_record_that_names_it(side_by_side):
+    outcome = side_by_side["port_taken"].result()
     assert outcome.record["status"] == "aborted", outcome.summary()
     assert f"127.0.0.1:{outcome.details['port']} failed on node 0" in outcome.record["error"]
     assert "address already in use" in outcome.record["error"]
     _nothing_left(outcome)
 
 
-def test_a_job_requeued_by_the_scheduler_is_recorded_and_resume_completes_it(on_cluster, tmp_path):
-    outcome = faults.requeued(on_cluster, tmp_path)
+def test_a_job_requeued_by_the_scheduler_is_recorded_and_resume_completes_it(side_by_side):
+    outcome = side_by_side["requeued"].result()
     record = outcome.record
     assert record["status"] == "interrupted" and record["scheduler"]["state"] == "REQUEUED", outcome.summary()
     assert "requeued by the scheduler" in record["error"] and "--resume" in record["error"]

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from dawnbench.experiments import slurm
+from dawnbench.experiments.slurm import job, scheduler
 
 PENDING_ARRAY = ("JobId=41 ArrayJobId=40 ArrayTaskId=2-4%2 JobState=PENDING Reason=JobArrayTaskLimit "
                  "NodeList=(null) ExitCode=0:0\n"
@@ -23,19 +23,19 @@ def fake_scontrol(monkeypatch, answers: dict[str, tuple[int, str, str]]) -> None
         code, out, err = answers[argv[4]]
         return subprocess.CompletedProcess(argv, code, out, err)
 
-    monkeypatch.setattr(slurm.subprocess, "run", run)
-    monkeypatch.setattr(slurm.shutil, "which", lambda name: None)
+    monkeypatch.setattr(scheduler.subprocess, "run", run)
+    monkeypatch.setattr(scheduler.shutil, "which", lambda name: None)
 
 
 @pytest.mark.parametrize(("spec", "ids"), [("0", ["0"]), ("2-4%2", ["2", "3", "4"]), ("1,3-5", ["1", "3", "4", "5"]),
                                            ("0-6:2", ["0", "2", "4", "6"]), ("[7-8]", ["7", "8"])])
 def test_folded_array_tasks_unfold(spec, ids):
-    assert slurm._task_ids(spec) == ids
+    assert scheduler._task_ids(spec) == ids
 
 
 def test_pending_array_tasks_are_pending_not_missing(monkeypatch):
     fake_scontrol(monkeypatch, {"40": (0, PENDING_ARRAY, "")})
-    states = slurm.job_states(["40_0", "40_1", "40_2", "40_3", "40_4"])
+    states = scheduler.job_states(["40_0", "40_1", "40_2", "40_3", "40_4"])
     assert [states[f"40_{i}"]["state"] for i in range(5)] == ["RUNNING", "COMPLETED", "PENDING", "PENDING", "PENDING"]
 
 
@@ -43,24 +43,24 @@ def test_a_job_the_scheduler_forgot_is_unknown_and_ended_everywhere(monkeypatch)
     """The watch loop and the cancel agree: a job neither scontrol nor sacct knows has ended (UNKNOWN),
     where before the loop counted it PENDING — forever, on a cluster without accounting."""
     fake_scontrol(monkeypatch, {"7": (1, "", "slurm_load_jobs error: Invalid job id specified\n")})
-    state = slurm.job_states(["7"])["7"]
-    assert state["state"] == "UNKNOWN" and state["state"] in slurm.ENDED and "no longer knows" in state["reason"]
+    state = scheduler.job_states(["7"])["7"]
+    assert state["state"] == "UNKNOWN" and state["state"] in scheduler.ENDED and "no longer knows" in state["reason"]
     cancelled = []
-    monkeypatch.setattr(slurm.subprocess, "run", lambda argv, **kw: cancelled.append(argv) or
+    monkeypatch.setattr(scheduler.subprocess, "run", lambda argv, **kw: cancelled.append(argv) or
                         subprocess.CompletedProcess(argv, 1, "", "Invalid job id specified"))
 
     class Job:
         job_id = "7"
 
-    slurm._cancel([Job()], wait_s=5)                     # returns at once: the job has ended
+    scheduler.cancel([Job()], wait_s=5)                     # returns at once: the job has ended
     assert cancelled[0] == ["scancel", "7"] and len(cancelled) == 2
 
 
 def test_a_failing_scontrol_is_an_error_not_a_pending_job(monkeypatch):
     fake_scontrol(monkeypatch, {"8": (1, "", "slurm_load_jobs error: Unable to contact slurm controller "
                                               "(connect failure)\n")})
-    with pytest.raises(slurm.SchedulerError, match="Unable to contact slurm controller"):
-        slurm.job_states(["8"])
+    with pytest.raises(scheduler.SchedulerError, match="Unable to contact slurm controller"):
+        scheduler.job_states(["8"])
 
 
 @pytest.mark.parametrize(("env", "workers", "threads"), [
@@ -76,7 +76,7 @@ def test_each_job_runs_as_many_threads_as_its_allocation(monkeypatch, env, worke
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert slurm._thread_env(workers).get("OMP_NUM_THREADS") == threads
+    assert job._thread_env(workers).get("OMP_NUM_THREADS") == threads
 
 
 def test_a_batch_sbatch_refuses_is_one_paragraph_and_leaves_nothing(tmp_path, monkeypatch, capsys):

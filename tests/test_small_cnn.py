@@ -29,6 +29,7 @@ def test_real_mnist_run_to_lower_target(mnist_run_97):
     assert result.checkpoint == "model.pt" and (mnist_run_97 / "model.pt").is_file()
 
 
+@pytest.mark.slow
 def test_same_seed_same_evaluations_bit_for_bit(mnist_ready, tmp_path):
     options = RunOptions(task="mnist", target=100.0, max_epochs=0.35, seed=3, out_dir=tmp_path,
                          overrides={"first_eval_epoch": 0.1, "evals_per_epoch": 10})

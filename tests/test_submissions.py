@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import write_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +16,8 @@ from dawnbench.leaderboard import build_boards, display
 from dawnbench.leaderboard.site import entry_page
 from dawnbench.submissions import export_training
 from dawnbench.submissions.validate import read_submission
+
+from helpers import write_run
 
 GOOD = {"version": "v1.0", "author": "A", "authorEmail": "a@b", "framework": "PyTorch", "model": "M",
         "hardware": "1 V100", "costPerHour": 3.06, "timestamp": "2019-01-02", "misc": {}}
@@ -62,7 +63,7 @@ def test_good_entry_has_no_problems_and_its_time(tmp_path):
 ])
 def test_each_flaw_is_located(tmp_path, fields, tsv, line, severity, text):
     sub = read_submission(write_entry(tmp_path, "e", fields, tsv), tmp_path)
-    assert any(l == line and s == severity and text in m for l, s, m in messages(sub)), messages(sub)
+    assert any(at == line and s == severity and text in m for at, s, m in messages(sub)), messages(sub)
 
 
 def test_fraction_accuracies_are_rescaled_and_ranked(tmp_path):
@@ -124,7 +125,8 @@ def test_all_118_real_entries_import_with_their_real_flaws(dawnbench_entries):
     assert "'misc' should be an object" in found[("ImageNet/train/ppwwyyxx_resnet152_8P100-DGX1_tensorpack.json", 11, "warning")]
     assert "f1Score looks like 0–100" in found[("SQuAD/inference/dawn_fastfusionnet-1080ti.json", 13, "warning")]
     assert "epoch 18 does not increase" in found[("ImageNet/train/google_resnet50_tpu_tensorflow111_fastai.tsv", 21, "warning")]
-    assert "should be written 2019-07-22" in found[("ImageNet/inference/HaifanData_resnet50_1GTX1080Ti_tensorflow.json", 12, "warning")]
+    haifan = "ImageNet/inference/HaifanData_resnet50_1GTX1080Ti_tensorflow.json"
+    assert "should be written 2019-07-22" in found[(haifan, 12, "warning")]
 
 
 def test_real_boards_now_and_at_the_end_of_round_one(dawnbench_entries):

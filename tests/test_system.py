@@ -97,7 +97,7 @@ def test_absent_nvlink_counters_are_absent_not_zero(tmp_path, monkeypatch):
 def test_the_topology_matrix(monkeypatch):
     from rich.console import Console
 
-    from dawnbench.cli.display import topology_table
+    from dawnbench.cli.utilisation import topology_table
 
     doc = topology(nvml=fake_nvml())
     accel = doc["accelerators"]

@@ -164,10 +164,6 @@ class DiskReserve:
         return freed
 
 
-def is_disk_full(err: BaseException) -> bool:
-    return isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)
-
-
 def output_dir(path: str | Path, flag: str = "--out") -> Path:
     """A folder a command writes into: made if missing; a clear error when it is a file."""
     path = Path(path)

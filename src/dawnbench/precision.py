@@ -32,14 +32,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from dawnbench.errors import DawnbenchError
 
 if TYPE_CHECKING:  # torch loads on first use: the CLI imports the names below and starts fast
     import torch
 
-    from dawnbench.entries.base import Entry
+
+class DeclaresPrecisions(Protocol):
+    """What :func:`check_precision` reads of an entry class (``dawnbench.entries.base.Entry`` has it)."""
+
+    name: str
+    precisions: tuple[str, ...]         # run under the harness's autocast
+    own_precisions: tuple[str, ...]     # implemented by the entry itself
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 AUTOCAST_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}  # torch dtype names
@@ -75,7 +81,7 @@ def supported_precisions(device: torch.device) -> list[str]:
     return [p for p in PRECISIONS if device_supports(p, device)[0]]
 
 
-def check_precision(precision: str, device: torch.device, entry_cls: type[Entry]) -> None:
+def check_precision(precision: str, device: torch.device, entry_cls: DeclaresPrecisions) -> None:
     """Refuse, in one paragraph, a precision the entry or the device cannot run."""
     if precision not in PRECISIONS:
         raise DawnbenchError(f"--precision {precision!r}: not a precision; use one of {', '.join(PRECISIONS)}.")

@@ -20,16 +20,20 @@ Rules, where the spec leaves a choice:
 * **Comparison** (:func:`compare`): one method gives the estimate, the interval and the
   p-value, so they cannot disagree. The runs are compared by the ranks of their log TTAs — a
   failed run is an infinitely slow run of its configuration and ranks last, tied with the other
-  failures — with an exact permutation test of those ranks (the Mann–Whitney U statistic, its
-  null distribution counted over every way of dealing the pooled runs into the two
-  configurations, ties included; above ``EXACT_LIMIT`` ways, over ``PERMUTATIONS`` of them drawn
-  with a fixed seed). The speedup of B over A is the Hodges–Lehmann estimate: the median, over
-  every pair of a run of A and a run of B, of TTA(A) / TTA(B) (> 1: B is faster). Its 95 %
-  interval is the set of speedups the same test does not reject at 5 % when B's times are
-  scaled by them (the test inverted), so an interval that excludes 1 comes with p < 0.05 and one
-  that includes it with p ≥ 0.05. With few runs no arrangement can reach 5 %: 3 against 3 give
-  at least p = 0.1 (2 of 20 arrangements are as extreme as a clean separation); the comparison
-  says so, with the smallest p its runs allow, and how many runs would allow less.
+  failures — with SciPy's permutation test of those ranks (``scipy.stats.permutation_test``: the
+  Mann–Whitney U statistic's distance from mn/2, over every way of dealing the pooled runs into
+  the two configurations, ties included; above ``EXACT_LIMIT`` ways, over ``PERMUTATIONS`` of them
+  drawn with a fixed seed, when the p-value is at least one in ``PERMUTATIONS`` + 1 and said to
+  be drawn, never exact). The speedup of B over A is the Hodges–Lehmann estimate: the median,
+  over every pair of a run of A and a run of B, of TTA(A) / TTA(B) (> 1: B is faster). Its 95 %
+  interval is the set of speedups the same test does not reject at 5 % when B's times are scaled
+  by them (the test inverted, and redone at each speedup with the ties it leaves, so it is exact
+  with ties; the speedups where a pair of runs would tie exactly are the interval's ends, in it by
+  closure, and not tested one by one), so an interval that excludes 1 comes with p < 0.05 and one
+  that includes it with p ≥ 0.05. With few runs no arrangement can
+  reach 5 %: 3 against 3 give at least p = 0.1 (2 of 20 arrangements are as extreme as a clean
+  separation); the comparison says so, with the smallest p its runs allow, and how many runs
+  would allow less.
 """
 
 from __future__ import annotations
@@ -148,7 +152,7 @@ def summarize(runs: Sequence[Any]) -> dict[str, Any]:
         "tta_std_s": _pstd(ttas),
         "tta_cov": _cov(ttas),
         "tta_std_sample_s": st.stdev(ttas) if len(ttas) > 1 else None,
-        "tta_geomean_s": math.exp(st.fmean(math.log(t) for t in ttas)) if ttas and min(ttas) > 0 else None,
+        "tta_geomean_s": st.geometric_mean(ttas) if ttas and min(ttas) > 0 else None,
         "tta_ci95_s": list(ci) if ci else None,  # of the geometric mean; None below CI_MIN_RUNS successes
         "olympic_mean_s": olympic_mean(samples),
         "epochs_mean": st.fmean(epochs) if epochs else None,
@@ -176,17 +180,50 @@ def _midranks(values: np.ndarray) -> np.ndarray:
     return sps.rankdata(np.where(np.isinf(values), np.finfo(float).max, values))
 
 
-def null_u(la: np.ndarray, lb: np.ndarray, seed: int = 0) -> np.ndarray:
-    """The U statistic of A (pairs where A is slower, ties ½) over every way of dealing the pooled runs
-    into m and n (or ``PERMUTATIONS`` ways drawn with ``seed`` where there are more than ``EXACT_LIMIT``)."""
-    m, ranks = len(la), _midranks(np.concatenate([la, lb]))
-    total = math.comb(len(ranks), m)
-    if total <= EXACT_LIMIT:
-        chosen = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(len(ranks)), m)),
-                             dtype=np.int64, count=total * m).reshape(total, m)
-    else:
-        chosen = np.argsort(np.random.default_rng(seed).random((PERMUTATIONS, len(ranks))), axis=1)[:, :m]
-    return ranks[chosen].sum(axis=1) - m * (m + 1) / 2
+class _RankTest:
+    """The two-sided permutation test of A's Mann–Whitney U, by SciPy's ``permutation_test``: the statistic is
+    |U − mn/2| over every way of dealing the pooled runs' ranks into m and n (``PERMUTATIONS`` ways drawn with
+    ``seed`` above ``EXACT_LIMIT``). The null distribution depends only on the pooled ranks, ties included,
+    so one is computed per set of ranks met and reused for every shift that gives the same ties."""
+
+    def __init__(self, m: int, n: int, seed: int) -> None:
+        self.m, self.n, self.seed = m, n, seed
+        self.exact = math.comb(m + n, m) <= EXACT_LIMIT
+        self._nulls: dict[tuple[float, ...], np.ndarray] = {}
+
+    def _distance(self, ranks_a: np.ndarray, axis: int = -1) -> np.ndarray:
+        m, n = self.m, self.n
+        return np.abs(ranks_a.sum(axis=axis) - m * (m + 1) / 2 - m * n / 2)
+
+    def _null(self, ranks: np.ndarray) -> np.ndarray:
+        key = tuple(np.sort(ranks))
+        if key not in self._nulls:
+            from scipy import stats as sps
+
+            found = sps.permutation_test((ranks[:self.m], ranks[self.m:]), lambda x, y, axis: self._distance(x, axis),
+                                         permutation_type="independent", alternative="greater", vectorized=True,
+                                         n_resamples=np.inf if self.exact else PERMUTATIONS,
+                                         random_state=np.random.default_rng(self.seed))
+            self._nulls[key] = found.null_distribution
+        return self._nulls[key]
+
+    def p(self, la: np.ndarray, lb: np.ndarray, shift: float = 0.0) -> float:
+        """p of A against B with B's times multiplied by e^shift, as SciPy computes it: the share of arrangements
+        at least as far from mn/2 (within a relative 100 ulp), plus one of one drawn where they are drawn — so a
+        drawn p is never 0."""
+        with np.errstate(invalid="ignore"):
+            ranks = _midranks(np.concatenate([la, lb + shift]))
+        null, observed = self._null(ranks), self._distance(ranks[:self.m])
+        gamma = abs(observed) * np.finfo(float).eps * 100
+        extra = 0 if self.exact else 1
+        return float((np.sum(null >= observed - gamma) + extra) / (len(null) + extra))
+
+    def smallest_p(self, ranks: np.ndarray) -> float:
+        """The least p any arrangement of these ranks can give."""
+        null = self._null(ranks)
+        extra = 0 if self.exact else 1
+        return float((np.sum(null >= null.max() - abs(null.max()) * np.finfo(float).eps * 100) + extra)
+                     / (len(null) + extra))
 
 
 def _pairs(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
@@ -195,29 +232,22 @@ def _pairs(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
         return la[:, None] - lb[None, :]
 
 
-def _u_at(d: np.ndarray, shift: float) -> float:
-    """U of A after B's times are multiplied by e^shift: pairs still slower on A's side, ties (and pairs of two
-    failures) counting ½."""
-    return float(np.sum(d > shift) + 0.5 * np.sum(d == shift) + 0.5 * np.sum(np.isnan(d)))
-
-
-def _p(u: float, null: np.ndarray, mn: int) -> float:
-    """Two-sided: the share of arrangements at least as far from mn/2 as ``u``."""
-    return float(np.mean(np.abs(null - mn / 2) >= abs(u - mn / 2) - 1e-9))
-
-
-def _interval(d: np.ndarray, null: np.ndarray, mn: int) -> tuple[float, float] | None:
+def _interval(d: np.ndarray, test: _RankTest, la: np.ndarray, lb: np.ndarray) -> tuple[float, float] | None:
     """The shifts (log speedups) the test does not reject at ``ALPHA``: the closure of that set, ±∞ where it
-    is unbounded; None where it is empty (every pair involves a failure and the test rejects)."""
+    is unbounded; None where it is empty (every pair involves a failure and the test rejects). The test is
+    redone at each shift with the ties that shift leaves (the null distribution is that of those ties)."""
     values = np.unique(d[np.isfinite(d)])
     if not len(values):
-        return (-math.inf, math.inf) if _p(_u_at(d, 0.0), null, mn) >= ALPHA else None
-    # one candidate per region of the step function U(shift): below, at and between the pair differences, above
+        return (-math.inf, math.inf) if test.p(la, lb) >= ALPHA else None
+    # one candidate per region of the step function p(shift): below, at and between the pair differences, above
     points = [values[0] - 1.0]
     for a, b in zip(values, [*values[1:], None]):
         points += [a] if b is None else [a, (a + b) / 2]
     points.append(values[-1] + 1.0)
-    accepted = [i for i, x in enumerate(points) if _p(_u_at(d, x), null, mn) >= ALPHA]
+    # p between the pair differences (where no new tie is made: one null distribution serves them all), and at
+    # 0 where 0 is one (the p-value itself); the interval is the closure of the accepted regions, so the pair
+    # differences at its ends belong to it without being tested
+    accepted = [i for i, x in enumerate(points) if (i % 2 == 0 or x == 0.0) and test.p(la, lb, x) >= ALPHA]
     if not accepted:
         return None
 
@@ -254,27 +284,28 @@ def runs_for(alpha: float = ALPHA) -> int:
 
 
 def compare(a: Sequence[RunSample], b: Sequence[RunSample], seed: int = 0) -> dict[str, Any]:
-    """Speedup of B over A, its 95 % interval and the p-value, all from one exact permutation test of the
+    """Speedup of B over A, its 95 % interval and the p-value, all from one permutation test of the
     runs' ranks (see the module docstring)."""
     if not a or not b:
         raise ValueError("both configurations need at least one run")
     la, lb = _log_ttas(a), _log_ttas(b)
     m, n = len(la), len(lb)
     d = _pairs(la, lb)
-    null = null_u(la, lb, seed)
-    p = _p(_u_at(d, 0.0), null, m * n)
+    test = _RankTest(m, n, seed)
+    p = test.p(la, lb)
     shift = _hodges_lehmann(d)
-    interval = _interval(d, null, m * n)
-    least = float(min(_p(u, null, m * n) for u in np.unique(null)))
+    interval = _interval(d, test, la, lb)
+    least = test.smallest_p(_midranks(np.concatenate([la, lb])))
     ci = [math.exp(x) if math.isfinite(x) else (0.0 if x < 0 else math.inf) for x in interval] if interval else None
     speedup = math.nan if math.isnan(shift) else math.exp(shift) if math.isfinite(shift) else \
         (math.inf if shift > 0 else 0.0)
-    return {"speedup": speedup, "speedup_ci95": ci, "p_value": p, "smallest_p": least,
-            "test": "exact permutation test of ranks (Mann-Whitney U), two-sided; Hodges-Lehmann estimate and "
-                    "the interval that inverts the test",
+    how = ("exact permutation test of ranks (Mann-Whitney U, every arrangement)" if test.exact else
+           f"permutation test of ranks (Mann-Whitney U) over {PERMUTATIONS:,} arrangements drawn at random")
+    return {"speedup": speedup, "speedup_ci95": ci, "p_value": p, "smallest_p": least, "exact": test.exact,
+            "test": f"{how}, two-sided; Hodges-Lehmann estimate and the interval that inverts the test",
             "runs_a": m, "runs_b": n, "failures_a": int(np.isinf(la).sum()), "failures_b": int(np.isinf(lb).sum()),
             "tta_median_a_s": _median_tta(la), "tta_median_b_s": _median_tta(lb),
-            "verdict": verdict(speedup, ci, p, least, m, n)}
+            "verdict": verdict(speedup, ci, p, least, m, n, test.exact)}
 
 
 def _median_tta(logs: np.ndarray) -> float:
@@ -287,11 +318,14 @@ def _ratio(x: float) -> str:
     return "∞" if math.isinf(x) else "0" if x == 0 else f"{x:.2f}"
 
 
-def verdict(speedup: float, ci: list[float] | None, p: float, least: float, n_a: int, n_b: int) -> str:
+def verdict(speedup: float, ci: list[float] | None, p: float, least: float, n_a: int, n_b: int,
+            exact: bool = True) -> str:
     """One sentence: the estimate, the interval and the test, which agree by construction."""
     runs = f"{n_a} vs {n_b} runs"
     interval = f"95 % CI {_ratio(ci[0])}–{_ratio(ci[1])}" if ci else "no interval (every pair involves a failure)"
-    how = f"p = {p:.3g}, exact permutation test, {runs}"
+    how = (f"p = {p:.3g}, exact permutation test, {runs}" if exact else
+           f"p = {p:.2g} (at least 1 in {PERMUTATIONS + 1:,}: a permutation test over {PERMUTATIONS:,} arrangements "
+           f"drawn at random), {runs}")
     if math.isnan(speedup):
         return f"Neither configuration reached the target in most runs ({how})."
     few = (f" With {n_a} and {n_b} runs no result can reach p < {ALPHA}: the smallest p these runs allow is "

@@ -54,10 +54,6 @@ class Metric:
     low: float = 0.0          # the values the metric can take (a --target outside them is bad input)
     high: float = 100.0
 
-    @property
-    def dawnbench_column(self) -> str:
-        return self.columns[0][1]
-
     def compute(self, outputs: Any, targets: Any) -> float:
         """The deciding value of a whole set of predictions at once."""
         return 100.0 * float(np.mean(self.per_item(outputs, targets)[self.name]))

@@ -36,7 +36,7 @@ from typing import Any
 from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.record import RunResult, read_result
-from dawnbench.harness.selection import Selection, select
+from dawnbench.harness.selection import select
 from dawnbench.statistics import RunSample, summarize
 
 
@@ -56,9 +56,6 @@ class Group:
     @property
     def excluded(self) -> list[dict[str, str]]:
         return [{"run": r.run_dir, "reason": why} for r, why in self.left_out]
-
-    def selection(self) -> Selection:
-        return Selection(self.results, self.left_out)
 
 
 def _config_key(r: RunResult) -> tuple[Any, ...]:

@@ -34,8 +34,6 @@ MATMUL, CONV_FWD, CONV_INPUTS, CONV_PARAMS = ("matrix multiply", "convolution fo
 RECURRENT, COMMUNICATION, NORM, POOL = "recurrent", "communication", "normalisation", "pooling"
 REDUCE, COPIES, OPTIMIZER, ELEMENTWISE = ("reduction and softmax", "copies and layout changes", "optimizer",
                                           "elementwise")
-CLASSES = (MATMUL, CONV_FWD, CONV_INPUTS, CONV_PARAMS, RECURRENT, COMMUNICATION, NORM, POOL, REDUCE, COPIES,
-           OPTIMIZER, ELEMENTWISE)
 SUITE_OF = {MATMUL: "gemm", CONV_FWD: "conv", CONV_INPUTS: "conv", CONV_PARAMS: "conv", RECURRENT: "rnn",
             COMMUNICATION: "allreduce"}
 

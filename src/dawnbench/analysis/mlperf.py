@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.errors import FileError
+from dawnbench.harness.record import Status
 from dawnbench.io import read_foreign_text, strict_loads
 from dawnbench.statistics import RunSample
 
@@ -138,7 +139,7 @@ def _read_mllog(path: Path, text: str) -> RunSample:
             epochs.add(_epoch(meta["epoch_num"], path, number))
         elif key == "eval_accuracy" and "epoch_num" in meta:
             eval_epochs.add(_epoch(meta["epoch_num"], path, number))
-    return _sample(path, start, stop, epochs or eval_epochs, status == "success")
+    return _sample(path, start, stop, epochs or eval_epochs, status == Status.SUCCESS)
 
 
 def _epoch(value: Any, path: Path, number: int) -> float:
@@ -158,4 +159,4 @@ def _sample(path: Path, start, stop, epochs: set, succeeded: bool) -> RunSample:
         raise LogError(LogProblem(str(path), stop[1], f"run_stop is {-tta:.3f} s before run_start"))
     n_epochs = float(len(epochs)) if epochs else None
     return RunSample(str(path), succeeded, tta if succeeded else None, n_epochs,
-                     "success" if succeeded else "not_reached")
+                     Status.SUCCESS if succeeded else Status.NOT_REACHED)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dawnbench.bounds import ACCELERATORS
+from dawnbench import bounds
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 
@@ -171,7 +171,7 @@ def lower_bound(jobs: list[Job], accelerators: int) -> float:
 
 
 def schedule(paths: list[Path], accelerators: int) -> dict[str, Any]:
-    ACCELERATORS.check("--accelerators", accelerators)
+    bounds.check_option("--accelerators", accelerators)
     jobs = [load_job(p) for p in paths]
     names = [j.name for j in jobs]
     if len(set(names)) < len(names):  # the same scale table twice is two jobs: name them apart

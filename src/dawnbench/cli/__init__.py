@@ -25,9 +25,18 @@ from typing import NoReturn
 from rich.console import Console
 from rich.text import Text
 
-from dawnbench import __version__
-from dawnbench.cli import catalog, inference, kernels, prediction, results, scaling, training, utilisation
-from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from dawnbench import __version__, bounds
+from dawnbench.cli import (
+    catalog,
+    inference,
+    kernels,
+    prediction,
+    results,
+    scaling,
+    training,
+    utilisation,
+)
+from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, int_list
 from dawnbench.errors import DawnbenchError
 
 
@@ -84,7 +93,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for family in (training, scaling, inference, results, utilisation, kernels, prediction, catalog):
         family.register(sub)
+    _bound(parser)
     return parser
+
+
+def _bound(parser: argparse.ArgumentParser) -> None:
+    """Each option of the bounds table (bounds.OPTIONS) a command has: its range written into its help,
+    and the command told to check it once parsed (:func:`main`) — the same range in every command."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                _bound(command)
+    bounded = [(action.dest, flag) for action in parser._actions for flag in action.option_strings
+               if flag in bounds.OPTIONS]
+    for dest, flag in bounded:
+        action = next(a for a in parser._actions if a.dest == dest)
+        action.help = f"{action.help or flag} ({bounds.OPTIONS[flag].text()}{', each' if action.type is int_list else ''})"
+    if bounded:
+        parser.set_defaults(bounded_options=bounded)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Console(stderr=getattr(args, "json", False), width=None if sys.stdout.isatty() else 160, markup=False)
     err = Console(stderr=True, markup=False)
     try:
+        for dest, flag in getattr(args, "bounded_options", ()):   # before any work starts
+            bounds.check_option(flag, getattr(args, dest))
         return args.func(args, out, err)
     except DawnbenchError as e:
         err.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)

@@ -6,15 +6,11 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
-from dawnbench import data, pricing
-from dawnbench import bounds
-from dawnbench.cli.common import (
-    EXIT_OK,
-    print_json,
-    ranged,
-)
+from dawnbench import bounds, data, pricing
+from dawnbench.cli.common import EXIT_OK, add_command, emit
 from dawnbench.errors import DawnbenchError
 from dawnbench.tasks import TASKS
 
@@ -51,18 +47,17 @@ def cmd_data_fetch(args: argparse.Namespace, out: Console, err: Console) -> int:
                               force=args.force, status=status, subset=args.subset, settings=settings)
             progress.update(bar, completed=progress.tasks[bar].total, step=f"ready in {path}")
             done.append({"name": name, "path": str(path)})
-    if args.json:
-        print_json({"datasets": done})
+    emit(args, {"datasets": done}, lambda: None)     # the progress bars said it
     return EXIT_OK
 
 
 def cmd_data_list(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.table import Table
-
     rows = data.listing()
-    if args.json:
-        print_json({"data_root": str(data.data_root()), "datasets": rows})
-        return EXIT_OK
+    emit(args, {"data_root": str(data.data_root()), "datasets": rows}, lambda: out.print(_datasets_table(rows)))
+    return EXIT_OK
+
+
+def _datasets_table(rows: list[dict]) -> Table:
     table = Table(title=f"datasets in {data.data_root()}")
     for col in ("name", "ready", "train", "scored (test, val or dev)", "source"):
         table.add_column(col)
@@ -70,35 +65,27 @@ def cmd_data_list(args: argparse.Namespace, out: Console, err: Console) -> int:
         scored = sum(n for split, n in r["counts"].items() if split != "train")
         table.add_row(r["name"], Text("yes", style="green") if r["ready"] else "no",
                       f"{r['counts'].get('train', 0):,}", f"{scored:,}", r["source"])
-    out.print(table)
-    return EXIT_OK
+    return table
 
 
 def cmd_tasks(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.table import Table
-
     rows = [{"name": t.name, "dataset": t.dataset, "metric": t.metric.name, "threshold": t.threshold,
              "scored_split": t.scored_split, "default_entry": t.default_entry, "role": t.role}
             for t in TASKS.values()]
-    if args.json:
-        print_json({"tasks": rows})
-        return EXIT_OK
-    table = Table(title="tasks")
-    for col in rows[0]:
-        table.add_column(col)
+    table = Table(*rows[0], title="tasks")
     for r in rows:
         table.add_row(*(str(v) for v in r.values()))
-    out.print(table)
+    emit(args, {"tasks": rows}, lambda: out.print(table))
     return EXIT_OK
 
 
 def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.table import Table
-
     cat = {**pricing.catalog(), "instances": pricing.filtered(args.accelerator)}
-    if args.json:
-        print_json(cat)
-        return EXIT_OK
+    emit(args, cat, lambda: _show_prices(cat, out))
+    return EXIT_OK
+
+
+def _show_prices(cat: dict, out: Console) -> None:
     table = Table(title=f"on-demand prices, as of {cat['as_of']}", caption=cat["note"])
     for col in ("instance", "provider", "region", "accelerators", "$/h", "as of", "source"):
         table.add_column(col)
@@ -110,36 +97,25 @@ def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(Text.assemble((key, "bold"), f": {cat['sources'][key]}"))
     for machine, why in cat["not_on_demand"].items():
         out.print(f"not on demand: {machine}: {why}", style="dim")
-    return EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     data_p = sub.add_parser("data", help="fetch and list datasets").add_subparsers(dest="data_command", required=True)
-    fetch = data_p.add_parser("fetch", help="download (or import with --from) and cache datasets")
+    fetch = add_command(data_p, "fetch", cmd_data_fetch, "download (or import with --from) and cache datasets")
     fetch.add_argument("names", nargs="+", metavar="NAME", help=", ".join(data.DATASETS))
     fetch.add_argument("--from", dest="source", metavar="PATH", help="import the official files you already have")
     fetch.add_argument("--force", action="store_true", help="prepare again even if cached")
     fetch.add_argument("--subset", metavar="NAME", help="imagenet, squad: import a tree that is not the official "
                                                         "one under this name (runs on it are unofficial)")
-    i = bounds.IMPORT
-    fetch.add_argument("--max-side", type=int, help=ranged("imagenet: longer side of the re-encoded JPEGs "
-                                                           f"(default {i['max_side_default']})", i["max_side"]))
-    fetch.add_argument("--quality", type=int, help=ranged("imagenet: JPEG quality of the re-encoded images "
-                                                          f"(default {i['quality_default']})", i["quality"]))
-    fetch.add_argument("--shard-size", type=int, help=ranged("imagenet: images per shard "
-                                                             f"(default {i['shard_size_default']})", i["shard_size"]))
-    fetch.add_argument("--workers", type=int, help=ranged("imagenet: processes encoding shards (default: every core)",
-                                                          bounds.WORKERS["threads"]))
-    fetch.add_argument("--json", action="store_true")
-    fetch.set_defaults(func=cmd_data_fetch)
-    lst = data_p.add_parser("list", help="show which datasets are ready")
-    lst.add_argument("--json", action="store_true")
-    lst.set_defaults(func=cmd_data_list)
+    defaults = bounds.IMPORT_DEFAULTS
+    fetch.add_argument("--max-side", type=int, help="imagenet: longer side of the re-encoded JPEGs "
+                                                    f"(default {defaults['max_side']})")
+    fetch.add_argument("--quality", type=int, help=f"imagenet: JPEG quality of the re-encoded images "
+                                                   f"(default {defaults['quality']})")
+    fetch.add_argument("--shard-size", type=int, help=f"imagenet: images per shard (default {defaults['shard_size']})")
+    fetch.add_argument("--workers", type=int, help="imagenet: processes encoding shards (default: every core)")
+    add_command(data_p, "list", cmd_data_list, "show which datasets are ready")
 
-    for name, func, text in [("tasks", cmd_tasks, "list the tasks"),
-                             ("prices", cmd_prices, "show the bundled on-demand price catalog")]:
-        p = sub.add_parser(name, help=text)
-        p.add_argument("--json", action="store_true")
-        p.set_defaults(func=func)
-        if name == "prices":
-            p.add_argument("--accelerator", help="only instances with this accelerator (e.g. H100, A100-80GB, cpu)")
+    add_command(sub, "tasks", cmd_tasks, "list the tasks")
+    prices = add_command(sub, "prices", cmd_prices, "show the bundled on-demand price catalog")
+    prices.add_argument("--accelerator", help="only instances with this accelerator (e.g. H100, A100-80GB, cpu)")

@@ -6,11 +6,10 @@ import argparse
 import dataclasses
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dawnbench import bounds
-from dawnbench.bounds import Bound
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import output_dir
 from dawnbench.precision import PRECISIONS
@@ -35,6 +34,27 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
 
+# The option every command has: its answer as one JSON document on stdout (nothing else goes there).
+_JSON = argparse.ArgumentParser(add_help=False)
+_JSON.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of the tables")
+
+
+def add_command(sub: argparse._SubParsersAction, name: str, func: Callable[..., int], help: str,
+                **kwargs: Any) -> argparse.ArgumentParser:
+    """A subcommand that runs ``func(args, out, err)`` and takes ``--json``."""
+    parser = sub.add_parser(name, help=help, parents=[_JSON], **kwargs)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def emit(args: argparse.Namespace, doc: Any, show: Callable[[], object]) -> None:
+    """The command's answer: ``doc`` on stdout under ``--json``, else ``show()`` (its tables and lines)."""
+    if args.json:
+        print_json(doc)
+    else:
+        show()
+
+
 def int_list(text: str) -> list[int]:
     try:
         return [int(v) for v in text.split(",") if v.strip()]
@@ -42,29 +62,20 @@ def int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{text!r}: write integers separated by commas, e.g. 1,16,64") from None
 
 
-def ranged(help_text: str, bound: Bound) -> str:
-    """An option's help with its range (checked before any work starts)."""
-    return f"{help_text} ({bound.text()})"
-
-
 def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "runs") -> None:
     """Every option of ``dawnbench run`` that decides how a run trains — shared, so that ``sweep``
     and ``scale`` take each of them too (``runs`` and ``out``: this command's defaults)."""
-    r = bounds.RUN
     parser.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
-    parser.add_argument("--seed", type=int, default=0, help=ranged("the first seed", r["seed"]))
-    parser.add_argument("--runs", type=int, default=runs, help=ranged(f"seeds seed, seed+1, ... one after another "
-                                                                        f"(default {runs})", r["runs"]))
+    parser.add_argument("--seed", type=int, default=0, help="the first seed")
+    parser.add_argument("--runs", type=int, default=runs, help=f"seeds seed, seed+1, ... one after another "
+                                                                        f"(default {runs})")
     parser.add_argument("--target", type=float, help="another threshold; marks the run unofficial (within the "
                                                      "metric's range, e.g. 0 to 100 for accuracy)")
-    parser.add_argument("--max-epochs", type=float, help=ranged("stop as not_reached after this many epochs",
-                                                                r["max_epochs"]))
-    parser.add_argument("--max-seconds", type=float, help=ranged(
-        "stop as not_reached after this many timed seconds, even inside a step", r["max_seconds"]))
-    parser.add_argument("--max-wall-seconds", type=float, help=ranged("stop as timeout after this much wall time",
-                                                                      r["max_wall_seconds"]))
-    parser.add_argument("--max-init-seconds", type=float, default=1800.0, help=ranged(
-        "stop as timeout if the warm-up (init, untimed) takes longer (default 1800)", r["max_init_seconds"]))
+    parser.add_argument("--max-epochs", type=float, help="stop as not_reached after this many epochs")
+    parser.add_argument("--max-seconds", type=float, help="stop as not_reached after this many timed seconds, even inside a step")
+    parser.add_argument("--max-wall-seconds", type=float, help="stop as timeout after this much wall time")
+    parser.add_argument("--max-init-seconds", type=float, default=1800.0,
+                        help="stop as timeout if the warm-up (init, untimed) takes longer (default 1800)")
     parser.add_argument("--continue", dest="continue_", action="store_true",
                         help="keep training after the target is reached (TTA is still the first pass)")
     parser.add_argument("--eval-on-interrupt", action="store_true",
@@ -73,8 +84,7 @@ def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     parser.add_argument("--out", default=out, help=f"folder for the run records (default: ./{out})")
     parser.add_argument("--instance", help="price the run with this on-demand instance (see `dawnbench prices`)")
-    parser.add_argument("--cost-per-hour", type=float, help=ranged("on-demand USD per hour of the hardware",
-                                                                   r["cost_per_hour"]))
+    parser.add_argument("--cost-per-hour", type=float, help="on-demand USD per hour of the hardware")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override an entry hyperparameter (JSON value of the default's type), repeatable")
     parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
@@ -84,8 +94,8 @@ def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "
                              "reduce-overhead, max-autotune, ...)")
     parser.add_argument("--org", help="submission_org in events.log (default: your login name)")
     parser.add_argument("--platform", help="submission_platform in events.log (default: the hardware)")
-    parser.add_argument("--resource-interval", type=float, default=0.5, metavar="S", help=ranged(
-        "seconds between samples of the resource monitor (resources.tsv; default 0.5)", r["resource_interval"]))
+    parser.add_argument("--resource-interval", type=float, default=0.5, metavar="S",
+                        help="seconds between samples of the resource monitor (resources.tsv; default 0.5)")
     parser.add_argument("--subset", metavar="NAME", help="imagenet, squad: train on the tree imported under this "
                                                          "name (`data fetch TASK --from DIR --subset NAME`); unofficial")
     parser.add_argument("--p2p", choices=("on", "off"), default="on",
@@ -135,25 +145,23 @@ def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True, s
     a command with no batch to scale, ``kernels``)."""
     from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
 
-    w = bounds.WORKERS
     group = parser.add_argument_group("many workers (re-runs the command under torchrun)")
     if launcher:
-        group.add_argument("--nproc", type=int, metavar="N", help=ranged(
-            "workers on this machine: DDP with gloo on CPUs (cores shared out as threads), NCCL on GPUs "
-            "(one GPU each)", w["nproc"]))
+        group.add_argument("--nproc", type=int, metavar="N", help="workers on this machine: DDP with gloo on CPUs (cores "
+                           "shared out as threads), NCCL on GPUs (one GPU each)")
         group.add_argument("--nnodes", type=int, default=1, metavar="M",
-                           help=ranged("machines taking part (default 1)", w["nnodes"]))
+                           help="machines taking part (default 1)")
         group.add_argument("--node-rank", type=int, default=0, metavar="R", help="this machine's index, 0..M-1")
         group.add_argument("--rdzv-endpoint", metavar="HOST:PORT",
                            help="node 0's address, the same on every machine (needed with --nnodes > 1)")
-    group.add_argument("--threads-per-worker", type=int, metavar="T", help=ranged(
-        "CPU threads of each worker (default: the cores shared out equally)", w["threads"]))
+    group.add_argument("--threads-per-worker", type=int, metavar="T",
+                       help="CPU threads of each worker (default: the cores shared out equally)")
     if scaling:
         group.add_argument("--scaling", choices=SCALINGS, default="weak",
                            help="weak: the entry's batch size per worker (default); strong: divide it among them")
     group.add_argument("--collective-timeout", type=float, default=DEFAULT_COLLECTIVE_TIMEOUT_S, metavar="S",
-                       help=ranged("a worker silent this long ends the run as aborted "
-                                   f"(default {DEFAULT_COLLECTIVE_TIMEOUT_S:g} s)", bounds.RUN["collective_timeout"]))
+                       help="a worker silent this long ends the run as aborted "
+                                   f"(default {DEFAULT_COLLECTIVE_TIMEOUT_S:g} s)")
 
 
 def launch_options(args: argparse.Namespace) -> Any:

@@ -7,7 +7,12 @@ from typing import Any
 
 from dawnbench.io import read_json
 from dawnbench.reports import plots
-from dawnbench.reports.profile_figures import cdf_figure, comparison_figure, roofline_figure, workloads_roofline
+from dawnbench.reports.profile_figures import (
+    cdf_figure,
+    comparison_figure,
+    roofline_figure,
+    workloads_roofline,
+)
 
 
 def profile_figures(summary: dict[str, Any]) -> list[Path]:

@@ -13,7 +13,14 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from dawnbench.cli.common import EXIT_FAILED_RUN, EXIT_INTERRUPTED, EXIT_OK, add_worker_options, print_json
+from dawnbench.cli.common import (
+    EXIT_FAILED_RUN,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    add_command,
+    add_worker_options,
+    emit,
+)
 from dawnbench.errors import DawnbenchError
 
 # Where rank 0 of the all-reduce workers leaves each finished row for the launcher: a file in a folder
@@ -80,9 +87,7 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     doc["figures"] = [str(p) for p in kernel_figures(doc, document.out)]
     document.write()
-    if args.json:
-        print_json(doc)
-    else:
+    def show() -> None:
         out.print(kernels_table(doc))
         for comparison in doc.get("comparison", []):
             if comparison["left_out"]:   # why a device column says less than it could
@@ -91,6 +96,7 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
                           "kernels.json)", style="dim", highlight=False)
         out.print(f"rows: {document.path} · table: {document.out / 'kernels.csv'} · figures: "
                   f"{', '.join(doc['figures'])}", highlight=False)
+    emit(args, doc, show)
     return EXIT_INTERRUPTED if doc.get("interrupted") else EXIT_OK
 
 
@@ -238,7 +244,8 @@ def kernels_table(doc: dict[str, Any]) -> Table:
 def register(sub: argparse._SubParsersAction) -> None:
     from dawnbench.kernels.problems import SETS
 
-    k = sub.add_parser("kernels", help="DeepBench's GEMM, convolution, RNN and all-reduce, beside the published devices")
+    k = add_command(sub, "kernels", cmd_kernels,
+                    "DeepBench's GEMM, convolution, RNN and all-reduce, beside the published devices")
     k.add_argument("suite", nargs="?", default="all", help="gemm, conv, rnn, allreduce, several with commas, or all "
                                                           "(default)")
     k.add_argument("--set", default="training", choices=SETS, help="DeepBench's problem set (default training: the "
@@ -259,5 +266,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     k.add_argument("--out", default="kernels", metavar="DIR", help="kernels.json, kernels.csv and the figures "
                                                                   "(default ./kernels)")
     add_worker_options(k, scaling=False)
-    k.add_argument("--json", action="store_true", help="print kernels.json on stdout")
-    k.set_defaults(func=cmd_kernels)
+

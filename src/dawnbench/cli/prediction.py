@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dawnbench.cli.common import EXIT_OK, print_json
+from dawnbench.cli.common import EXIT_OK, add_command, emit
 from dawnbench.errors import DawnbenchError
 
 
@@ -37,9 +37,11 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     target = Path(doc["profile"]) / "explain.json"
     atomic_write_json(target, doc, indent=1)
     doc["written"] = str(target)
-    if args.json:
-        print_json(doc)
-        return EXIT_OK
+    emit(args, doc, lambda: _show_explain(doc, args.top, out))
+    return EXIT_OK
+
+
+def _show_explain(doc: dict, top: int, out: Console) -> None:
     out.print(f"{doc['task']} · {doc['entry']} · {doc['precision']} on {doc['device']}: measured step "
               f"{_s(doc['measured_step_s'])}, kernel-predicted {_s(doc['predicted_step_s'])} — the kernels explain "
               f"{doc['explained_share']:.0%} of the step ({doc['explained_share_of_op_time']:.0%} of its op time)",
@@ -50,13 +52,12 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
                       "—" if c["explained_share"] is None else f"{c['explained_share']:.0%}", f"{c['share_of_step']:.0%}")
     out.print(table)
     gaps = Table("largest gaps", "shapes", "measured", "predicted", "from")
-    for g in doc["gaps"][:args.top]:
+    for g in doc["gaps"][:top]:
         gaps.add_row(g["op"], g["shapes"][:50], _s(g["measured_s"]), _s(g["predicted_s"]), g["from"])
     out.print(gaps)
     for note in doc["notes"]:
         out.print(note, style="dim", highlight=False)
-    out.print(f"written: {target}", highlight=False)
-    return EXIT_OK
+    out.print(f"written: {doc['written']}", highlight=False)
 
 
 def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -67,9 +68,11 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.epochs is not None and not (math.isfinite(args.epochs) and args.epochs > 0):
         raise DawnbenchError(f"--epochs {args.epochs:g}: the epochs to target are a positive number.")
     doc = predict(Path(args.path), names, epochs=args.epochs)
-    if args.json:
-        print_json(doc)
-        return EXIT_OK
+    emit(args, doc, lambda: _show_predict(doc, out))
+    return EXIT_OK
+
+
+def _show_predict(doc: dict, out: Console) -> None:
     m = doc["measured"]
     out.print(f"{doc['task']} · {doc['entry']} · {doc['precision']}, batch {doc['batch_size']}: profiled step "
               f"{_s(m['step_s'])} on {doc['profiled_on']} (ops {_s(m['op_s'])}, the framework's time between them "
@@ -96,25 +99,20 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         for note in [*d["device"]["notes"][-1:], *d["notes"]][:3]:
             out.print(f"{d['device']['name']}: {note}", style="dim", highlight=False)
     out.print(f"assumed: {'; '.join(doc['assumptions'])} · {doc['seconds']:.2f} s", style="dim", highlight=False)
-    return EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    exp = sub.add_parser("explain", help="how much of a profiled step its kernel benchmarks explain, timed here")
+    exp = add_command(sub, "explain", cmd_explain, "how much of a profiled step its kernel benchmarks explain, timed here")
     exp.add_argument("profile", metavar="PROFILE", help="a profile folder (`dawnbench profile`), or a run folder "
                                                         "holding profile/")
     exp.add_argument("--device", default="auto", help="auto (default), cpu, cuda or cuda:N: where to time the "
                                                       "kernels (the profile's own machine)")
     exp.add_argument("--top", type=int, default=8, help="gaps shown on the terminal (default 8)")
-    exp.add_argument("--json", action="store_true")
-    exp.set_defaults(func=cmd_explain)
 
-    pre = sub.add_parser("predict", help="a profiled step's time, epoch, TTA and cost on another device")
+    pre = add_command(sub, "predict", cmd_predict, "a profiled step's time, epoch, TTA and cost on another device")
     pre.add_argument("path", metavar="PROFILE|RUN_DIR", help="a profile folder, or a run folder holding profile/ "
                                                              "(its epochs to target give the TTA)")
     pre.add_argument("--device", required=True, metavar="NAME[,NAME…]|all|KERNELS_JSON",
                      help="DeepBench's published devices (V100, P100, TitanXp, 1080Ti, M40, T4, KNL7250; all: every "
                           "one), or a kernels.json `dawnbench kernels` wrote on a machine (this one's: the check)")
     pre.add_argument("--epochs", type=float, help="epochs to target, where the path is a bare profile")
-    pre.add_argument("--json", action="store_true")
-    pre.set_defaults(func=cmd_predict)

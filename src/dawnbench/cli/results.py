@@ -6,17 +6,22 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
-from dawnbench import bounds
 from dawnbench.cli.common import (
     EXIT_FAILED_RUN,
     EXIT_OK,
+    add_command,
     add_trust_option,
-    print_json,
-    ranged,
+    emit,
 )
+from dawnbench.cli.display import format_number, format_seconds
 from dawnbench.errors import DawnbenchError
+
+
+def _note(err: Console, line: str) -> None:
+    err.print(line, style="yellow", highlight=False, soft_wrap=True, markup=False)
 
 
 def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -28,13 +33,12 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         written = export_training(args.run_dirs, args.out, args.author, args.email, args.code_url,
                                   args.include_suspect, args.instance, args.cost_per_hour, notes)
-    if args.json:
-        print_json({"files": [str(p) for p in written], "notes": notes})
-    else:
+    def show() -> None:
         for p in written:
             out.print(f"wrote {p}")
         for note in notes:
-            err.print(f"note: {note}", style="yellow", highlight=False, soft_wrap=True, markup=False)
+            _note(err, f"note: {note}")
+    emit(args, {"files": [str(p) for p in written], "notes": notes}, show)
     return EXIT_OK
 
 
@@ -42,9 +46,11 @@ def cmd_score(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.data import squad
 
     result = squad.score_files(Path(args.data), Path(args.predictions))
-    if args.json:
-        print_json(result)
-        return EXIT_OK
+    emit(args, result, lambda: _show_score(result, out, err))
+    return EXIT_OK
+
+
+def _show_score(result: dict, out: Console, err: Console) -> None:
     out.print(Text(f"exact_match {result['exact_match']:.4f} · f1 {result['f1']:.4f} over {result['total']:,} "
                    f"questions ({result['answered']:,} answered)"))
     if result["answered"] < result["total"]:
@@ -52,25 +58,21 @@ def cmd_score(args: argparse.Namespace, out: Console, err: Console) -> int:
                        "as in the official script."))
     if result["unknown_ids"]:
         err.print(Text(f"{result['unknown_ids']:,} prediction(s) name ids that are not in the data file; ignored."))
-    return EXIT_OK
 
 
 def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis import analyze
-    from dawnbench.cli.display import groups_table
 
     doc = analyze(args.path, args.include_suspect)
-    if args.json:
-        print_json(doc)
-        return EXIT_OK
-    out.print(groups_table(doc["groups"], f"runs under {args.path}"))
-    for g in doc["groups"]:
-        for e in g["excluded"]:
-            err.print(f"kept out of {g['name']}: {e['run']}: {e['reason']}",
-                      style="yellow", highlight=False, soft_wrap=True, markup=False)
-    for p in doc["problems"]:
-        err.print(f"problem: {p['file']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}",
-                  style="yellow", highlight=False, soft_wrap=True, markup=False)
+
+    def show() -> None:
+        out.print(groups_table(doc["groups"], f"runs under {args.path}"))
+        for g in doc["groups"]:
+            for e in g["excluded"]:
+                _note(err, f"kept out of {g['name']}: {e['run']}: {e['reason']}")
+        for p in doc["problems"]:
+            _note(err, f"problem: {p['file']}{':' + str(p['line']) if p['line'] else ''}: {p['message']}")
+    emit(args, doc, show)
     return EXIT_OK
 
 
@@ -93,16 +95,15 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
         sides.append(samples)
     doc = {"a": args.a, "b": args.b, **compare(*sides), "left_out": left_out}
-    if args.json:
-        print_json(doc)
-    else:
+
+    def show() -> None:
         for note in notes:
-            err.print(f"note: {note}", style="yellow", highlight=False, soft_wrap=True, markup=False)
-        out.print(f"A: {args.a} — {doc['runs_a']} runs, {doc['failures_a']} failed, median TTA "
-                  f"{doc['tta_median_a_s']:.2f} s", highlight=False)
-        out.print(f"B: {args.b} — {doc['runs_b']} runs, {doc['failures_b']} failed, median TTA "
-                  f"{doc['tta_median_b_s']:.2f} s", highlight=False)
+            _note(err, f"note: {note}")
+        for side in ("a", "b"):
+            out.print(f"{side.upper()}: {doc[side]} — {doc['runs_' + side]} runs, {doc['failures_' + side]} failed, "
+                      f"median TTA {doc['tta_median_' + side + '_s']:.2f} s", highlight=False)
         out.print(doc["verdict"], style="bold", highlight=False)
+    emit(args, doc, show)
     return EXIT_OK
 
 
@@ -111,10 +112,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     with err.status(Text("building the report")):
         index = build_report(args.paths, args.out, args.include_suspect)
-    if args.json:
-        print_json({"report": str(index)})
-    else:
-        out.print(f"report: {index}", highlight=False)
+    emit(args, {"report": str(index)}, lambda: out.print(f"report: {index}", highlight=False))
     return EXIT_OK
 
 
@@ -122,14 +120,14 @@ def cmd_check_log(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.harness.compliance import check_log
 
     verdicts = [check_log(Path(d)) for d in args.run_dirs]
-    if args.json:
-        print_json({"logs": verdicts})
-    else:
+
+    def show() -> None:
         for v in verdicts:
             out.print(Text.assemble(("PASS", "green") if v["valid"] else ("FAIL", "red"),
                                     f" {v['log']} ({v['lines']} lines, {v['ruleset']})"), highlight=False)
             for message in v["messages"]:
                 out.print(f"  {message}", style="red", markup=False, highlight=False, soft_wrap=True)
+    emit(args, {"logs": verdicts}, show)
     return EXIT_OK if all(v["valid"] for v in verdicts) else EXIT_FAILED_RUN
 
 
@@ -150,25 +148,23 @@ def cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
     problems = skipped + [p for path, root in found for p in read_submission(path, root).problems]
     problems += [p for d in args.paths if Path(d).is_dir() for p in orphan_tsvs(Path(d))]
     errors = sum(p.severity == "error" for p in problems)
-    if args.json:
-        print_json({"files": len(found), "errors": errors, "warnings": len(problems) - errors,
-                     "problems": [p.to_dict() for p in problems]})
-    else:
+
+    def show() -> None:
         for p in problems:
             out.print(str(p), style="red" if p.severity == "error" else "yellow", markup=False,
                       highlight=False, soft_wrap=True)
         out.print(f"{len(found)} submission(s): {errors} error(s), {len(problems) - errors} warning(s)",
                   highlight=False)
+    emit(args, {"files": len(found), "errors": errors, "warnings": len(problems) - errors,
+                "problems": [p.to_dict() for p in problems]}, show)
     return EXIT_FAILED_RUN if errors else EXIT_OK
 
 
 def cmd_leaderboard(args: argparse.Namespace, out: Console, err: Console) -> int:
     import datetime as dt
 
-    from dawnbench.cli.display import board_table
     from dawnbench.leaderboard import BOARDS, build_boards
 
-    bounds.TOP.check("--top", args.top)
     until = None
     if args.until:
         try:
@@ -181,20 +177,18 @@ def cmd_leaderboard(args: argparse.Namespace, out: Console, err: Console) -> int
 
         index = build_site(boards, args.html, until)
         err.print(f"website: {index}", highlight=False)
-    if args.json:
-        print_json(boards.to_json())
-        return EXIT_OK
-    for task, task_boards in boards.tasks.items():
-        for board in BOARDS:
-            out.print(board_table(task, board, task_boards[board][:args.top]))
-    errors = sum(p.severity == "error" for p in boards.problems)
-    out.print(f"{len(boards.submissions)} submissions read; {errors} with errors left off the boards, "
-              f"{len(boards.problems) - errors} warnings (see `dawnbench validate {args.dir}`)", highlight=False)
+    def show() -> None:
+        for task, task_boards in boards.tasks.items():
+            for board in BOARDS:
+                out.print(board_table(task, board, task_boards[board][:args.top]))
+        errors = sum(p.severity == "error" for p in boards.problems)
+        out.print(f"{len(boards.submissions)} submissions read; {errors} with errors left off the boards, "
+                  f"{len(boards.problems) - errors} warnings (see `dawnbench validate {args.dir}`)", highlight=False)
+    emit(args, boards.to_json(), show)
     return EXIT_OK
 
 
 def cmd_generalize(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.cli.display import generalization_table
     from dawnbench.cli.figures import generalization_figures
     from dawnbench.data.corruptions import FAMILIES
     from dawnbench.experiments.generalization import (
@@ -211,21 +205,20 @@ def cmd_generalize(args: argparse.Namespace, out: Console, err: Console) -> int:
     with err.status(Text("generalize")) as status:
         doc = generalize(args.run_dirs, options, status=lambda msg: status.update(Text(msg)))
     doc["figures"] = [str(p) for p in generalization_figures(doc, Path(args.out))]
-    if args.json:
-        print_json(doc)
-        return EXIT_OK
-    out.print(generalization_table(doc))
-    bad = [m for m in doc["models"] if not m["recheck"]]
-    for m in bad:
-        err.print(Text.assemble(("re-check differs", "yellow"), f": {m['run_dir']} ({m['variant']}) scored "
-                                f"{m['scored']:.4f} on the scored split, the run recorded {m['recorded']:.4f}"))
-    if doc.get("figures"):
-        out.print(f"figures: {', '.join(doc['figures'])}")
+
+    def show() -> None:
+        out.print(generalization_table(doc))
+        for m in (m for m in doc["models"] if not m["recheck"]):
+            err.print(Text.assemble(("re-check differs", "yellow"), f": {m['run_dir']} ({m['variant']}) scored "
+                                    f"{m['scored']:.4f} on the scored split, the run recorded {m['recorded']:.4f}"))
+        if doc.get("figures"):
+            out.print(f"figures: {', '.join(doc['figures'])}")
+    emit(args, doc, show)
     return EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    gen = sub.add_parser("generalize", help="score saved models on shifted and unseen data (SPEC §15)")
+    gen = add_command(sub, "generalize", cmd_generalize, "score saved models on shifted and unseen data (SPEC §15)")
     gen.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories, or folders of them")
     gen.add_argument("--suite", choices=["shifted", "none"], default="shifted",
                      help="score the shifted suite (default) or only the scored split and unseen sets")
@@ -237,10 +230,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     gen.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     gen.add_argument("--out", default="generalization", metavar="DIR", help="folder for the figure and JSON")
     add_trust_option(gen)
-    gen.add_argument("--json", action="store_true")
-    gen.set_defaults(func=cmd_generalize)
 
-    export = sub.add_parser("export", help="write DAWNBench v1.0 submission files from run directories")
+    export = add_command(sub, "export", cmd_export, "write DAWNBench v1.0 submission files from run directories")
     export.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
                         help="runs of one configuration (or a folder of them); with --inference, measured runs")
     export.add_argument("--inference", action="store_true", help="the inference JSON (after `dawnbench infer`)")
@@ -254,55 +245,91 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="price the runs at export: on-demand USD per hour (costPerHour)")
     export.add_argument("--include-suspect", action="store_true",
                         help="export runs the monitor flagged as disturbed by other processes (refused by default)")
-    export.add_argument("--json", action="store_true")
-    export.set_defaults(func=cmd_export)
 
-    analyze = sub.add_parser("analyze", help="statistics over runs: run directories or MLPerf training logs")
+    analyze = add_command(sub, "analyze", cmd_analyze, "statistics over runs: run directories or MLPerf training logs")
     analyze.add_argument("path", metavar="PATH")
     analyze.add_argument("--include-suspect", action="store_true",
                         help="count runs whose resource monitor flagged other work on the machine (left out by default)")
-    analyze.add_argument("--json", action="store_true")
-    analyze.set_defaults(func=cmd_analyze)
 
-    compare = sub.add_parser("compare", help="speedup of B over A, with a confidence interval and p-value")
+    compare = add_command(sub, "compare", cmd_compare, "speedup of B over A, with a confidence interval and p-value")
     compare.add_argument("a", metavar="A", help="folder of runs (or MLPerf logs) of configuration A")
     compare.add_argument("b", metavar="B", help="folder of runs of configuration B")
     compare.add_argument("--include-suspect", action="store_true",
                         help="count runs whose resource monitor flagged other work on the machine (left out by default)")
-    compare.add_argument("--json", action="store_true")
-    compare.set_defaults(func=cmd_compare)
 
-    report = sub.add_parser("report", help="one self-contained HTML page of tables and figures")
+    report = add_command(sub, "report", cmd_report, "one self-contained HTML page of tables and figures")
     report.add_argument("paths", nargs="+", metavar="PATH",
                         help="folders of runs (or MLPerf logs); several: a comparison section beside the tables")
     report.add_argument("--out", required=True, metavar="DIR")
     report.add_argument("--include-suspect", action="store_true",
                         help="count runs whose resource monitor flagged other work on the machine (left out by default)")
-    report.add_argument("--json", action="store_true")
-    report.set_defaults(func=cmd_report)
 
-    check = sub.add_parser("check-log", help="run MLCommons' compliance checker (common rules) on run logs")
+    check = add_command(sub, "check-log", cmd_check_log, "run MLCommons' compliance checker (common rules) on run logs")
     check.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories (or events.log files)")
-    check.add_argument("--json", action="store_true")
-    check.set_defaults(func=cmd_check_log)
 
-    validate = sub.add_parser("validate", help="check DAWNBench submission files: every problem, file and line")
+    validate = add_command(sub, "validate", cmd_validate, "check DAWNBench submission files: every problem, file and line")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="submission JSON files or folders")
-    validate.add_argument("--json", action="store_true")
-    validate.set_defaults(func=cmd_validate)
 
-    score = sub.add_parser("score", help="the official SQuAD v1.1 F1 and EM of a predictions file")
+    score = add_command(sub, "score", cmd_score, "the official SQuAD v1.1 F1 and EM of a predictions file")
     score.add_argument("task", choices=["squad"], help="squad (SQuAD v1.1)")
     score.add_argument("data", metavar="DATA.json", help="the dataset file, e.g. dev-v1.1.json")
     score.add_argument("predictions", metavar="PREDICTIONS.json", help='{"question id": "answer", ...}')
-    score.add_argument("--json", action="store_true")
-    score.set_defaults(func=cmd_score)
 
-    board = sub.add_parser("leaderboard", help="the four rankings per task, and optionally the website")
+    board = add_command(sub, "leaderboard", cmd_leaderboard, "the four rankings per task, and optionally the website")
     board.add_argument("dir", metavar="DIR", help="a folder laid out like dawnbench-entries (<Task>/train, <Task>/inference)")
     board.add_argument("--until", metavar="YYYY-MM-DD", help="the board as it stood on this date")
-    board.add_argument("--top", type=int, default=10, help=ranged("rows per board on the terminal (default 10)",
-                                                                  bounds.TOP))
+    board.add_argument("--top", type=int, default=10, help="rows per board on the terminal (default 10)")
     board.add_argument("--html", metavar="OUT", help="also build the static website into OUT")
-    board.add_argument("--json", action="store_true")
-    board.set_defaults(func=cmd_leaderboard)
+
+
+# --- tables ---------------------------------------------------------------------------
+
+def groups_table(groups: list[dict], title: str) -> Table:
+    """`dawnbench analyze`: one row per group, the columns of the DAWNBench analysis of MLPerf v0.5."""
+    table = Table(title=title)
+    for col in ("group", "runs", "success", "TTA mean", "TTA median", "CV", "olympic mean",
+                "epochs", "time/epoch", "std ratio"):
+        table.add_column(col, justify="left" if col == "group" else "right", no_wrap=col == "group")
+    for g in groups:
+        table.add_row(Text(g["name"]), str(g["runs"]), f"{g['successes']}/{g['runs']}",
+                      format_seconds(g["tta_mean_s"]), format_seconds(g["tta_median_s"]),
+                      format_number(g["tta_cov"] and 100 * g["tta_cov"], "{:.2f} %") if g["tta_cov"] is not None else "—",
+                      format_seconds(g["olympic_mean_s"]),
+                      "—" if g["epochs_mean"] is None else f"{g['epochs_mean']:.3g} ± {g['epochs_std']:.2g}",
+                      "—" if g["time_per_epoch_mean_s"] is None else
+                      f"{g['time_per_epoch_mean_s']:.3g} ± {g['time_per_epoch_std_s']:.2g} s",
+                      format_number(g["std_ratio"]))
+    table.caption = ("CV = population std / mean of TTA over successful runs; std ratio = CV(epochs) / "
+                     "CV(time per epoch): > 1 means variance comes from convergence, < 1 from speed")
+    return table
+
+
+def board_table(task: str, board: str, rows: list[dict]) -> Table:
+    """One leaderboard ranking (the first rows)."""
+    table = Table(title=f"{task} · {board.replace('_', ' ')}")
+    for col in ("rank", "value", "model", "author", "hardware", "framework", "date"):
+        table.add_column(col, justify="right" if col in ("rank", "value") else "left", overflow="fold")
+    for r in rows:
+        table.add_row(str(r["rank"]), r["display"], *(Text(r[k]) for k in ("model", "author", "hardware", "framework")),
+                      r["date"])  # Text: submitted strings are never read as rich markup
+    return table
+
+
+def generalization_table(doc: dict) -> Table:
+    """Per configuration: the scored split, the shifted suite and the unseen sets (mean ± std over runs)."""
+    unseen = sorted({u for r in doc["configurations"] for u in r.get("unseen", {})})
+    table = Table(title="generalisation (mean ± std over runs)",
+                  caption="drop = scored split − set; the re-check must equal the run's own evaluation")
+    for col in ("task", "entry", "model", "runs", "scored split", "re-check", "shifted suite", "drop",
+                *(f"{u}" for u in unseen), *(f"{u} drop" for u in unseen)):
+        table.add_column(col, justify="left" if col in ("task", "entry", "model") else "right")
+
+    def ms(stat: dict | None) -> str:
+        return "—" if not stat else f"{stat['mean']:.2f} ± {stat['std']:.2f}"
+    for r in doc["configurations"]:
+        u = r.get("unseen", {})
+        table.add_row(r["task"], r["entry"], r["variant"], str(r["models"]), ms(r["scored"]),
+                      f"{r['rechecks_ok']}/{r['models']}", ms(r.get("suite_mean")), ms(r.get("suite_drop")),
+                      *(ms(u[n]["value"]) if n in u else "—" for n in unseen),
+                      *(ms(u[n]["drop"]) if n in u else "—" for n in unseen))
+    return table

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from dawnbench import data
@@ -16,15 +17,18 @@ from dawnbench.cli.common import (
     EXIT_FAILED_RUN,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    add_command,
     add_executor_options,
     add_run_options,
     add_worker_options,
+    emit,
     launch_options,
     options_argv,
-    print_json,
     run_options,
     slurm_options,
 )
+from dawnbench.cli.display import format_number, format_seconds
+from dawnbench.harness.record import Status
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
 
@@ -62,7 +66,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         # The launcher reports rank 0's record and judges the run. The exit code only tells
         # torchrun whether to stop the other workers: they may be hung (the reason this one
         # aborted), and torchrun waits for every worker unless one fails.
-        return EXIT_FAILED_RUN if any(r.status in ("aborted", "timeout") for r in results) else EXIT_OK
+        return EXIT_FAILED_RUN if any(r.status in (Status.ABORTED, Status.TIMEOUT) for r in results) else EXIT_OK
     return _report(results, args, out, err)
 
 
@@ -132,10 +136,7 @@ def _report(results: list[Any], args: argparse.Namespace, out: Console, err: Con
     chosen = select(results, args.include_suspect)
     summary = summarize(chosen.counted)
     _warn_first_run(summary, chosen.counted, err)
-    if args.json:
-        print_json({"runs": [r.to_dict() for r in results], "summary": summary,
-                    "left_out": [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]})
-    else:
+    def show() -> None:
         for r in results:
             out.print(result_card(r))
         if len(results) > 1:
@@ -144,7 +145,9 @@ def _report(results: list[Any], args: argparse.Namespace, out: Console, err: Con
             err.print(Text.assemble(("note:", "yellow"), f" {chosen.sentence()} The summary is over the runs counted, "
                                     "as `analyze`, `compare`, `report` and `export` count them."),
                       highlight=False, soft_wrap=True)
-    if any(r.status == "interrupted" for r in results):
+    emit(args, {"runs": [r.to_dict() for r in results], "summary": summary,
+                "left_out": [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]}, show)
+    if any(r.status == Status.INTERRUPTED for r in results):
         return EXIT_INTERRUPTED
     return EXIT_OK if all(r.succeeded for r in results) else EXIT_FAILED_RUN
 
@@ -167,7 +170,7 @@ def _warn_first_run(summary: dict[str, Any], counted: list[Any], err: Console) -
 
 def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis.sweep import config_name, parse_grid
-    from dawnbench.cli.display import LiveProgress, sweep_table
+    from dawnbench.cli.display import LiveProgress
     from dawnbench.experiments.sweep import options_for, run_sweep
     from dawnbench.harness.options import prepare
     from dawnbench.reports.plots import sweep_figure
@@ -195,11 +198,10 @@ def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
     x_key = varying[0] if len(varying) == 1 else None
     figure = sweep_figure(sweep.rows, [c[x_key] for c in sweep.configs] if x_key else [r["name"] for r in sweep.rows],
                           x_key or "configuration", Path(args.out) / "sweep.png")
-    if args.json:
-        print_json({"configurations": sweep.rows, "figure": str(figure)})
-    else:
+    def show() -> None:
         out.print(sweep_table(sweep.rows, sweep.rows[0]["name"]))
         out.print(f"figure: {figure}", highlight=False)
+    emit(args, {"configurations": sweep.rows, "figure": str(figure)}, show)
     return EXIT_OK
 
 
@@ -228,22 +230,34 @@ def _sweep_on_slurm(args: argparse.Namespace, options: Any, configs: list[dict[s
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser("run", help="train an entry until it reaches the task's threshold")
+    run = add_command(sub, "run", cmd_run, "train an entry until it reaches the task's threshold")
     run.add_argument("task", nargs="?", default=DEFAULT_TASK, help=f"one of {', '.join(TASKS)}")
     add_run_options(run)
     add_worker_options(run)
     add_executor_options(run)
     run.add_argument("--include-suspect", action="store_true",
                      help="count runs the monitor flagged as disturbed by other processes in the summary")
-    run.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-    run.set_defaults(func=cmd_run)
 
-    sweep = sub.add_parser("sweep", help="run a grid of hyperparameters, N seeds each")
+    sweep = add_command(sub, "sweep", cmd_sweep, "run a grid of hyperparameters, N seeds each")
     sweep.add_argument("task", nargs="?", default=DEFAULT_TASK)
     sweep.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...", required=True,
                        help="values to sweep (repeatable: the cartesian product is run)")
     add_run_options(sweep, runs=3, out="sweeps/sweep")
     add_worker_options(sweep)
     add_executor_options(sweep)
-    sweep.add_argument("--json", action="store_true")
-    sweep.set_defaults(func=cmd_sweep)
+
+
+# --- tables ---------------------------------------------------------------------------
+
+def sweep_table(rows: list[dict], baseline: str) -> Table:
+    table = Table(title=f"sweep (speedups relative to {baseline})")
+    for col in ("configuration", "success", "epochs to target", "samples/s", "time/epoch", "TTA median",
+                "throughput speedup", "TTA speedup"):
+        table.add_column(col, justify="left" if col == "configuration" else "right")
+    for r in rows:
+        table.add_row(Text(r["name"]), f"{r['successes']}/{r['runs']}",
+                      "—" if r["epochs_mean"] is None else f"{r['epochs_mean']:.3g} ± {r['epochs_std']:.2g}",
+                      format_number(r["samples_per_s_mean"], "{:,.0f}"), format_seconds(r["time_per_epoch_mean_s"]),
+                      format_seconds(r["tta_median_s"]), format_number(r["throughput_speedup"], "{:.2f}×"),
+                      format_number(r["tta_speedup"], "{:.2f}×"))
+    return table

@@ -15,17 +15,18 @@ kernel rows); :class:`Outcome` says how the launch ended.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 from dataclasses import dataclass, field
 
 import psutil
 
-from dawnbench import bounds
+from dawnbench import bounds, waits
 from dawnbench.errors import DawnbenchError
 
 # Seconds a worker has to write its record after SIGTERM before torchrun sends SIGKILL
-# (a stopped or hung worker only yields to SIGKILL).
+# (a stopped or hung worker only yields to SIGKILL); scaled by waits.py's setting.
 SHUTDOWN_TIMEOUT_S = 15
 # The signals torchrun forwards to the workers (its --signals-to-handle default).
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
@@ -43,24 +44,31 @@ class LaunchOptions:
     threads: int | None = None          # per worker on a CPU; None: the cores shared out equally
 
     def check(self) -> None:
-        bounds.WORKERS["nproc"].check("--nproc", self.nproc)
-        bounds.WORKERS["threads"].check("--threads-per-worker", self.threads)
-        bounds.WORKERS["nnodes"].check("--nnodes", self.nnodes)
+        """The ranges (bounds.py), then what one value says of another: the workers here share this
+        machine's cores (one each at most), a node's rank is below the node count, and several nodes
+        meet at HOST:PORT."""
+        bounds.check_fields(self, {"nproc": "--nproc", "threads": "--threads-per-worker", "nnodes": "--nnodes",
+                                   "node_rank": "--node-rank"})
+        if self.nproc > bounds.CORES:
+            raise DawnbenchError(f"--nproc {self.nproc}: this machine has {bounds.CORES} cores, one worker each at "
+                                 "most (several machines: --nnodes; a cluster: --executor slurm).")
         if not 0 <= self.node_rank < self.nnodes:
             raise DawnbenchError(f"--node-rank {self.node_rank}: with --nnodes {self.nnodes} it must be "
                                  f"between 0 and {self.nnodes - 1}.")
-        if self.nnodes > 1:
+        if self.nnodes > 1 or self.rdzv_endpoint is not None:
             host, sep, port = (self.rdzv_endpoint or "").rpartition(":")
-            if not (host and sep and port.isdigit()):
-                raise DawnbenchError(f"--rdzv-endpoint {self.rdzv_endpoint!r}: several machines need node 0's "
-                                     "address as HOST:PORT (the same on every machine), e.g. "
+            if not (host and sep and port.isdigit() and 1 <= int(port) <= 65535):
+                raise DawnbenchError(f"--rdzv-endpoint {self.rdzv_endpoint!r}: node 0's address as HOST:PORT, the "
+                                     "same on every machine, with a port from 1 to 65535, e.g. "
                                      "--rdzv-endpoint 10.0.0.1:29400.")
 
     def torchrun_args(self) -> list[str]:
         args = ["--nproc-per-node", str(self.nproc), "--nnodes", str(self.nnodes), "--max-restarts", "0",
-                "--monitor-interval", "0.2", "--shutdown-timeout", str(SHUTDOWN_TIMEOUT_S)]
+                "--monitor-interval", "0.2", "--shutdown-timeout", str(math.ceil(waits.scaled(SHUTDOWN_TIMEOUT_S)))]
         if self.nnodes == 1:
-            return [*args, "--standalone"]
+            # the workers meet on this machine: at its loopback address, not at its host name, which need not
+            # resolve (a container, a Slurm node known by another name): torchrun would wait 300 s for it
+            return [*args, "--standalone", "--local-addr", "127.0.0.1"]
         return [*args, "--rdzv-backend", "static", "--rdzv-endpoint", str(self.rdzv_endpoint),
                 "--node-rank", str(self.node_rank), "--rdzv-conf", f"timeout={RDZV_TIMEOUT_S}"]
 
@@ -113,7 +121,8 @@ def torchrun(argv: list[str], options: LaunchOptions, env: dict[str, str] | None
         said = (str(err).strip().splitlines() or [type(err).__name__])[0]
         said = said.split("message: ", 1)[-1] if "EADDRINUSE" in said else said
         outcome.failures = outcome.faults = [
-            f"the rendezvous at {options.rdzv_endpoint} failed on node {options.node_rank}: {said}"
+            f"the rendezvous at {options.rdzv_endpoint or 'this machine (standalone)'} failed on node "
+            f"{options.node_rank}: {said}"
             + (" (another process holds that port: choose another, --rdzv-port with --executor slurm)"
                if "address already in use" in said.lower() else "")]
     finally:

@@ -33,10 +33,20 @@ from typing import Any
 import torch
 
 from dawnbench import data
-from dawnbench.data.corruptions import DATASET_TABLES, FAMILIES, check_family, shifted_split
+from dawnbench.data.corruptions import (
+    DATASET_TABLES,
+    FAMILIES,
+    check_family,
+    shifted_split,
+)
 from dawnbench.data.splits import ArraySplit, Split
 from dawnbench.data.unseen import UnseenSet, find_unseen
-from dawnbench.entries.saved import FINAL_MODEL_FILE, MODEL_FILE, load_saved_entry, recorded_entry
+from dawnbench.entries.saved import (
+    FINAL_MODEL_FILE,
+    MODEL_FILE,
+    load_saved_entry,
+    recorded_entry,
+)
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.evaluation import evaluate
 from dawnbench.harness.options import resolve_device

@@ -40,6 +40,7 @@ from typing import Any
 
 import psutil
 
+from dawnbench import waits
 from dawnbench.analysis.workloads import SYSTEM, sampled_seconds, system_measures
 from dawnbench.distributed.launch import LaunchOptions
 from dawnbench.distributed.world import PIN_CPUS_ENV
@@ -138,7 +139,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
     for proc in procs:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)
-    deadline = time.monotonic() + STOP_GRACE_S
+    deadline = time.monotonic() + waits.scaled(STOP_GRACE_S)
     for proc in procs:
         try:
             proc.wait(timeout=max(0.1, deadline - time.monotonic()))

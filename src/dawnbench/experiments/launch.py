@@ -37,7 +37,7 @@ from pathlib import Path
 from dawnbench.distributed.launch import LaunchOptions, torchrun
 from dawnbench.distributed.world import LAUNCHED_AT_ENV, RUN_DIRS_ENV
 from dawnbench.harness import mllog
-from dawnbench.harness.record import RUNNING, RunResult, read_result
+from dawnbench.harness.record import RUNNING, RunResult, Status, read_result
 from dawnbench.io import atomic_write_json
 
 
@@ -69,16 +69,16 @@ def _settle(run_dir: Path, outcome: Launched) -> RunResult:
     """Rank 0's record, with the status only the launcher can know."""
     result = RunResult.from_dict(read_result(run_dir))
     # Rank 0's own abort (a collective timed out) is the cause; torchrun's killing then follows.
-    cause_first = result.status == "aborted" and bool(result.error)
-    if outcome.signal and result.status in (RUNNING, "aborted"):
-        result.status, why = "interrupted", f"the launcher received {outcome.signal}"
-    elif outcome.faults and result.status in (RUNNING, "interrupted", "aborted"):
-        result.status, why = "aborted", "; ".join(outcome.faults)
+    cause_first = result.status == Status.ABORTED and bool(result.error)
+    if outcome.signal and result.status in (RUNNING, Status.ABORTED):
+        result.status, why = Status.INTERRUPTED, f"the launcher received {outcome.signal}"
+    elif outcome.faults and result.status in (RUNNING, Status.INTERRUPTED, Status.ABORTED):
+        result.status, why = Status.ABORTED, "; ".join(outcome.faults)
     elif outcome.failures and result.status == RUNNING:  # rank 0 died before it could write its end
-        result.status, why = "aborted", "; ".join(outcome.failures)
+        result.status, why = Status.ABORTED, "; ".join(outcome.failures)
     else:
         return result
-    if cause_first and result.status == "aborted":
+    if cause_first and result.status == Status.ABORTED:
         result.error = f"{result.error}; then, says the launcher: {why}"
     else:
         result.error = f"{why}; rank 0 had recorded: {result.error}" if result.error else why

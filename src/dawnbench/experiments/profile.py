@@ -31,10 +31,8 @@ from typing import Any
 
 from torch import nn
 
-from dawnbench import data
-from dawnbench import bounds
+from dawnbench import bounds, data
 from dawnbench.analysis.kernel_classes import classify
-from dawnbench.bounds import check_all
 from dawnbench.entries import Entry
 from dawnbench.entries.saved import recorded_entry
 from dawnbench.errors import DawnbenchError
@@ -154,7 +152,7 @@ def _write(window: Window, summary: dict[str, Any], out: Path) -> None:
 
 def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]:
     """Profile one configuration (and its ``without`` variant); return the summary."""
-    check_all(bounds.PROFILE, opts)
+    bounds.check_fields(opts, bounds.fields_of("--steps", "--warm-steps", "--seed"))
     run_options = RunOptions(task=opts.task, entry=opts.entry, device=opts.device, precision=opts.precision,
                              overrides=opts.overrides, seed=opts.seed, subset=opts.subset)
     prep = prepare(run_options)

@@ -17,8 +17,8 @@ import psutil
 
 from dawnbench import bounds
 from dawnbench.analysis.scale import add_speedups, scale_row
-from dawnbench.errors import DawnbenchError
 from dawnbench.distributed.launch import LaunchOptions
+from dawnbench.errors import DawnbenchError
 from dawnbench.experiments.launch import Launched, launch
 from dawnbench.experiments.slurm import PlannedRun, SlurmOptions, run_batch
 from dawnbench.io import atomic_write_json, output_dir
@@ -47,10 +47,10 @@ def run_scale(options: ScaleOptions,
     counts = sorted(set(options.workers))
     if not counts:
         raise DawnbenchError(f"--workers {options.workers}: give worker counts, e.g. --workers 1,2.")
-    for count in counts:  # a cluster's workers are its own: only here are they bounded by these cores
-        (bounds.POSITIVE_COUNT if slurm else bounds.WORKERS["nproc"]).check("--workers", count)
-    bounds.RUN["runs"].check("--runs", options.runs)
-    bounds.WORKERS["threads"].check("--threads-per-worker", options.threads_per_worker)
+    bounds.check_fields(options, bounds.fields_of("--workers", "--runs", "--threads-per-worker"))
+    if slurm is None and counts[-1] > bounds.CORES:   # a cluster's workers are its own: only here are cores a bound
+        raise DawnbenchError(f"--workers {counts[-1]}: this machine has {bounds.CORES} cores, one worker each at "
+                             "most (--executor slurm spreads more over a cluster's nodes).")
     out = output_dir(options.out)
     threads = options.threads_per_worker or max(1, (psutil.cpu_count() or 1) // counts[-1])
     rows, results_by_count = [], {}

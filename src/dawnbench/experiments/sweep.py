@@ -14,7 +14,7 @@ from dawnbench.distributed.launch import LaunchOptions
 from dawnbench.experiments.launch import launch as launch_run
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import RunOptions
-from dawnbench.harness.record import RunResult
+from dawnbench.harness.record import RunResult, Status
 from dawnbench.harness.runner import run_many
 from dawnbench.harness.selection import select
 from dawnbench.statistics import summarize
@@ -58,7 +58,7 @@ def run_sweep(options: RunOptions, configs: list[dict[str, Any]], observer: RunO
             if outcome.signal:
                 raise KeyboardInterrupt  # the user stopped the sweep: what was recorded stays on disk
             all_results.append(outcome.results)
-        if any(r.status == "interrupted" for r in all_results[-1]):
+        if any(r.status == Status.INTERRUPTED for r in all_results[-1]):
             break
     names = [config_name(c) for c in configs[:len(all_results)]]
     rows = sweep_rows(names, [summarize(select(rs).counted) for rs in all_results])   # the runs every command counts

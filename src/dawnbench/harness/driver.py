@@ -45,7 +45,10 @@ from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
 
 from dawnbench import data
 from dawnbench.distributed import comm
@@ -56,7 +59,7 @@ from dawnbench.harness.clock import Clock
 from dawnbench.harness.cost import HarnessCost
 from dawnbench.harness.options import PreparedRun, RunOptions, seed_everything
 from dawnbench.harness.progress import ProgressProbe
-from dawnbench.harness.record import RUNNING, RunResult
+from dawnbench.harness.record import RUNNING, RunResult, Status
 from dawnbench.harness.recorder import Recorder
 from dawnbench.harness.signals import Budgets, StopRun, stop_on_signals
 from dawnbench.harness.warmup import compile_stats, compiler, synthetic_context
@@ -68,12 +71,13 @@ BACKSTOP_GRACE_S = 5.0   # with several workers, the budget's timer waits this (
 
 
 def train_context(entry: Entry, task: Task, seed: int, precision: str, compile_mode: str | None = None,
-                  world: World = World(), timer: comm.CommTimer | None = None,
+                  world: World | None = None, timer: comm.CommTimer | None = None,
                   on_stream: Callable[[Any], None] = lambda stream: None,
                   max_epochs: float | None = None) -> TrainContext:
     """A fresh context for ``entry``'s ``train`` — one for warm-up, one for the run, so no
     loss-scaler state leaks from one to the other. ``timer`` times the run's DDP steps;
     ``on_stream`` is handed each epoch's stream of a streamed dataset (its pipeline, its workers)."""
+    world = world or World()
 
     def stream(**options: Any) -> Any:
         epoch_stream = data.train_stream(task.dataset, seed=seed, rank=world.rank, world_size=world.world_size,
@@ -118,7 +122,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
             recorder.start(mllog.INIT_START)
             before = compile_stats()
             with clock.segment("init"), precision_scope(prep.precision, device, own), budgets.stage(
-                    options.max_init_seconds, "timeout",
+                    options.max_init_seconds, Status.TIMEOUT,
                     f"the warm-up (init) took longer than max_init_seconds={options.max_init_seconds:g}",
                     "max_init_seconds"):
                 entry.warmup(synthetic_context(context(), scored))
@@ -146,7 +150,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
         except Exception as err:  # the entry failed: keep what was measured
             if not recorder.failed(err):
                 raise
-            ended = "aborted"
+            ended = Status.ABORTED
         finally:
             budgets.disarm()
             if gen is not None:
@@ -180,13 +184,13 @@ def _step_budgets(counter: StepCounter, options: RunOptions, per_step: int | Non
 
         def before_step(_optimizer: Any, _args: Any, _kwargs: Any) -> None:
             if counter.steps >= limit:
-                raise StopRun("not_reached", f"max_epochs={options.max_epochs:g} of training ended inside an "
+                raise StopRun(Status.NOT_REACHED, f"max_epochs={options.max_epochs:g} of training ended inside an "
                                              f"epoch (after {limit} optimizer steps)", "max_epochs")
         hooks.append(register_optimizer_step_pre_hook(cost.wrap(before_step)))
     if options.max_seconds is not None and world.distributed:
         def after_step(_optimizer: Any, _args: Any, _kwargs: Any) -> None:
             if world.decide(stop=clock.timed_s >= options.max_seconds):
-                raise StopRun("not_reached", f"max_seconds={options.max_seconds:g} of timed training passed "
+                raise StopRun(Status.NOT_REACHED, f"max_seconds={options.max_seconds:g} of timed training passed "
                                              f"(after {counter.steps} optimizer steps)", "max_seconds")
         hooks.append(register_optimizer_step_post_hook(cost.wrap(after_step)))
     try:
@@ -214,7 +218,7 @@ def _drive(gen: Generator[Progress, None, None], entry: Entry, precision: str, c
         try:
             with clock.segment("train"), cost.timed(), \
                     precision_scope(precision, entry.device, entry.own_precisions), \
-                    budgets.stage(left, "not_reached", why, "max_seconds"):
+                    budgets.stage(left, Status.NOT_REACHED, why, "max_seconds"):
                 with cost.entry():
                     progress = next(gen, None)
                 world.barrier()
@@ -227,7 +231,7 @@ def _drive(gen: Generator[Progress, None, None], entry: Entry, precision: str, c
             raise
         recorder.end(mllog.BLOCK_STOP, {**block, "samples_count": progress.samples if progress else last_samples})
         if progress is None:
-            return "not_reached"  # the entry's schedule ended (on every worker at once)
+            return Status.NOT_REACHED  # the entry's schedule ended (on every worker at once)
         if timer is not None:
             with clock.segment("log"):
                 recorder.account(world.gather(timer.totals()), progress.epoch)

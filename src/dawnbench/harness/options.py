@@ -16,9 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from dawnbench import environment, pricing
-from dawnbench import bounds
-from dawnbench.bounds import check_all
+from dawnbench import bounds, environment, pricing
 from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S
 from dawnbench.entries import Entry, load_entry_class
 from dawnbench.errors import DawnbenchError
@@ -26,6 +24,9 @@ from dawnbench.harness.warmup import COMPILE_MODES
 from dawnbench.precision import check_precision
 from dawnbench.tasks import Task, get_task
 
+# RunOptions' numeric fields and the options they come from (bounds.py holds their ranges)
+RUN_OPTIONS = bounds.fields_of("--seed", "--runs", "--max-epochs", "--max-seconds", "--max-wall-seconds",
+                               "--max-init-seconds", "--resource-interval", "--collective-timeout", "--cost-per-hour")
 
 @dataclass
 class RunOptions:
@@ -127,7 +128,7 @@ def prepare(options: RunOptions) -> PreparedRun:
         raise DawnbenchError(f"--set {', '.join(unknown)}: not a hyperparameter of entry "
                              f"'{entry_cls.name}'. Its hyperparameters: {', '.join(sorted(entry_cls.hparams))}.")
     entry_cls.check_hparams(task, options.overrides)
-    check_all(bounds.RUN, options)  # every numeric option in its range
+    bounds.check_fields(options, RUN_OPTIONS)  # every numeric option in its range
     if options.p2p not in P2P:
         raise DawnbenchError(f"--p2p {options.p2p!r}: use on or off.")
     if Path(options.out_dir).exists() and not Path(options.out_dir).is_dir():

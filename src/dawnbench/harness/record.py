@@ -4,8 +4,8 @@
 * ``epochs.tsv``  – the DAWNBench training log: one row per evaluation;
 * ``result.json`` – the summary, rewritten after every evaluation.
 
-``epochs.tsv`` and ``result.json`` are replaced atomically (:mod:`dawnbench.io`), so a reader sees either the previous or the new version, never a
-torn one. While a run is in progress ``result.json`` says ``"status": "running"``;
+``epochs.tsv`` and ``result.json`` are replaced atomically (:mod:`dawnbench.io`), so a reader sees
+either the previous or the new version, never a torn one. While a run is in progress ``result.json`` says ``"status": "running"``;
 a record left with that status belongs to a process that was killed without a
 chance to write its end (SIGKILL, power loss): its evaluations are still valid.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,24 @@ from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.mllog import EventLog
 from dawnbench.io import DiskReserve, atomic_write_json, atomic_write_text, read_json
 
-RUNNING = "running"
-STATUSES = ("success", "not_reached", "diverged", "aborted", "interrupted", "timeout")
+
+class Status(str, Enum):
+    """A run's status (SPEC §4): a string, so ``result.json`` holds and is compared with its text."""
+
+    SUCCESS = "success"
+    NOT_REACHED = "not_reached"
+    DIVERGED = "diverged"
+    ABORTED = "aborted"
+    INTERRUPTED = "interrupted"
+    TIMEOUT = "timeout"
+    RUNNING = "running"     # while the run trains; left so by a process killed without a chance to write its end
+
+    def __str__(self) -> str:
+        return self.value
+
+
+RUNNING = Status.RUNNING
+FINISHED = (Status.SUCCESS, Status.NOT_REACHED, Status.DIVERGED)   # runs that got to their end
 
 
 @dataclass
@@ -89,7 +106,7 @@ class RunResult:
 
     @property
     def succeeded(self) -> bool:
-        return self.status == "success"
+        return self.status == Status.SUCCESS
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -37,7 +37,7 @@ from dawnbench.harness.evaluation import evaluate
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import PreparedRun, RunOptions, interconnect
 from dawnbench.harness.progress import ProgressProbe
-from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult
+from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult, Status
 from dawnbench.io import atomic_write_text
 from dawnbench.precision import MLPERF_NAMES
 from dawnbench.profiling.resources import ResourceMonitor
@@ -322,7 +322,7 @@ class RankZeroRecorder(Recorder):
             result.error = error if result.error is None else f"{error}; {result.error}"
         # A run that passed keeps its success even if it was stopped while continuing — unless its
         # own record could not be kept: a run without its model or record is not a result.
-        result.status = "success" if result.time_to_accuracy_s is not None else status
+        result.status = Status.SUCCESS if result.time_to_accuracy_s is not None else status
         if self._record_failure is not None:
             self._abort_for_record(result, self._record_failure)
         _update_times(result, self.clock)
@@ -339,7 +339,7 @@ class RankZeroRecorder(Recorder):
     def _abort_for_record(self, result: RunResult, why: str) -> None:
         if result.time_to_accuracy_s is not None:
             why += f" (the run had reached its target at {result.time_to_accuracy_s:.2f} timed seconds)"
-        result.status, result.error = "aborted", why
+        result.status, result.error = Status.ABORTED, why
         result.time_to_accuracy_s = result.epochs_to_target = result.samples_to_target = None
         result.training_cost_usd = None
 
@@ -356,7 +356,7 @@ class RankZeroRecorder(Recorder):
                 if attempt or not self.record.release_reserve():
                     raise RecordError(f"{self.record.dir}: the final record could not be written "
                                       f"({err.strerror or err}); result.json holds the last evaluation") from None
-                if result.status != "aborted" or self._record_failure is None:
+                if result.status != Status.ABORTED or self._record_failure is None:
                     self._record_failure = f"the disk filled up while writing the run record ({err.strerror or err})"
                     self._abort_for_record(result, self._record_failure)
 

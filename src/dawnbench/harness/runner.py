@@ -29,9 +29,9 @@ from dawnbench.harness.driver import execute
 from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import P2P_OFF_ENV, PreparedRun, RunOptions, prepare
-from dawnbench.harness.record import RunResult
-from dawnbench.io import atomic_write_json, output_dir
+from dawnbench.harness.record import RunResult, Status
 from dawnbench.harness.recorder import RankZeroRecorder, Recorder
+from dawnbench.io import atomic_write_json, output_dir
 from dawnbench.tasks import Task
 
 
@@ -58,10 +58,11 @@ def record_unstarted(options: RunOptions, prep: PreparedRun, why: str) -> RunRes
 
 def run_seed(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path | None = None,
              observer: RunObserver | None = None, index: int = 0, clock: Clock | None = None,
-             world: World = World()) -> RunResult:
+             world: World | None = None) -> RunResult:
     """One seed on this worker: rank 0 records it in ``run_dir`` (default: a new folder
     under ``options.out_dir``)."""
     clock = clock or Clock(sync=torch.cuda.synchronize if prep.device.type == "cuda" else None)
+    world = world or World()
     if world.leader:
         run_dir = run_dir or new_run_dir(options.out_dir, prep.task.name, prep.entry_cls.name, seed)
         announce_run_dir(run_dir)
@@ -97,7 +98,7 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
             results.append(result)
             # Rank 0 stopping out of step (it raised, or timed out) would leave the others
             # waiting at the next seed's first collective: end the launch instead.
-            if result.status in ("interrupted", "timeout") or (world.distributed and result.status == "aborted"):
+            if result.status in (Status.INTERRUPTED, Status.TIMEOUT) or (world.distributed and result.status == Status.ABORTED):
                 break
     finally:
         world.close()

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dawnbench.harness.record import RunResult
+from dawnbench.harness.record import RunResult, Status
 from dawnbench.tasks import TASKS
 
 INTERRUPTED = "interrupted before it finished: it measures nothing (run it again)"
@@ -77,7 +77,7 @@ def select(results: Sequence[RunResult], include_suspect: bool = False, official
     """The runs a figure counts, and each one left out with why (see the module docstring)."""
     chosen = Selection()
     for r in results:
-        if r.status == "interrupted":
+        if r.status == Status.INTERRUPTED:
             chosen.left_out.append((r, INTERRUPTED))
         elif official and r.official is False:   # before the flag: no --include-suspect makes it submittable
             chosen.left_out.append((r, UNOFFICIAL.format(why=unofficial_reason(r))))

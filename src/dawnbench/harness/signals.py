@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from dawnbench.harness.record import Status
+
 
 class StopRun(BaseException):
     """Raised by a signal handler to end the run (not an Exception: entries can't swallow it).
@@ -59,7 +61,7 @@ class Budgets:
 
     def wall(self, seconds: float | None) -> None:
         if seconds:
-            self._wall = _Deadline(time.monotonic() + seconds, "timeout",
+            self._wall = _Deadline(time.monotonic() + seconds, Status.TIMEOUT,
                                    f"wall time passed max_wall_seconds={seconds:g}", "max_wall_seconds")
             self._arm()
 
@@ -110,7 +112,7 @@ def stop_on_signals(max_wall_seconds: float | None) -> Iterator[Budgets]:
     def on_signal(signum, _frame):
         if not budgets.disarmed:  # a second Ctrl-C while the record is written is ignored
             budgets.disarm()
-            raise StopRun("interrupted", f"received {signal.Signals(signum).name}")
+            raise StopRun(Status.INTERRUPTED, f"received {signal.Signals(signum).name}")
 
     def on_alarm(_signum, _frame):
         if budgets.disarmed:

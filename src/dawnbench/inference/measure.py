@@ -31,7 +31,6 @@ from typing import Any
 import torch
 
 from dawnbench import bounds, data, environment, pricing
-from dawnbench.bounds import check_all
 from dawnbench.entries import saved as saved_models
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
@@ -70,9 +69,10 @@ class InferenceOptions:
 def _check_options(options: InferenceOptions) -> None:
     if not options.batch_sizes:
         raise DawnbenchError("--batch-sizes: name at least one batch size, e.g. 1,16,64.")
-    for b in options.batch_sizes:
-        bounds.INFER["batch_size"].check("--batch-sizes", b)
-    check_all(bounds.INFER, options)
+    bounds.check_fields(options, {**bounds.fields_of("--batch-sizes", "--warmup-items", "--throughput-seconds",
+                                                      "--max-items", "--scenario-seconds", "--server-qps",
+                                                      "--server-latency-ms", "--cost-per-hour"),
+                                  "threads": "--threads"})
     for s in options.scenarios:
         if s not in SCENARIOS:
             raise DawnbenchError(f"--scenario {s}: unknown; choose from {', '.join(SCENARIOS)}.")
@@ -140,31 +140,16 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
         latency = fig.latency_summary(single.latencies_ms)
         best_bs = max(rates, key=rates.get)
 
-        scenarios = {}
-        if options.scenarios:
-            status(f"LoadGen: holding the first {min(split.count, LOADGEN_ITEMS):,} items in memory")
-            held = split.head(LOADGEN_ITEMS)
-        for name in options.scenarios:
-            status(f"LoadGen {name} scenario ({options.scenario_seconds:g} s)")
-            settings = ScenarioSettings(
-                seconds=options.scenario_seconds, batch_size=best_bs,
-                expected_latency_ms=latency["latency_p90_ms"], expected_qps=rates[best_bs],
-                server_qps=options.server_qps or rates[best_bs] / 2,
-                server_latency_ms=options.server_latency_ms or 10 * latency["latency_p99_ms"])
-            scenarios[name] = run_scenario(name, scoped_predict, held, settings,
-                                           run_dir / INFERENCE_DIR / f"loadgen-{name}", sync).figures
+        scenarios = _scenarios(options, scoped_predict, split, latency, rates, run_dir, sync, status)
         hardware = environment.hardware_info(device)
     finally:
         torch.set_num_threads(previous_threads)
 
-    reasons = []
-    if not task.passes(value):
-        reasons.append(f"the model scores {value:.2f} on the {task.scored_split} split, below the "
-                       f"threshold {task.threshold:g}")
-    if partial:
-        reasons.append(f"measured on the first {split.count:,} items only (--max-items)")
-    if not result.get("official", True):
-        reasons.append("the training run was unofficial")
+    reasons = [why for why, holds in (
+        (f"the model scores {value:.2f} on the {task.scored_split} split, below the threshold {task.threshold:g}",
+         not task.passes(value)),
+        (f"measured on the first {split.count:,} items only (--max-items)", partial),
+        ("the training run was unofficial", not result.get("official", True))) if holds]
     inference = {
         **latency,
         "items": split.count,
@@ -195,6 +180,28 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
     }
     _write(run_dir, inference, single.latencies_ms)
     return inference
+
+
+def _scenarios(options: InferenceOptions, predict: Callable[[Any], Any], split: Any, latency: dict[str, float],
+               rates: dict[int, float], run_dir: Path, sync: Callable[[], None] | None,
+               status: Callable[[str], None]) -> dict[str, Any]:
+    """The LoadGen scenarios asked for, on the first ``LOADGEN_ITEMS`` items held in memory, at the best
+    batch size measured; each one's figures."""
+    if not options.scenarios:
+        return {}
+    status(f"LoadGen: holding the first {min(split.count, LOADGEN_ITEMS):,} items in memory")
+    held, best_bs = split.head(LOADGEN_ITEMS), max(rates, key=rates.get)
+    scenarios = {}
+    for name in options.scenarios:
+        status(f"LoadGen {name} scenario ({options.scenario_seconds:g} s)")
+        settings = ScenarioSettings(
+            seconds=options.scenario_seconds, batch_size=best_bs,
+            expected_latency_ms=latency["latency_p90_ms"], expected_qps=rates[best_bs],
+            server_qps=options.server_qps or rates[best_bs] / 2,
+            server_latency_ms=options.server_latency_ms or 10 * latency["latency_p99_ms"])
+        scenarios[name] = run_scenario(name, predict, held, settings, run_dir / INFERENCE_DIR / f"loadgen-{name}",
+                                       sync).figures
+    return scenarios
 
 
 def _write(run_dir: Path, inference: dict[str, Any], latencies_ms: list[float]) -> None:

@@ -103,7 +103,7 @@ def _read_results(detail_log: Path) -> dict[str, Any]:
 
 
 def _summarise(scenario: str, raw: dict[str, Any]) -> dict[str, Any]:
-    ms = lambda key: raw[key] / 1e6 if isinstance(raw.get(key), (int, float)) else None  # noqa: E731
+    ms = lambda key: raw[key] / 1e6 if isinstance(raw.get(key), (int, float)) else None
     figures = {
         "validity": raw.get("result_validity"),
         "queries": raw.get("result_query_count"),

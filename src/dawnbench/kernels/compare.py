@@ -24,7 +24,7 @@ with the fastest published algorithm that passed the checks (the row's note name
 
 from __future__ import annotations
 
-import math
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -87,14 +87,11 @@ def _theirs(target: str, doc: dict[str, Any] | None, row: dict[str, Any]) -> tup
     return None, None
 
 
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(map(math.log, values)) / len(values))
-
-
 def against(doc: dict[str, Any], target: str) -> dict[str, Any]:
     """The comparison of ``doc``'s measured rows with ``target`` (a device name, or a kernels.json path)."""
     other, other_notes = (None, []) if target in DEVICES else other_document(Path(target))
-    name = target if other is None else f"{target} ({other.get('hardware', {}).get('accelerator') or other.get('hardware', {}).get('cpu')})"
+    hardware = (other or {}).get("hardware", {})
+    name = target if other is None else f"{target} ({hardware.get('accelerator') or hardware.get('cpu')})"
     compared, refused = [], []
     for row in doc["rows"]:
         if not isinstance(row.get("median_s"), (int, float)) or row["median_s"] <= 0:
@@ -118,7 +115,7 @@ def against(doc: dict[str, Any], target: str) -> dict[str, Any]:
         mine = [r for r in compared if (r["suite"], r["precision"]) == (suite, precision)]
         groups.append({"suite": suite, "precision": precision,
                        "against_precision": PUBLISHED_PRECISION[precision] if other is None else precision,
-                       "geomean_time_ratio": geomean([r["time_ratio"] for r in mine]) if mine else None,
+                       "geomean_time_ratio": statistics.geometric_mean([r["time_ratio"] for r in mine]) if mine else None,
                        "compared": len({str(sorted(r["params"].items())) for r in mine}), "rows": len(mine),
                        "left_out": sum((r["suite"], r["precision"]) == (suite, precision) for r in refused)})
     out = {"against": name, "published": other is None, "rows": compared, "groups": groups,

@@ -9,7 +9,8 @@
   passes are ATen's ``convolution_backward`` asked for the input gradient only, or the weight
   gradient only — the library call each is, on any device (cuDNN on a GPU, oneDNN on a CPU).
 * RNN: ``torch.nn.RNN`` (ReLU, DeepBench's vanilla cell), ``LSTM`` or ``GRU``, hidden → hidden (or
-  ``input`` → hidden, an application's layer), one layer, input (timesteps, batch, hidden) — cuDNN's RNN on a GPU, as DeepBench's ``rnn_bench``.
+  ``input`` → hidden, an application's layer), one layer, input (timesteps, batch, hidden) — cuDNN's RNN on
+  a GPU, as DeepBench's ``rnn_bench``.
   Forward of the training set keeps what autograd needs (a training forward); of the inference
   sets runs under ``inference_mode``. Backward is one pass of autograd through the retained
   graph: inputs and parameters together.

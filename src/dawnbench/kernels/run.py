@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,15 +29,14 @@ from typing import Any
 import psutil
 import torch
 
-from dawnbench import environment
-from dawnbench.analysis.documents import MAX_SECONDS
+from dawnbench import bounds, environment
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
 from dawnbench.io import atomic_write_json, atomic_write_text, output_dir
 from dawnbench.kernels import compare, problems
 from dawnbench.kernels.passes import ELEMENT_BYTES, statement
 from dawnbench.kernels.problems import PASSES, SETS, SUITES, Problem
-from dawnbench.kernels.timing import MIN_RUN_S, TooSlow, time_call
+from dawnbench.kernels.timing import TooSlow, time_call
 from dawnbench.precision import PRECISIONS, device_supports
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
@@ -85,11 +83,7 @@ class KernelOptions:
         if bad or self.precisions == ():
             raise DawnbenchError(f"--precision {','.join(bad) or '(none)'}: not a precision; use fp32, tf32, bf16 or fp16 "
                                  "(one, or several separated by commas).")
-        for name, value, low, why in (("--cap", self.cap_s, MIN_RUN_S, "the least a row is timed for"),
-                                      ("--max-seconds", self.max_seconds, 1.0, "below it no row could run")):
-            if value is not None and not (math.isfinite(value) and low <= value <= MAX_SECONDS):
-                raise DawnbenchError(f"{name} {value:g}: must be a number of seconds from {low:g} ({why}) to "
-                                     f"{MAX_SECONDS:,.0f}.")
+        bounds.check_fields(self, {"cap_s": "--cap", "max_seconds": "--max-seconds"})
         device = resolve_device(self.device)
         for precision in self.precisions or ():
             ok, why = runnable(precision, device)

@@ -33,7 +33,6 @@ from dawnbench.leaderboard import BOARD_TITLES, BOARDS, Boards, display
 from dawnbench.leaderboard.svg import line_chart, scatter
 from dawnbench.submissions.validate import BOARD_TASKS, Submission
 
-
 MANIFEST = ".dawnbench-site.json"
 
 

@@ -18,7 +18,8 @@ width, batch and half its timesteps, rows of another cell far apart. (Chosen amo
 2 or 3 neighbours' counts, the timestep and filter weights, median or weighted mean — by the
 leave-one-out error below, so that error is slightly optimistic. An earlier fit on log FLOPs and
 log intensity alone left the median convolution and RNN errors at 24 % and 30 %.) A kernel of the
-device's sheet is its published time; any other, its roofline time over the fitted efficiency. ``leave_out`` fits without one row —
+device's sheet is its published time; any other, its roofline time over the fitted efficiency. ``leave_out`` fits
+without one row —
 the leave-one-out validation (``validate.py``).
 
 An op no kernel problem covers (elementwise, normalisation, copies…) is costed at the device's
@@ -44,7 +45,14 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 from dawnbench.kernels.passes import ELEMENT_BYTES
 from dawnbench.kernels.problems import Problem, bytes_moved, conv_output, flops
-from dawnbench.kernels.published import CONV_KEYS, DEVICES, PUBLISHED_PRECISION, devices, problem_key, sheet
+from dawnbench.kernels.published import (
+    CONV_KEYS,
+    DEVICES,
+    PUBLISHED_PRECISION,
+    devices,
+    problem_key,
+    sheet,
+)
 from dawnbench.prediction.step import Kernel
 
 NEIGHBOURS = 5

@@ -32,7 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.analysis import documents
-from dawnbench.analysis.kernel_classes import CONV_FWD, CONV_INPUTS, CONV_PARAMS, MATMUL, RECURRENT, classify, op_class
+from dawnbench.analysis.kernel_classes import (
+    CONV_FWD,
+    CONV_INPUTS,
+    CONV_PARAMS,
+    MATMUL,
+    RECURRENT,
+    classify,
+    op_class,
+)
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import read_json
 from dawnbench.kernels.problems import Problem, flops

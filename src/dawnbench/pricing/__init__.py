@@ -8,12 +8,12 @@ costs incomparable. No known price gives a cost of ``None``, never 0.
 from __future__ import annotations
 
 import json
-import math
 import re
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from dawnbench import bounds
 from dawnbench.errors import DawnbenchError
 
 _SPOT = re.compile(r"spot|preemptible|low[-_ ]?priority", re.IGNORECASE)
@@ -52,8 +52,7 @@ def resolve(instance: str | None, cost_per_hour: float | None) -> tuple[str | No
             "on-demand price with --cost-per-hour."
         )
     if cost_per_hour is not None:
-        if not (math.isfinite(cost_per_hour) and cost_per_hour > 0):
-            raise DawnbenchError(f"--cost-per-hour must be a positive number of USD per hour, not {cost_per_hour}.")
+        bounds.check_option("--cost-per-hour", cost_per_hour)
         return instance, float(cost_per_hour)
     if instance is None:
         return None, None

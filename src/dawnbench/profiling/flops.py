@@ -24,7 +24,11 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.utils.flop_counter import FlopCounterMode, flop_registry, register_flop_formula
+from torch.utils.flop_counter import (
+    FlopCounterMode,
+    flop_registry,
+    register_flop_formula,
+)
 
 from dawnbench.profiling.roofs import measure_roofs
 

@@ -8,7 +8,8 @@ Two views of the same steps, each from the tool made for it:
 * **a census** of one training step (the step before the window) under a
   ``TorchDispatchMode``: every op as it really executes — after autograd and autocast
   — with its FLOPs (``torch.utils.flop_counter``'s formulas: matrix multiplies and
-  convolutions, and fused recurrent layers by ``flops.py``; elementwise ops count 0) and its bytes (every tensor it reads plus every
+  convolutions, and fused recurrent layers by ``flops.py``; elementwise ops count 0) and its bytes (every tensor it reads
+  plus every
   tensor it writes, from their shapes and dtypes; views move nothing and count 0; a gather —
   ``index``, ``embedding``… — reads the rows it picks and its indices, not the whole table);
 * **the window** of ``steps`` training steps under ``torch.profiler`` (shapes

@@ -253,7 +253,7 @@ class ResourceMonitor:
     def __enter__(self) -> ResourceMonitor:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *_: object) -> None:
         self.stop()
 
     # --- sampling ------------------------------------------------------------------

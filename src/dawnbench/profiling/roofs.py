@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import torch
@@ -83,7 +83,7 @@ def measure_bandwidth(device: torch.device, seconds: float = 0.5) -> float:
     return _bandwidth(device, seconds, torch.get_num_threads())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bandwidth(device: torch.device, seconds: float, threads: int) -> float:
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     numel = (1 << 28) if device.type == "cuda" else (1 << 26)  # 1 GiB / 256 MiB of fp32
@@ -104,7 +104,7 @@ def measure_roofs(device: torch.device, seconds_per_probe: float = 0.4,
                  measure_bandwidth(device))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _precision_roof(device: torch.device, precision: str, seconds_per_probe: float, threads: int) -> dict[str, float]:
     """Each probe's best FLOP/s at ``precision``."""
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)

@@ -27,11 +27,17 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from dawnbench import __version__
 from dawnbench.analysis import collect, documents
 from dawnbench.analysis.mlperf import LogProblem
-from dawnbench.errors import FileError
-from dawnbench.io import atomic_write_text, output_dir, read_foreign, read_json, walk_foreign
 from dawnbench.analysis.sweep import sweep_rows
-from dawnbench.reports import plots
+from dawnbench.errors import FileError
 from dawnbench.harness.selection import Selection
+from dawnbench.io import (
+    atomic_write_text,
+    output_dir,
+    read_foreign,
+    read_json,
+    walk_foreign,
+)
+from dawnbench.reports import plots
 from dawnbench.statistics import compare, summarize
 from dawnbench.tasks import TASKS
 

@@ -24,7 +24,7 @@ from typing import Any
 from dawnbench import __version__
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.record import RunResult, read_result
+from dawnbench.harness.record import RunResult, Status, read_result
 from dawnbench.harness.selection import select
 from dawnbench.io import atomic_write_bytes, atomic_write_text, output_dir, read_foreign
 from dawnbench.pricing import resolve
@@ -125,7 +125,7 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
     if len(keys) > 1:
         raise DawnbenchError(f"the runs differ in task, subset, entry or hyperparameters ({len(keys)} configurations "
                              f"among {len(dirs)} runs); export one configuration at a time.")
-    ok = sorted((r for r in results if r["status"] == "success"), key=lambda r: r["time_to_accuracy_s"])
+    ok = sorted((r for r in results if r["status"] == Status.SUCCESS), key=lambda r: r["time_to_accuracy_s"])
     if not ok:
         raise DawnbenchError(f"none of the {len(dirs)} run(s) reached its target; only a configuration "
                              "that reached it can be submitted.")

@@ -38,7 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.errors import FileError
-from dawnbench.io import MAX_JSON_DEPTH, json_depth, read_foreign, strict_loads, walk_foreign
+from dawnbench.io import (
+    MAX_JSON_DEPTH,
+    json_depth,
+    read_foreign,
+    strict_loads,
+    walk_foreign,
+)
 
 ERROR, WARNING = "error", "warning"
 MAX_HOURS = 10_000.0          # over a year of training: no real entry, and display would overflow far above it
@@ -188,7 +194,7 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         problems.append(Problem(name, 1, ERROR, "the JSON must be an object with the DAWNBench fields"))
         return sub
     sub.fields = fields
-    line = lambda key: _field_line(text, key)  # noqa: E731
+    line = lambda key: _field_line(text, key)
 
     for key, kind_ in REQUIRED.items():
         if key not in fields:

@@ -23,10 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from dawnbench.bounds import IMPORT
+from dawnbench import bounds
 from dawnbench.data.imagenet import shards
 from dawnbench.data.imagenet.pipeline import SCALE
-from dawnbench.data.imagenet.shards import MAX_SIDE, QUALITY, SHARD_SIZE, FileJpegSplit, ShardSplit
+from dawnbench.data.imagenet.shards import (
+    MAX_SIDE,
+    QUALITY,
+    SHARD_SIZE,
+    FileJpegSplit,
+    ShardSplit,
+)
 from dawnbench.data.imagenet.tree import read_tree
 from dawnbench.errors import DataError, DawnbenchError
 from dawnbench.io import atomic_write_json, read_json, walk_foreign
@@ -41,7 +47,10 @@ def import_tree(source: Path, dest: Path, *, subset: str | None, max_side: int =
     finished shards). Returns the import's figures."""
     for name, value in (("max_side", max_side), ("quality", quality), ("shard_size", shard_size),
                         ("workers", workers)):
-        IMPORT[name].check("--" + name.replace("_", "-"), value)
+        bounds.check_option("--" + name.replace("_", "-"), value)
+    if workers is not None and workers > bounds.CORES:
+        raise DawnbenchError(f"--workers {workers}: this machine has {bounds.CORES} cores; more encoding processes "
+                             "than cores only share them. Pass at most that many, or leave --workers out.")
     tree = read_tree(source)
     tree.check_counts(subset)
     staging = dest.with_name(f".{dest.name}.import")

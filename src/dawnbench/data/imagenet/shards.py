@@ -48,16 +48,16 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
-from dawnbench.bounds import IMPORT
+from dawnbench.bounds import IMPORT_DEFAULTS
 from dawnbench.data.imagenet import pipeline
 from dawnbench.data.splits import ListSplit, Split
 from dawnbench.errors import DataError, DawnbenchError
 from dawnbench.io import atomic_write_json, fsync_dir, read_foreign, read_json
 
 FORMAT = 1
-MAX_SIDE = IMPORT["max_side_default"]      # 384: the short side of a 4:3 image stays ≥ 256, the evaluation size
-QUALITY = IMPORT["quality_default"]        # 90
-SHARD_SIZE = IMPORT["shard_size_default"]  # 256 images: 5,005 training shards, so little waits per epoch
+MAX_SIDE = IMPORT_DEFAULTS["max_side"]     # 384: the short side of a 4:3 image stays ≥ 256, the evaluation size
+QUALITY = IMPORT_DEFAULTS["quality"]      # 90
+SHARD_SIZE = IMPORT_DEFAULTS["shard_size"]  # 256 images: 5,005 training shards, so little waits per epoch
 SHUFFLE_BUFFER = 1000
 
 
@@ -230,7 +230,7 @@ def synthetic_jpegs(n: int, seed: int = 0, size: tuple[int, int] = (MAX_SIDE, MA
     """``n`` random JPEGs of the stored size, for the warm-up of ``predict`` (never the data)."""
     rng = np.random.default_rng([0x5EED, seed])
     out = []
-    for k in range(min(n, 8)):  # a few distinct images, repeated: decoding costs what it costs
+    for _ in range(min(n, 8)):  # a few distinct images, repeated: decoding costs what it costs
         buf = io.BytesIO()
         Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)).save(buf, "JPEG", quality=QUALITY)
         out.append(buf.getvalue())

@@ -1,0 +1,61 @@
+"""A run's records settled with what only the scheduler knows: its job, state, reason and nodes, and the
+status its ending gives (see the package docstring: endings)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dawnbench.experiments.slurm.scheduler import FAILED, REQUEUED, TIMED_OUT, hostnames
+from dawnbench.harness import mllog
+from dawnbench.harness.record import FINISHED, RUNNING, RunResult, Status, read_result
+from dawnbench.io import atomic_write_json, output_dir
+
+
+def records_in(folder: Path) -> list[Path]:
+    return sorted(d for d in folder.iterdir() if (d / "result.json").is_file()) if folder.is_dir() else []
+
+
+def finished(out: Path) -> bool:
+    """Whether a run of ``out`` got to its end (not run again on ``--resume``)."""
+    return any(read_result(d)["status"] in FINISHED for d in records_in(out))
+
+
+def settle(out: Path, task: str, job_id: str, state: dict[str, str], cancelled: bool) -> list[RunResult]:
+    """The records of the run of ``task`` written into ``out`` with what only the scheduler knows (see the
+    package docstring); a record of its own where the job ended before the run wrote one."""
+    facts = {"name": "slurm", "job_id": job_id, "state": state["state"], "reason": state["reason"],
+             "nodes": state["nodes"], "node_names": hostnames(state["nodes"]), "restarts": state.get("restarts", 0)}
+    dirs = records_in(out)
+    if not dirs:  # the job ended before the run wrote its first line
+        target = out / f"slurm-{job_id}"
+        output_dir(target)
+        result = RunResult(task=task, entry="?", seed=-1, status=RUNNING,
+                           official=False, metric="", threshold=0.0, run_dir=str(target))
+        dirs = [target]
+        atomic_write_json(target / "result.json", result.to_dict())
+    settled = []
+    for d in dirs:
+        result = RunResult.from_dict(read_result(d))
+        result.scheduler = {**(result.scheduler or {}), **facts}
+        why = f"Slurm job {job_id} ended {state['state']} (reason: {state['reason']})"
+        if cancelled and result.status not in FINISHED:
+            result.status, result.error = Status.INTERRUPTED, "the batch was interrupted: its jobs were cancelled"
+        elif state["state"] == REQUEUED and result.status not in FINISHED:
+            why = f"Slurm job {job_id}: {state['reason']}"
+            result.status = Status.ABORTED if result.status == Status.ABORTED else Status.INTERRUPTED
+            result.error = why if not result.error else f"{why}; the run had recorded: {result.error}"
+        elif state["state"] in TIMED_OUT and result.status not in FINISHED:
+            result.status, result.error = Status.TIMEOUT, f"{why}: the run passed --time-limit"
+        elif state["state"] in FAILED and result.status not in FINISHED:
+            result.status = Status.ABORTED
+            result.error = why if not result.error else f"{why}; the run had recorded: {result.error}"
+        elif result.status == RUNNING:
+            result.status, result.error = Status.ABORTED, f"{why}, but the run left no final status"
+        atomic_write_json(d / "result.json", result.to_dict())
+        events = d / "events.log"
+        if events.is_file() and f'"key": "{mllog.RUN_STOP}"' not in events.read_text(encoding="utf-8"):
+            log = mllog.EventLog(events)
+            log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": result.timed_s, "reason": why})
+            log.close()
+        settled.append(result)
+    return settled

@@ -1,0 +1,21 @@
+"""What the dead-code finder cannot see used (``vulture``, run by .ci/run over src/ and benchmarks/ with
+pyproject's settings): each name below is reached by a route it does not follow. A name that is truly
+unused does not belong here — delete its code instead."""
+
+# entries: found by their registry (dawnbench/entries/__init__.py), by name
+SmallCNN, Cifar10Fast, CifarResNet18, ImagenetResnet50, ResNet20, ResNet56, ResNet164  # noqa: B018, F821 - names
+SquadBidaf, SquadDrqa, SquadMinilm, MnistStandard, FashionMnistStandard  # noqa: B018, F821 - names, as above
+# module __getattr__: Python's own lazy attributes (PEP 562)
+__getattr__  # noqa: B018, F821 - a name, as above
+# dataclass fields written to result.json and read back by name, in JSON
+data_pipeline, entry_facts, started_at, checkpoint, checkpoint_final  # noqa: B018, F821 - names, as above
+estimate_bytes, eval_estimate_bytes, share_bytes, per_sample_bytes, probe_batches  # noqa: B018, F821 - names
+# attributes another library reads: tarfile's TarInfo, torchrun's parsed arguments, LoadGen's settings
+mtime, training_script_args  # noqa: B018, F821 - names, as above
+min_duration_ms, single_stream_expected_latency_ns, offline_expected_qps, server_target_qps  # noqa: B018, F821
+server_target_latency_ns, min_query_count, outdir, copy_summary_to_stdout  # noqa: B018, F821 - names, as above
+# FLOP formulas registered with torch's counter by decorator
+_rnn_forward, _rnn_backward  # noqa: B018, F821 - names, as above
+# kept for the tests that read them: a LoadGen run's query trace, the IDX writer of generated sets, the event
+# log's line parser, the CPU decoder the GPU pipeline is checked against, the check of typed figures
+issued, completed, queries, write_idx, parse_line, pillow_decoder, typed_figures  # noqa: B018, F821 - names
