@@ -302,16 +302,20 @@ CASES: list[tuple[str, str, ArgsOf]] = [
                                                              "--time-limit", "0", "--out", w / "r"]),
     ("sweep-slurm-sbatch-bare", "refused", lambda w, run: ["sweep", "mnist", "--grid", "batch_size=32,64",
                                                            "--executor", "slurm", "--sbatch=qos", "--out", w / "s"]),
-    # the wave-4 readers: a kernels.json, an ops.tsv and the kernels options, each with one thing wrong
-    *[(f"{command}-kernels-{name}", "refused", (lambda command, change: lambda w, run: [
+    # the wave-4 readers: a kernels.json, an ops.tsv and the kernels options, each with one thing wrong — the
+    # document (refused) or one row (left out with a note, the rest read)
+    *[(f"{command}-kernels-{name}", kind, (lambda command, change: lambda w, run: [
         command, _kernels(w, change), "--out", w / "o"])(command, change))
-      for name, change in (("roofs-string", lambda d: d.__setitem__("roofs", "fast")),
-                           ("ridge-list", lambda d: d["roofs"].__setitem__("ridge_flop_per_byte", [15.0])),
-                           ("resources-string", lambda d: d.__setitem__("resources", "busy")),
-                           ("params-string", _row(params="1760x16")), ("params-list", _row(params=[1760, 16])),
-                           ("precision-object", _row(precision={"bits": 32})), ("median-string", _row(median_s="1ms")),
-                           ("version-999", lambda d: d.__setitem__("version", 999)),
-                           ("rows-million", lambda d: d.__setitem__("rows", [{}] * 1_000_000)))
+      for name, kind, change in (("roofs-string", "refused", lambda d: d.__setitem__("roofs", "fast")),
+                                 ("ridge-list", "refused",
+                                  lambda d: d["roofs"].__setitem__("ridge_flop_per_byte", [15.0])),
+                                 ("resources-string", "refused", lambda d: d.__setitem__("resources", "busy")),
+                                 ("params-string", "handled", _row(params="1760x16")),
+                                 ("params-list", "handled", _row(params=[1760, 16])),
+                                 ("precision-object", "handled", _row(precision={"bits": 32})),
+                                 ("median-string", "handled", _row(median_s="1ms")),
+                                 ("version-999", "refused", lambda d: d.__setitem__("version", 999)),
+                                 ("rows-million", "refused", lambda d: d.__setitem__("rows", [{}] * 1_000_000)))
       for command in ("roofline", "similarity")],
     ("roofline-kernels-truncated", "refused", lambda w, run: [
         "roofline", _kernels(w, text=json.dumps(kernels_doc())[:300]), "--out", w / "o"]),
@@ -333,7 +337,7 @@ CASES: list[tuple[str, str, ArgsOf]] = [
                                                           "--compare", _kernels(w)]),
     ("kernels-compare-empty", "refused", lambda w, run: ["kernels", "gemm", "--quick", "--compare", "", "--out",
                                                          w / "k2"]),
-    ("kernels-compare-median-string", "refused", lambda w, run: ["kernels", "gemm", "--quick", "--compare",
+    ("kernels-compare-median-string", "handled", lambda w, run: ["kernels", "gemm", "--quick", "--compare",
                                                                  _kernels(w, _row(median_s="x")), "--out", w / "k2"]),
     ("kernels-compare-version", "refused", lambda w, run: ["kernels", "gemm", "--quick", "--compare",
                                                            _kernels(w, lambda d: d.__setitem__("version", 999)),
@@ -367,11 +371,13 @@ CASES: list[tuple[str, str, ArgsOf]] = [
                                                                 w / "k2"]),
     ("kernels-device-cuda-absent", "refused", lambda w, run: ["kernels", "gemm", "--device", "cuda:7", "--out",
                                                               w / "k2"]),
-    *[(f"roofline-{name}", "refused", (lambda change: lambda w, run: ["roofline", _kernels(w, change), "--out",
-                                                                      w / "o"])(change))
+    *[(f"roofline-{name}", "handled", (lambda change: lambda w, run: ["roofline", _kernels(w, change), "--out",
+                                                                      w / "o"])(change))      # a row: left out
       for name, change in (("row-number", lambda d: d["rows"].__setitem__(0, 7)),
-                           ("suite-unknown", _row(suite="fft")), ("pass-number", _row(**{"pass": 5})),
-                           ("roof-negative", lambda d: d["roofs"]["flops"].__setitem__("fp32", -1.0)),
+                           ("suite-unknown", _row(suite="fft")), ("pass-number", _row(**{"pass": 5})))],
+    *[(f"roofline-{name}", "refused", (lambda change: lambda w, run: ["roofline", _kernels(w, change), "--out",
+                                                                      w / "o"])(change))      # the document
+      for name, change in (("roof-negative", lambda d: d["roofs"]["flops"].__setitem__("fp32", -1.0)),
                            ("bandwidth-zero", lambda d: d["roofs"].__setitem__("bandwidth_bytes_per_s", 0)),
                            ("resources-suite-list", lambda d: d["resources"].__setitem__("gemm", [1])),
                            ("rows-missing", lambda d: d.pop("rows")), ("kind-other", lambda d: d.__setitem__(
@@ -451,10 +457,11 @@ CASES: list[tuple[str, str, ArgsOf]] = [
                                           "V100"]),
         ("summary-window-string", lambda w: [_profile(w, change=lambda d: d.__setitem__("window_s", "1 s")),
                                              "--device", "V100"]),
-        ("kernels-median-string", lambda w: [_profile(w), "--device", _kernels(w, _row(median_s="x"))]),
         ("kernels-no-roofs", lambda w: [_profile(w), "--device", _kernels(w, lambda d: d.pop("roofs"))]),
         ("kernels-link-out", lambda w: [_profile(w), "--device", _special(w, "link")]),
         ("kernels-fifo", lambda w: [_profile(w), "--device", _special(w, "fifo")]))],
+    ("predict-kernels-median-string", "handled", lambda w, run: ["predict", _profile(w), "--device",
+                                                                 _kernels(w, _row(median_s="x"))]),   # a row: left out
     ("explain-no-profile", "refused", lambda w, run: ["explain", w]),
     ("explain-summary-damaged", "refused", lambda w, run: ["explain", _profile(
         w, change=lambda d: d.__setitem__("roofs", "fast"))]),

@@ -78,7 +78,7 @@ def evil_run(tmp_path) -> tuple[Path, Path]:
     run = tmp_path / "run"
     run.mkdir()
     (run / "result.json").write_text(json.dumps({
-        "task": "mnist", "entry": "evil", "threshold": 99.0, "status": "success", "seed": 0, "evals": [],
+        "task": "mnist", "entry": "evil", "threshold": 99.0, "status": "not_reached", "seed": 0, "evals": [],
         "software": {"entry_file": str(evil)}}))
     torch.save({"format": 1, "task": "mnist", "entry": "evil", "hparams": {}, "epoch": 1.0, "value": 99.5,
                 "state": {}}, run / "model.pt")

@@ -82,13 +82,13 @@ def test_a_tiny_problem_of_every_suite_and_pass_gives_a_valid_row(problem):
 def test_a_problem_too_big_for_memory_or_the_cap_is_skipped_before_it_is_allocated():
     huge = run.Planned(Problem("gemm", "training", {"m": 10**6, "n": 10**6, "k": 10, "a_transposed": False,
                                                      "b_transposed": False}), "forward", "fp32")
-    assert "GiB for its operands" in run._fit(huge, CPU, ROOFS, 30.0, free=8 << 30).skipped
+    assert "GiB for its operands" in run.fit(huge, CPU, ROOFS, 30.0, free=8 << 30).skipped
     slow = run.Planned(Problem("gemm", "training", {"m": 10**4, "n": 10**4, "k": 10**4, "a_transposed": False,
                                                      "b_transposed": False}), "forward", "fp32")
-    assert "per-kernel cap" in run._fit(slow, CPU, ROOFS, 30.0, free=64 << 30).skipped
+    assert "per-kernel cap" in run.fit(slow, CPU, ROOFS, 30.0, free=64 << 30).skipped
     long_rnn = run.Planned(Problem("rnn", "training", {"hidden": 4096, "batch": 64, "timesteps": 1000,
                                                         "cell": "lstm"}), "forward", "fp32")
-    shortened = run._fit(long_rnn, CPU, ROOFS, 30.0, free=64 << 30)
+    shortened = run.fit(long_rnn, CPU, ROOFS, 30.0, free=64 << 30)
     assert shortened.skipped is None and shortened.problem.ran["timesteps"] < 1000
     assert shortened.estimate_s * run.CALLS <= 30.0
 

@@ -18,7 +18,7 @@ from dawnbench.prediction.devices import DeviceModel
 from dawnbench.prediction.predict import predict
 from dawnbench.prediction.step import Kernel, map_op, read_step
 from dawnbench.prediction.validate import errors_table, leave_one_out, validate
-from dawnbench.profiling.ops import TSV_COLUMNS, write_ops
+from dawnbench.profiling.ops import TSV_COLUMNS, parse_args, parse_shapes, write_ops
 
 CONV_ARGS = "stride=1x1 padding=1x1 dilation=1x1 groups=1 transposed=0 output_padding=0x0"
 
@@ -27,7 +27,8 @@ def _row(op: str, shapes: str, args: str = "", calls: int = 1, time_s: float = 1
          bytes_: float = 0.0, precision: str = "fp32") -> dict:
     return {"op": op, "shapes": shapes, "dtype": "float32", "precision": precision, "calls": calls,
             "time_s": time_s, "share": None, "flops": flops_, "bytes": bytes_, "intensity": None,
-            "flops_per_s": None, "bytes_per_s": None, "fraction_of_roof": None, "bound": "memory", "args": args}
+            "flops_per_s": None, "bytes_per_s": None, "fraction_of_roof": None, "bound": "memory", "args": args,
+            "dims": parse_shapes(shapes), "arg_values": parse_args(args)}
 
 
 def test_ops_map_to_the_kernel_problems_of_their_shapes():

@@ -90,8 +90,10 @@ def test_export_refuses_an_unofficial_run_with_why_and_prices_at_export(tmp_path
 
 
 def test_the_selection_keeps_failures_and_reports_each_left_out_run():
+    seeds = iter(range(100))
+
     def result(status: str, busy: bool = False) -> RunResult:
-        return RunResult(task="mnist", entry="e", seed=0, status=status, official=True, metric="top1",
+        return RunResult(task="mnist", entry="e", seed=next(seeds), status=status, official=True, metric="top1",
                          threshold=99.0, run_dir=status, resources=BUSY if busy else None)
 
     chosen = select([result("success"), result("not_reached"), result("aborted"), result("interrupted"),
@@ -113,3 +115,16 @@ def test_a_run_both_unofficial_and_flagged_is_refused_for_what_no_flag_changes()
     assert why.startswith("unofficial: its target 90 is not mnist's 99")
     [(_, why)] = select([run]).left_out
     assert why.startswith("flagged")
+
+
+def test_a_seed_counts_once_however_many_records_of_it_there_are():
+    """Five copies of seed 0 are one run; the same seed of another configuration is another run."""
+    def result(seed: int, run_dir: str, lr: float = 0.1) -> RunResult:
+        return RunResult(task="mnist", entry="e", seed=seed, status="not_reached", official=True, metric="top1",
+                         threshold=99.0, run_dir=run_dir, hparams={"lr": lr})
+
+    chosen = select([result(0, f"copy{i}") for i in range(5)] + [result(1, "s1"), result(0, "other", lr=0.2)])
+    assert [r.run_dir for r in chosen.counted] == ["copy0", "s1", "other"]
+    assert all("a second record of seed 0 of this configuration (copy0 is counted)" in why
+               for _, why in chosen.left_out)
+    assert "4 second record(s) of a seed already counted" in chosen.sentence()

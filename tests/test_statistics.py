@@ -156,3 +156,16 @@ def test_the_interval_and_the_verdict_never_disagree():
         excludes_one = not lo <= 1 <= hi
         assert not (excludes_one and c["p_value"] >= 0.05), c
         assert not (excludes_one and c["verdict"].startswith("No significant")), c
+
+
+def test_identical_groups_are_said_to_be_identical_and_a_drawn_p_value_is_never_zero():
+    same = compare(runs(3.0, 4.0, 5.0), runs(5.0, 3.0, 4.0))
+    assert same["identical"] and same["verdict"].startswith("The two groups are identical")
+    far = compare(runs(*[10.0 + i for i in range(20)]), runs(*[1.0 + i / 100 for i in range(20)]))
+    assert not far["exact"] and far["p_value"] > 0 and "at least 1 in" in far["verdict"]
+
+
+def test_one_run_against_one_or_more_is_compared_without_scipys_refusal():
+    """SciPy's permutation_test wants two runs a side; a single run's null is each rank in turn."""
+    assert compare(runs(3.0), runs(4.0))["p_value"] == 1.0
+    assert compare(runs(3.0, 2.0, 5.0), runs(4.0))["p_value"] == 1.0

@@ -112,6 +112,7 @@ OPTIONS: dict[str, Bound] = {
     "--top": Bound(1, 100_000, integer=True),    # rows shown on the terminal (profile, explain, leaderboard)
     "--epochs": Bound(0, 1e6, low_open=True),    # predict: epochs to target
     "--cap": Bound(0.2, 1e7),                    # seconds one kernel row may take (its least: kernels/timing.py)
+    "--max-problems": Bound(1, 100_000, integer=True),   # explain: distinct kernel problems timed
     "--pick": Bound(1, 1000, integer=True),
     # ImageNet's import (data fetch)
     "--max-side": Bound(32, 4096, integer=True),

@@ -39,7 +39,8 @@ from dawnbench.errors import DawnbenchError, FileError
 
 
 def json_safe(value: Any) -> Any:
-    """NaN and infinities are not JSON: write them as null."""
+    """NaN and infinities are not JSON: an undefined or unbounded figure (a speedup over runs that never
+    finished, an interval's open end) is written null. What is then written is strict JSON (``dumps``)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
@@ -96,8 +97,13 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def dumps(doc: Any, indent: int | None = 2) -> str:
+    """``doc`` as strict JSON: every number finite (:func:`json_safe`), anything JSON has not refused."""
+    return json.dumps(json_safe(doc), indent=indent, allow_nan=False, default=str)
+
+
 def atomic_write_json(path: Path, doc: Any, indent: int = 2) -> None:
-    atomic_write_text(path, json.dumps(json_safe(doc), indent=indent) + "\n")
+    atomic_write_text(path, dumps(doc, indent) + "\n")
 
 
 def atomic_write_with(path: Path, write: Callable[[BinaryIO], None]) -> None:
@@ -218,6 +224,29 @@ def check_regular(path: Path, kind: str) -> os.stat_result:
             "a device or socket"
         raise FileError(path, f"{what}, not a regular file; a {kind} must be a plain file.")
     return st
+
+
+def inside(root: str | Path, *parts: str) -> Path:
+    """``root / parts…``, each step below ``root`` checked: never a symbolic link (it could lead out of the folder
+    a user handed over, at any step of the path), a FileError naming it otherwise. What does not exist yet is
+    not checked past it (a folder a command is about to make)."""
+    path = Path(root)
+    for part in Path(*parts).parts if parts else ():
+        if part in ("..", "/"):
+            raise FileError(path / part, "a step out of the folder; dawnbench reads and writes only inside the "
+                                         "folders it is handed.")
+        path = path / part
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            break
+        except OSError as err:
+            raise FileError(path, f"cannot read it ({err.strerror}).") from None
+        if stat.S_ISLNK(mode):
+            raise FileError(path, "a symbolic link inside a folder dawnbench was handed. It reads and writes only "
+                                  "inside that folder, and a link could lead anywhere on this machine: replace the "
+                                  "link with what it points at.")
+    return path
 
 
 def read_foreign(path: str | Path, kind: str) -> bytes:

@@ -197,6 +197,10 @@ class _RankTest:
 
     def _null(self, ranks: np.ndarray) -> np.ndarray:
         key = tuple(np.sort(ranks))
+        if key not in self._nulls and min(self.m, self.n) < 2:
+            # SciPy refuses a sample of one run; its null is as small as it is plain: each rank in turn is A's
+            picks = itertools.combinations(range(len(ranks)), self.m)
+            self._nulls[key] = np.array([self._distance(ranks[list(p)]) for p in picks])
         if key not in self._nulls:
             from scipy import stats as sps
 
@@ -290,6 +294,7 @@ def compare(a: Sequence[RunSample], b: Sequence[RunSample], seed: int = 0) -> di
         raise ValueError("both configurations need at least one run")
     la, lb = _log_ttas(a), _log_ttas(b)
     m, n = len(la), len(lb)
+    identical = sorted(la.tolist()) == sorted(lb.tolist())
     d = _pairs(la, lb)
     test = _RankTest(m, n, seed)
     p = test.p(la, lb)
@@ -305,7 +310,10 @@ def compare(a: Sequence[RunSample], b: Sequence[RunSample], seed: int = 0) -> di
             "test": f"{how}, two-sided; Hodges-Lehmann estimate and the interval that inverts the test",
             "runs_a": m, "runs_b": n, "failures_a": int(np.isinf(la).sum()), "failures_b": int(np.isinf(lb).sum()),
             "tta_median_a_s": _median_tta(la), "tta_median_b_s": _median_tta(lb),
-            "verdict": verdict(speedup, ci, p, least, m, n, test.exact)}
+            "identical": identical,
+            "verdict": ("The two groups are identical: the same times to the target, run for run (the same runs "
+                        "twice?). There is nothing to tell apart. " if identical else "")
+                       + verdict(speedup, ci, p, least, m, n, test.exact)}
 
 
 def _median_tta(logs: np.ndarray) -> float:

@@ -1,102 +1,170 @@
-"""What the analysis commands read, checked once, here: the one door every reader goes through.
+"""What the analysis commands read, declared and checked once, here: the one door every reader goes through.
 
     doc, notes = documents.kernels(read_json(path, "kernel result"), path)   # rows that cannot be true left out
     doc, notes = documents.profile(read_json(path, "profile"), path)
     doc, notes = documents.run(read_json(path, "run record"), path)
 
-``roofline``, ``similarity``, ``kernels --compare`` and ``report`` read ``kernels.json``, a profile's
-``summary.json`` and run records only through these functions (``classes`` reads ``ops.tsv`` through
-:func:`dawnbench.profiling.ops.read_ops`, which checks it the same way). Two kinds of problem:
+``roofline``, ``similarity``, ``kernels --compare``, ``explain``, ``predict`` and ``report`` read
+``kernels.json``, a profile's ``summary.json`` and run records only through these functions (``ops.tsv``
+through :func:`dawnbench.profiling.ops.read_ops`, run records through
+:func:`dawnbench.harness.record.check_record`). Each document is declared below as a typed dictionary
+whose fields carry what they can physically be (``dawnbench/schema.py``); the declaration is the check,
+the error and the field table of docs/reference/documents.md. Two kinds of problem:
 
-* **The file is not what its name says** — a field of the wrong type (``roofs`` a string, a row's
-  ``params`` a list, ``precision`` an object), a ``kind`` or ``version`` this dawnbench does not
-  write, more rows than any run of the command makes — a :class:`~dawnbench.errors.FileError`
-  naming the file and the field, one paragraph. JSON itself (truncated, NaN, Infinity, deep
-  nesting) is refused before, by :func:`dawnbench.io.parse_json`, with its line.
-* **A value that cannot be true** — a time that is not positive or is longer than any row runs
-  (``MAX_SECONDS``), negative FLOPs or bytes, a rate above the roof the document itself measured
-  by more than measurement noise (``ABOVE_ROOF``: 10 %), a share outside 0–1 — leaves that row
-  or document out, with a note that says which and why; it is never drawn or counted silently.
+* **The document cannot be what its name says** — a document-level field of the wrong type or out of its
+  range (``window_s`` 1e308, ``roofs`` a string, a ``kind`` or ``version`` this dawnbench does not write,
+  more rows than any run of the command makes): a :class:`~dawnbench.errors.FileError` naming the file and
+  the field, one paragraph. JSON itself (truncated, NaN, Infinity, deep nesting) is refused before, by
+  :func:`dawnbench.io.parse_json`, with its line.
+* **A row that cannot be true** — a field out of its range (a zero or negative size, a time that is not
+  positive), or a rate above the roof the document itself measured by more than measurement noise
+  (``ABOVE_ROOF``: 10 %): the row is left out, with a note that names it and why; never drawn or counted
+  silently. A profile whose step runs faster than its own roof is left out the same way.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import AfterValidator, Field
+from typing_extensions import NotRequired, TypedDict  # pydantic reads typing_extensions' TypedDict on Python < 3.12
+
+from dawnbench import schema
 from dawnbench.errors import FileError
-from dawnbench.harness.record import check_record
+from dawnbench.harness.record import Measured, check_record
 
 KERNELS_VERSION = 1
 MAX_ROWS = 100_000           # every problem × pass × precision of DeepBench's three sets is ~15,000
-MAX_SECONDS = 1e7            # the largest --cap / --max-seconds `kernels` accepts: no row runs longer
-MAX_FLOPS = 1e24             # FLOPs of one pass or step; DeepBench's largest problem is ~1e13
-MAX_BYTES = 1e18
+MAX_SECONDS = 1e7            # the largest --cap `kernels` accepts: no row runs longer
 ABOVE_ROOF = 1.10            # a measured rate may pass its roof by noise, not by more
 SUITES = ("gemm", "conv", "rnn", "allreduce")
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
-PARAMS: dict[str, dict[str, type | tuple[type, ...]]] = {     # the fields each suite's params must hold
-    "gemm": {"m": int, "n": int, "k": int, "a_transposed": bool, "b_transposed": bool},
-    "conv": {k: int for k in ("w", "h", "c", "n", "k", "filter_w", "filter_h", "pad_w", "pad_h", "stride_w",
-                              "stride_h")},
-    "rnn": {"cell": str, "hidden": int, "batch": int, "timesteps": int},
-    "allreduce": {"floats": int},
-}
+Precision = Literal["fp32", "tf32", "bf16", "fp16"]
+RowSeconds = schema._number(0, MAX_SECONDS, low_open=True, unit="seconds")
+Padding = schema._number(0, schema.MAX_DIM, integer=True, unit="a size")
 
 
-def _show(value: Any) -> str:
-    return json.dumps(value)[:60]
+class Roofs(TypedDict):
+    """A machine's measured roofs (``dawnbench machine``; SPEC §12)."""
+
+    flops: dict[Precision, schema.FlopRate]
+    bandwidth_bytes_per_s: NotRequired[schema.ByteRate]
+    ridge_flop_per_byte: NotRequired[dict[Precision, schema.NonNegative]]
+    probes: NotRequired[dict[Precision, dict[schema.Text, schema.NonNegative]]]
+    device: NotRequired[schema.Text]
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+class GemmProblem(TypedDict):
+    m: schema.Dim
+    n: schema.Dim
+    k: schema.Dim
+    a_transposed: schema.Flag
+    b_transposed: schema.Flag
 
 
-def _typed(path: Path, where: str, value: Any, types: type | tuple[type, ...], what: str) -> Any:
-    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in (
-        types if isinstance(types, tuple) else (types,)))
-    if not ok:
-        raise FileError(path, f"field '{where}' must be {what}, not {_show(value)}. The file was edited or "
-                              "damaged; write it again with the command that makes it.")
-    return value
+def _convolves(p: ConvProblem) -> ConvProblem:
+    """The filter fits the padded image: at least one output position each way."""
+    for side, pad, size in (("h", "pad_h", "filter_h"), ("w", "pad_w", "filter_w")):
+        if p[size] > p[side] + 2 * p[pad]:
+            raise ValueError(f".{size}' is {p[size]}: more than the padded image ({side} {p[side]} + 2 × {pad} "
+                             f"{p[pad]}), so the convolution has no output")
+    return p
 
 
-def _object(path: Path, where: str, value: Any) -> dict[str, Any]:
-    return _typed(path, where, value, dict, "an object")
+class ConvProblem(TypedDict):
+    w: schema.Dim
+    h: schema.Dim
+    c: schema.Dim
+    n: schema.Dim
+    k: schema.Dim
+    filter_w: schema.Dim
+    filter_h: schema.Dim
+    pad_w: Padding
+    pad_h: Padding
+    stride_w: schema.Dim
+    stride_h: schema.Dim
 
 
-def _rates(path: Path, where: str, value: Any, unit: str) -> dict[str, float]:
-    """A mapping precision → a positive finite number (a roof)."""
-    for key, number in _object(path, where, value).items():
-        if not _is_number(number) or number <= 0:
-            raise FileError(path, f"field '{where}.{key}' must be a positive number of {unit}, not {_show(number)}. "
-                                  "The file was edited or damaged; write it again with the command that makes it.")
-    return value
+class RnnProblem(TypedDict):
+    cell: Literal["vanilla", "lstm", "gru"]
+    hidden: schema.Dim
+    batch: schema.Dim
+    timesteps: schema.Dim
+    input: NotRequired[schema.Dim]
 
 
-def roofs(doc: dict[str, Any], path: Path, field: str = "roofs") -> dict[str, Any] | None:
-    """A document's measured roofs, checked: FLOP/s per precision, bandwidth, ridge points."""
-    if doc.get(field) is None:
-        return None
-    value = _object(path, field, doc[field])
-    _rates(path, f"{field}.flops", value.get("flops", {}), "FLOP/s")
-    if "bandwidth_bytes_per_s" in value and (not _is_number(value["bandwidth_bytes_per_s"])
-                                             or value["bandwidth_bytes_per_s"] <= 0):
-        raise FileError(path, f"field '{field}.bandwidth_bytes_per_s' must be a positive number of bytes/s, not "
-                              f"{_show(value['bandwidth_bytes_per_s'])}. The file was edited or damaged.")
-    if "ridge_flop_per_byte" in value:
-        _rates(path, f"{field}.ridge_flop_per_byte", value["ridge_flop_per_byte"], "FLOP/byte")
-    return value
+class AllreduceProblem(TypedDict):
+    floats: schema.Dim
 
 
-def _resources(doc: dict[str, Any], path: Path, where: str) -> None:
-    """A resources summary: an object whose statistics, where they are numbers, are not negative."""
-    value = doc.get("resources")
-    if value is None:
-        return
-    _object(path, where, value)
+PARAMS = {"gemm": GemmProblem, "conv": Annotated[ConvProblem, AfterValidator(_convolves)], "rnn": RnnProblem,
+          "allreduce": AllreduceProblem}
+
+KernelRow = TypedDict("KernelRow", {
+    "suite": Literal["gemm", "conv", "rnn", "allreduce"],
+    "set": NotRequired[schema.Text],
+    "pass": schema.Text,
+    "precision": Precision,
+    "params": dict[schema.Text, Any],
+    "skipped": NotRequired[schema.Message | None],
+    "median_s": NotRequired[RowSeconds],
+    "iqr_s": NotRequired[schema.Seconds],
+    "repeats": NotRequired[schema.Count],
+    "calls": NotRequired[schema.Count],
+    "flops": NotRequired[schema.Flops],
+    "bytes": NotRequired[schema.Bytes],
+    "gflops": NotRequired[schema.NonNegative],
+    "gbps": NotRequired[schema.NonNegative],
+    "intensity": NotRequired[schema.NonNegative],
+    "fraction_of_roof": NotRequired[schema.NonNegative | None],
+    "world_size": NotRequired[schema.PositiveCount],
+    "algbw_gbps": NotRequired[schema.NonNegative],
+    "busbw_gbps": NotRequired[schema.NonNegative],
+})
+
+
+class KernelsDocument(TypedDict):
+    """``kernels.json`` as ``dawnbench kernels`` writes it (SPEC §19)."""
+
+    kind: Literal["dawnbench-kernels"]
+    version: NotRequired[Literal[1]]
+    rows: Annotated[list[dict[schema.Text, Any]], Field(max_length=MAX_ROWS)]
+    roofs: NotRequired[Roofs | None]
+    resources: NotRequired[dict[schema.Text, Measured] | None]
+    hardware: NotRequired[dict[schema.Text, Any]]
+    software: NotRequired[dict[schema.Text, Any]]
+
+
+class Step(TypedDict):
+    time_s: NotRequired[schema.Seconds | None]
+    flops: NotRequired[schema.Flops | None]
+    bytes: NotRequired[schema.Bytes | None]
+    intensity: NotRequired[schema.NonNegative | None]
+    flops_per_s: NotRequired[schema.NonNegative | None]
+
+
+class ProfileSummary(TypedDict):
+    """A profile's ``summary.json`` as ``dawnbench profile`` writes it (SPEC §14)."""
+
+    task: schema.Text
+    window_s: schema.PositiveSeconds
+    steps: NotRequired[schema.PositiveCount]
+    entry: NotRequired[schema.Text | None]
+    precision: NotRequired[Precision | None]
+    variant: NotRequired[schema.Text | None]
+    device: NotRequired[schema.Text]
+    batch_size: NotRequired[schema.PositiveCount | None]
+    samples_per_s: NotRequired[schema.NonNegative | None]
+    memory_bound_share: NotRequired[schema.Share | None]
+    fraction_of_peak: NotRequired[schema.NonNegative | None]
+    op_time_share_of_window: NotRequired[schema.NonNegative | None]
+    step: NotRequired[Step]
+    roofs: NotRequired[Roofs | None]
+    resources: NotRequired[Measured | None]
+
+
+def _above_roof(rate: float, roof: float | None) -> bool:
+    return bool(roof) and rate > ABOVE_ROOF * roof
 
 
 def kernels(doc: Any, path: Path) -> tuple[dict[str, Any], list[str]]:
@@ -104,20 +172,14 @@ def kernels(doc: Any, path: Path) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(doc, dict) or doc.get("kind") != "dawnbench-kernels":
         raise FileError(path, "not a kernels.json written by `dawnbench kernels` (it needs \"kind\": "
                               "\"dawnbench-kernels\").")
-    version = doc.get("version", KERNELS_VERSION)
-    if version != KERNELS_VERSION:
-        raise FileError(path, f"version {_show(version)}: this dawnbench reads kernels.json version "
-                              f"{KERNELS_VERSION}. Write it again with this version's `dawnbench kernels`.")
-    rows = _typed(path, "rows", doc.get("rows"), list, "a list of rows")
-    if len(rows) > MAX_ROWS:
-        raise FileError(path, f"{len(rows):,} rows; `dawnbench kernels` writes at most about {MAX_ROWS:,} (every "
-                              "problem, pass and precision of DeepBench's sets). This is not its output.")
-    measured = roofs(doc, path)
-    for suite, summary in _object(path, "resources", doc.get("resources") or {}).items():
-        _object(path, f"resources.{suite}", summary)
+    if doc.get("version", KERNELS_VERSION) != KERNELS_VERSION:
+        raise FileError(path, f"version {schema._shown(doc.get('version'))}: this dawnbench reads kernels.json "
+                              f"version {KERNELS_VERSION}. Write it again with this version's `dawnbench kernels`.")
+    schema.load(KernelsDocument, doc, path, fix="It is not what `dawnbench kernels` writes; write it again with it.")
+    roofs = (doc.get("roofs") or {}).get("flops") or {}
     kept, notes = [], []
-    for i, row in enumerate(rows):
-        why = _kernel_row(row, i, path, measured)
+    for i, row in enumerate(doc["rows"]):
+        why = _kernel_row(row, i, roofs)
         if why:
             notes.append(f"{path}: rows[{i}] left out: {why}")
         else:
@@ -125,42 +187,20 @@ def kernels(doc: Any, path: Path) -> tuple[dict[str, Any], list[str]]:
     return {**doc, "rows": kept}, notes
 
 
-def _kernel_row(row: Any, i: int, path: Path, measured: dict[str, Any] | None) -> str | None:
-    """Why the row cannot be used (None: it can); a row of the wrong shape is a FileError."""
-    where = f"rows[{i}]"
-    _object(path, where, row)
-    suite = row.get("suite")
-    if suite not in SUITES:
-        raise FileError(path, f"field '{where}.suite' must be one of {', '.join(SUITES)}, not {_show(suite)}.")
-    if row.get("precision") not in PRECISIONS:
-        raise FileError(path, f"field '{where}.precision' must be one of {', '.join(PRECISIONS)}, not "
-                              f"{_show(row.get('precision'))}.")
-    _typed(path, f"{where}.pass", row.get("pass"), str, "a pass name (forward, backward, …)")
-    params = _object(path, f"{where}.params", row.get("params"))
-    for key, kind in PARAMS[suite].items():
-        value = params.get(key)
-        _typed(path, f"{where}.params.{key}", value, kind, {int: "an integer", bool: "true or false",
-                                                          str: "a string"}[kind])
-        if kind is int and value <= 0 and not key.startswith("pad"):
-            return f"params.{key} is {value}: a problem's sizes are positive"
-    if row.get("skipped"):
-        return None if isinstance(row["skipped"], str) else f"skipped is {_show(row['skipped'])}, not a reason"
-    for key in ("median_s", "flops", "bytes"):
-        if key not in row:
-            return f"no {key} and no reason it was skipped"
-        if not _is_number(row[key]):
-            raise FileError(path, f"field '{where}.{key}' must be a number, not {_show(row[key])}.")
-    seconds, flops, moved = row["median_s"], row["flops"], row["bytes"]
-    if not 0 < seconds <= MAX_SECONDS:
-        return (f"median_s {seconds:g}: a kernel's time is positive and at most {MAX_SECONDS:g} s (the longest cap "
-                "`kernels` accepts)")
-    if not 0 <= flops <= MAX_FLOPS or not 0 <= moved <= MAX_BYTES:
-        return f"flops {flops:g} / bytes {moved:g}: counts are not negative, nor beyond any problem's"
-    roof = ((measured or {}).get("flops") or {}).get(row["precision"])
-    if roof and flops / seconds > ABOVE_ROOF * roof:
-        return (f"{flops / seconds / 1e9:,.4g} GFLOP/s is {flops / seconds / roof:,.3g}× the {row['precision']} roof "
-                f"this file measured ({roof / 1e9:,.4g} GFLOP/s): physically impossible, so a time or a count in it "
-                "is wrong")
+def _kernel_row(row: Any, i: int, roofs: dict[str, float]) -> str | None:
+    """Why row ``i`` cannot be used (None: it can): a field out of its range, its problem's sizes (by suite),
+    no time and no reason it was skipped, or a rate above the file's own roof."""
+    why = schema.why_not(KernelRow, row) or schema.why_not(PARAMS[row["suite"]], row["params"], "params")
+    if why or row.get("skipped"):
+        return why
+    missing = [k for k in ("median_s", "flops", "bytes") if k not in row]
+    if missing:
+        return f"no {', '.join(missing)} and no reason it was skipped"
+    rate = row["flops"] / row["median_s"]
+    if _above_roof(rate, roofs.get(row["precision"])):
+        roof = roofs[row["precision"]]
+        return (f"{rate / 1e9:,.4g} GFLOP/s is {rate / roof:,.3g}× the {row['precision']} roof this file measured "
+                f"({roof / 1e9:,.4g} GFLOP/s): physically impossible, so a time or a count in it is wrong")
     return None
 
 
@@ -168,48 +208,21 @@ def profile(doc: Any, path: Path) -> tuple[dict[str, Any] | None, list[str]]:
     """A profile's ``summary.json``, checked; ``None`` and a note when its step cannot be true."""
     if not isinstance(doc, dict) or not isinstance(doc.get("task"), str) or "window_s" not in doc:
         raise FileError(path, "not the summary.json of `dawnbench profile` (it needs task and window_s).")
-    for key in ("entry", "precision", "variant"):
-        if doc.get(key) is not None:
-            _typed(path, key, doc[key], str, "a string")
-    step = _object(path, "step", doc.get("step") or {})
-    for key in ("time_s", "flops", "bytes", "intensity", "flops_per_s"):
-        if step.get(key) is not None:
-            _typed(path, f"step.{key}", step[key], (int, float), "a number")
-    for key in ("window_s", "samples_per_s", "memory_bound_share", "fraction_of_peak", "steps", "batch_size"):
-        if doc.get(key) is not None:
-            _typed(path, key, doc[key], (int, float), "a number")
-    measured = roofs(doc, path)
-    _resources(doc, path, "resources")
-    negative = [k for k in ("time_s", "flops", "bytes", "intensity", "flops_per_s") if (step.get(k) or 0) < 0]
-    negative += [k for k in ("window_s", "samples_per_s") if (doc.get(k) or 0) < 0]
-    if negative:
-        return None, [f"{path}: left out: {', '.join(negative)} negative"]
-    share = doc.get("memory_bound_share")
-    if share is not None and not 0 <= share <= 1:
-        return None, [f"{path}: left out: memory_bound_share {share:g} is not a share (0–1)"]
-    rate = step.get("flops_per_s")
-    ceiling = max(((measured or {}).get("flops") or {}).values(), default=None)
-    if rate and ceiling and rate > ABOVE_ROOF * ceiling:
+    schema.load(ProfileSummary, doc, path, fix="Profile again.")
+    rate = (doc.get("step") or {}).get("flops_per_s")
+    ceiling = max(((doc.get("roofs") or {}).get("flops") or {}).values(), default=None)
+    if rate and _above_roof(rate, ceiling):
         return None, [f"{path}: left out: its step's {rate / 1e9:,.4g} GFLOP/s is {rate / ceiling:,.3g}× the highest "
                       f"roof the profile measured ({ceiling / 1e9:,.4g} GFLOP/s): physically impossible"]
     return doc, []
 
 
 def run(doc: Any, path: Path) -> tuple[dict[str, Any] | None, list[str]]:
-    """A run record (its fields' types: :func:`dawnbench.harness.record.check_record`), and the numbers the
-    analyses read from it: none negative, a fraction of the peak never above 1 (beyond noise)."""
+    """A run record (its declaration: :class:`dawnbench.harness.record.RunResult`), and the one figure the
+    analyses read that the record's own check cannot bound: a fraction of the peak never above 1 (beyond noise)."""
     check_record(doc, path)
-    throughput = doc.get("throughput") or {}
-    bad = [f"throughput.{k}" for k, v in throughput.items() if _is_number(v) and v < 0]
-    for column, stats in (doc.get("resources") or {}).items():
-        if isinstance(stats, dict):
-            bad += [f"resources.{column}.{k}" for k, v in stats.items() if _is_number(v) and v < 0]
-    if _is_number(doc.get("epochs_to_target")) and doc["epochs_to_target"] < 0:
-        bad.append("epochs_to_target")
-    if bad:
-        return None, [f"{path}: left out: {', '.join(bad[:3])}{' …' if len(bad) > 3 else ''} negative"]
-    fraction = throughput.get("fraction_of_peak")
-    if _is_number(fraction) and fraction > ABOVE_ROOF:
+    fraction = (doc.get("throughput") or {}).get("fraction_of_peak")
+    if isinstance(fraction, (int, float)) and fraction > ABOVE_ROOF:
         return None, [f"{path}: left out: fraction_of_peak {fraction:.3g}: above the roof it was measured "
                       "against, physically impossible"]
     return doc, []

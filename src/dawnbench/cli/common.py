@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.io import output_dir
+from dawnbench.io import dumps, output_dir
 from dawnbench.precision import PRECISIONS
 
 EXIT_OK, EXIT_FAILED_RUN, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -31,7 +31,7 @@ def parse_set(items: list[str]) -> dict[str, Any]:
 
 
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+    sys.stdout.write(dumps(obj) + "\n")
 
 
 # The option every command has: its answer as one JSON document on stdout (nothing else goes there).

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from rich.console import Console
@@ -12,7 +11,6 @@ from rich.table import Table
 from rich.text import Text
 
 from dawnbench.cli.common import EXIT_OK, add_command, emit
-from dawnbench.errors import DawnbenchError
 
 
 def _s(seconds: float | None) -> str:
@@ -33,7 +31,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.prediction.explain import explain
 
     with err.status(Text("explaining")) as status:
-        doc = explain(Path(args.profile), args.device, progress=lambda line: status.update(Text(line)))
+        doc = explain(Path(args.profile), args.device, progress=lambda line: status.update(Text(line)),
+                      max_problems=args.max_problems)
     target = Path(doc["profile"]) / "explain.json"
     atomic_write_json(target, doc, indent=1)
     doc["written"] = str(target)
@@ -65,9 +64,8 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.prediction.predict import predict
 
     names = [d for d in args.device.split(",") if d] if args.device != "all" else list(DEVICES)
-    if args.epochs is not None and not (math.isfinite(args.epochs) and args.epochs > 0):
-        raise DawnbenchError(f"--epochs {args.epochs:g}: the epochs to target are a positive number.")
-    doc = predict(Path(args.path), names, epochs=args.epochs)
+    with err.status(Text("predicting")) as status:
+        doc = predict(Path(args.path), names, epochs=args.epochs, progress=lambda line: status.update(Text(line)))
     emit(args, doc, lambda: _show_predict(doc, out))
     return EXIT_OK
 
@@ -108,6 +106,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--device", default="auto", help="auto (default), cpu, cuda or cuda:N: where to time the "
                                                       "kernels (the profile's own machine)")
     exp.add_argument("--top", type=int, default=8, help="gaps shown on the terminal (default 8)")
+    exp.add_argument("--max-problems", type=int, default=200, metavar="N",
+                     help="time at most N distinct kernel problems, those of the most measured time first; the "
+                          "rest are costed by the roofline (default 200)")
 
     pre = add_command(sub, "predict", cmd_predict, "a profiled step's time, epoch, TTA and cost on another device")
     pre.add_argument("path", metavar="PROFILE|RUN_DIR", help="a profile folder, or a run folder holding profile/ "

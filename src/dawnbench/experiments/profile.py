@@ -41,7 +41,7 @@ from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.options import RunOptions, prepare, seed_everything
 from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
-from dawnbench.io import atomic_write_json, output_dir
+from dawnbench.io import atomic_write_json, inside, output_dir
 from dawnbench.precision import precision_scope
 from dawnbench.profiling.flops import training_flops_per_sample
 from dawnbench.profiling.ops import Window, profile_window, write_ops
@@ -70,8 +70,8 @@ def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -
     result = read_result(run_dir)
     entry = recorded_entry(run_dir, result["entry"], trust_entry)
     opts = ProfileOptions(task=result["task"], entry=entry, precision=result.get("precision", "fp32"),
-                          seed=result.get("seed", 0), overrides=dict(result.get("hparams") or {}),
-                          out=Path(run_dir) / "profile", subset=result.get("subset"))
+                          seed=result.get("seed") or 0, overrides=dict(result.get("hparams") or {}),
+                          out=inside(run_dir, "profile"), subset=result.get("subset"))
     return with_changes(opts, **changes)
 
 

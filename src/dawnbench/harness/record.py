@@ -12,12 +12,15 @@ chance to write its end (SIGKILL, power loss): its evaluations are still valid.
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import AfterValidator, Field
+
+from dawnbench import schema
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.mllog import EventLog
 from dawnbench.io import DiskReserve, atomic_write_json, atomic_write_text, read_json
@@ -40,69 +43,109 @@ class Status(str, Enum):
 
 RUNNING = Status.RUNNING
 FINISHED = (Status.SUCCESS, Status.NOT_REACHED, Status.DIVERGED)   # runs that got to their end
+FIX = "The run record was edited or damaged; re-run training."
+
+
+def _numbers(doc: Any, where: str, low: float | None) -> None:
+    """Every number of a nested summary finite (and ≥ ``low``), within ``schema.MAX_FLOPS``: what the analyses
+    read of it (samples/s, a fraction of the roof, a resource's mean and max) can be true."""
+    stack = [(doc, where)]
+    while stack:
+        value, at = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((v, f"{at}.{k}") for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(value))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            # ≥ low within a rounding's hair (records written before the monitor clamped its means at 0 hold -1e-8)
+            if not math.isfinite(value) or abs(value) > schema.MAX_FLOPS or (low is not None and value < low - 1e-6):
+                raise ValueError(f"{at}' is {value!r}: a measured figure is a finite number"
+                                 + (f" ≥ {low:g}" if low is not None else ""))
+
+
+def _measured(doc: dict[str, Any]) -> dict[str, Any]:
+    _numbers(doc, "", 0.0)
+    return doc
+
+
+def _finite(doc: dict[str, Any]) -> dict[str, Any]:
+    _numbers(doc, "", None)
+    return doc
+
+
+Measured = Annotated[dict[schema.Text, Any], AfterValidator(_measured)]   # a summary of measured figures, all ≥ 0
+Finite = Annotated[dict[schema.Text, Any], AfterValidator(_finite)]
+
+
+Seed = schema._number(0, 2**32 - 1, integer=True, unit="a seed")
+MetricValue = schema._number(-1e9, 1e9, unit="the metric's value")   # bounded by the task's metric below
 
 
 @dataclass
 class Evaluation:
-    epoch: float
-    samples: int
-    timed_s: float
-    value: float                                            # the task's deciding metric
-    extra: dict[str, float] = field(default_factory=dict)  # the metric's other values (top-1 beside top-5, EM)
-    stopped_by: str | None = None   # taken because a budget (max_seconds, max_epochs) or a signal ended training
-                                    # between the entry's evaluation points; never a time to accuracy
+    epoch: schema.Epochs
+    samples: schema.Count
+    timed_s: schema.Seconds
+    value: MetricValue                                     # the task's deciding metric
+    extra: dict[schema.Text, MetricValue] = field(default_factory=dict)  # the metric's other values (top-1, EM)
+    stopped_by: schema.Text | None = None   # taken because a budget (max_seconds, max_epochs) or a signal ended
+                                            # training between the entry's evaluation points; never a TTA
 
 
 @dataclass
 class RunResult:
-    """The content of ``result.json``; field names are the SPEC §4 keys."""
+    """The content of ``result.json``; field names are the SPEC §4 keys. The annotations are the record's
+    declaration: what :func:`read_result` and every command that reads a run accept (``schema.py``), the
+    field table of docs/reference/documents.md, and the errors that name a field — written once, here. The
+    harness writes the record through this class; a document that does not fit is refused, naming the field.
+    A few rules bind fields together (``_consistent``)."""
 
-    task: str
-    entry: str
-    seed: int
-    status: str
-    official: bool
-    metric: str
-    threshold: float
-    time_to_accuracy_s: float | None = None
-    wall_s: float = 0.0
-    timed_s: float = 0.0
-    eval_s: float = 0.0
-    init_s: float = 0.0
-    log_s: float = 0.0
-    checkpoint_s: float = 0.0
-    compile_s: float | None = None      # torch.compile time inside init_s (None: not compiled)
-    graphs_compiled_timed: int | None = None  # graphs compiled after run_start (should be 0)
-    precision: str = "fp32"
-    compile: str | None = None          # torch.compile mode
-    epochs_to_target: float | None = None
-    samples_to_target: int | None = None
-    evals: list[Evaluation] = field(default_factory=list)
-    hparams: dict[str, Any] = field(default_factory=dict)
-    budget: dict[str, Any] = field(default_factory=dict)
-    hardware: dict[str, Any] = field(default_factory=dict)
-    software: dict[str, Any] = field(default_factory=dict)
-    instance: str | None = None
-    cost_per_hour: float | None = None
-    training_cost_usd: float | None = None
-    checkpoint: str | None = None       # model file saved at the first pass, relative to run_dir
-    checkpoint_final: str | None = None  # with --continue: the model after the last evaluation
-    subset: str | None = None           # a tree imported under a name, not the official one (unofficial)
-    data_pipeline: str | None = None    # a streamed dataset's decoding: cpu, gpu (nvJPEG) or dali (SPEC §16)
-    loader_workers: int | None = None   # a streamed dataset's DataLoader workers per rank (the first epoch's)
-    memory_plan: dict[str, Any] | None = None  # the batches planned before the warm-up (harness/memory.py)
-    interconnect: dict[str, Any] | None = None  # --p2p off: the NCCL switches set (SPEC §20)
-    scheduler: dict[str, Any] | None = None  # run as a cluster job: its id, nodes, final state (SPEC §21)
-    entry_facts: dict[str, Any] | None = None  # what the entry reports of how it ran (Entry.facts)
-    generalization: dict[str, Any] | None = None  # `dawnbench generalize` (SPEC §15)
-    harness: dict[str, Any] | None = None  # the harness's own cost while timed, as shares (harness/cost.py)
-    inference: dict[str, Any] | None = None
-    throughput: dict[str, Any] | None = None
-    resources: dict[str, Any] | None = None  # the resource monitor's summary (SPEC §14)
-    distributed: dict[str, Any] | None = None  # world, batch sizes, communication (SPEC §13)
-    error: str | None = None
-    started_at: str = ""
-    run_dir: str = ""
+    task: schema.Text
+    entry: schema.Text
+    status: Status
+    threshold: MetricValue
+    seed: Seed | None = None                    # None: unknown (a job that ended before its run started)
+    official: schema.Flag = False
+    metric: schema.Text = ""
+    time_to_accuracy_s: schema.PositiveSeconds | None = None
+    wall_s: schema.Seconds = 0.0
+    timed_s: schema.Seconds = 0.0
+    eval_s: schema.Seconds = 0.0
+    init_s: schema.Seconds = 0.0
+    log_s: schema.Seconds = 0.0
+    checkpoint_s: schema.Seconds = 0.0
+    compile_s: schema.Seconds | None = None     # torch.compile time inside init_s (None: not compiled)
+    graphs_compiled_timed: schema.Count | None = None  # graphs compiled after run_start (should be 0)
+    precision: Literal["fp32", "tf32", "bf16", "fp16"] = "fp32"
+    compile: schema.Text | None = None          # torch.compile mode
+    epochs_to_target: schema.PositiveEpochs | None = None
+    samples_to_target: schema.PositiveCount | None = None
+    evals: Annotated[list[Evaluation], Field(max_length=1_000_000)] = field(default_factory=list)
+    hparams: dict[schema.Text, Any] = field(default_factory=dict)
+    budget: dict[schema.Text, Any] = field(default_factory=dict)
+    hardware: dict[schema.Text, Any] = field(default_factory=dict)
+    software: dict[schema.Text, Any] = field(default_factory=dict)
+    instance: schema.Text | None = None
+    cost_per_hour: schema.UsdPerHour | None = None
+    training_cost_usd: schema.Usd | None = None
+    checkpoint: schema.Text | None = None       # model file saved at the first pass, relative to run_dir
+    checkpoint_final: schema.Text | None = None  # with --continue: the model after the last evaluation
+    subset: schema.Text | None = None           # a tree imported under a name, not the official one (unofficial)
+    data_pipeline: schema.Text | None = None    # a streamed dataset's decoding: cpu, gpu (nvJPEG) or dali (SPEC §16)
+    loader_workers: schema.Count | None = None  # a streamed dataset's DataLoader workers per rank (the first epoch's)
+    memory_plan: Measured | None = None         # the batches planned before the warm-up (harness/memory.py)
+    interconnect: dict[schema.Text, Any] | None = None  # --p2p off: the NCCL switches set (SPEC §20)
+    scheduler: dict[schema.Text, Any] | None = None  # run as a cluster job: its id, nodes, final state (SPEC §21)
+    entry_facts: dict[schema.Text, Any] | None = None  # what the entry reports of how it ran (Entry.facts)
+    generalization: dict[schema.Text, Any] | None = None  # `dawnbench generalize` (SPEC §15)
+    harness: Measured | None = None             # the harness's own cost while timed, as shares (harness/cost.py)
+    inference: Measured | None = None           # `dawnbench infer` (SPEC §5)
+    throughput: Measured | None = None          # samples/s, FLOP/s against the roof (profiling/flops.py)
+    resources: Measured | None = None           # the resource monitor's summary (SPEC §14)
+    distributed: Finite | None = None           # world, batch sizes, communication (SPEC §13)
+    error: schema.Message | None = None
+    started_at: schema.Text = ""
+    run_dir: schema.Text = ""
 
     @property
     def succeeded(self) -> bool:
@@ -112,11 +155,10 @@ class RunResult:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunResult:
-        """Rebuild from ``result.json`` (keys this version does not know are ignored)."""
-        known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        known["evals"] = [Evaluation(**e) for e in d.get("evals") or []]
-        return cls(**known)
+    def from_dict(cls, d: dict[str, Any], path: str | Path = "result.json") -> RunResult:
+        """Rebuild from ``result.json``, checked against the declaration (keys this version does not know are
+        ignored); a :class:`~dawnbench.errors.FileError` naming ``path`` and the field otherwise."""
+        return schema.load(Record, d, path, fix=FIX)
 
 
 class RunRecord:
@@ -156,58 +198,51 @@ class RunRecord:
         self.reserve.release()
 
 
-# The type of every result.json field a command reads (absent fields are allowed: records
-# of older versions lack some). A record that breaks these is refused with the field named.
-_NUMBER = (int, float)
-_FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {  # field -> (types, may be null)
-    "task": ((str,), False), "entry": ((str,), False), "status": ((str,), False), "metric": ((str,), True),
-    "seed": ((int,), True), "official": ((bool,), True), "threshold": (_NUMBER, False),
-    "time_to_accuracy_s": (_NUMBER, True), "wall_s": (_NUMBER, True), "timed_s": (_NUMBER, True),
-    "eval_s": (_NUMBER, True), "init_s": (_NUMBER, True), "log_s": (_NUMBER, True),
-    "checkpoint_s": (_NUMBER, True), "compile_s": (_NUMBER, True), "graphs_compiled_timed": ((int,), True),
-    "precision": ((str,), True), "compile": ((str,), True), "epochs_to_target": (_NUMBER, True),
-    "samples_to_target": ((int,), True), "evals": ((list,), False), "hparams": ((dict,), True),
-    "budget": ((dict,), True), "hardware": ((dict,), True), "software": ((dict,), True),
-    "instance": ((str,), True), "cost_per_hour": (_NUMBER, True), "training_cost_usd": (_NUMBER, True),
-    "checkpoint": ((str,), True), "checkpoint_final": ((str,), True), "generalization": ((dict,), True),
-    "inference": ((dict,), True), "throughput": ((dict,), True), "resources": ((dict,), True),
-    "distributed": ((dict,), True), "error": ((str,), True), "started_at": ((str,), True),
-    "run_dir": ((str,), True), "data_pipeline": ((str,), True), "subset": ((str,), True),
-    "memory_plan": ((dict,), True), "loader_workers": ((int,), True), "interconnect": ((dict,), True),
-    "scheduler": ((dict,), True), "entry_facts": ((dict,), True), "harness": ((dict,), True),
-}
-_EVAL_FIELDS = {"epoch": _NUMBER, "samples": (int,), "timed_s": _NUMBER, "value": _NUMBER}
-_EVAL_OPTIONAL = {"extra", "stopped_by"}   # {key: number}: the metric's other values; why training stopped
+def _consistent(r: RunResult) -> RunResult:
+    """What one field says of another: evaluations in the order they were taken (epochs, samples and timed
+    seconds never decreasing); a success has a time to accuracy, taken at one of its evaluations, which reached
+    the threshold; a time to accuracy (and the epochs and samples to it) only with a success — or a record left
+    ``running`` by a process killed after it; values within the task's metric's range."""
+    for i, (earlier, later) in enumerate(zip(r.evals, r.evals[1:]), 1):
+        for name in ("epoch", "samples", "timed_s"):
+            if getattr(later, name) < getattr(earlier, name):
+                raise ValueError(f"evals[{i}].{name} is below the evaluation's before it: evaluations are recorded "
+                                 "in the order they were taken")
+    if r.status == Status.SUCCESS:
+        passing = [e for e in r.evals if r.time_to_accuracy_s is not None and e.stopped_by is None
+                   and math.isclose(e.timed_s, r.time_to_accuracy_s, rel_tol=1e-9, abs_tol=1e-9)
+                   and e.value >= r.threshold]
+        if not passing:
+            raise ValueError("status success with no evaluation that reached the threshold at time_to_accuracy_s")
+    elif r.status != Status.RUNNING and (r.time_to_accuracy_s, r.epochs_to_target, r.samples_to_target) != (
+            None, None, None):
+        raise ValueError(f"status {r.status} with a time (or epochs, samples) to accuracy: only a success has one")
+    if r.time_to_accuracy_s is not None and r.time_to_accuracy_s > r.timed_s * (1 + 1e-9) + 1e-9 and r.timed_s:
+        raise ValueError("time_to_accuracy_s is more than the run's timed_s")
+    from dawnbench.tasks import TASKS  # the metric's range, where the task is one of ours
+
+    metric = TASKS[r.task].metric if r.task in TASKS else None
+    if metric is not None:
+        for i, e in enumerate(r.evals):
+            for name, value in (("value", e.value), *((f"extra.{k}", v) for k, v in e.extra.items())):
+                if not metric.low <= value <= metric.high:
+                    raise ValueError(f"evals[{i}].{name} is {value:g}: {metric.name} lies from {metric.low:g} to "
+                                     f"{metric.high:g}")
+    return r
 
 
-def _type_name(types: tuple[type, ...]) -> str:
-    return {(str,): "a string", (int,): "an integer", (bool,): "true or false", _NUMBER: "a number",
-            (list,): "a list", (dict,): "an object"}.get(types, "/".join(t.__name__ for t in types))
+Record = Annotated[RunResult, AfterValidator(_consistent)]   # result.json as the door reads it
 
 
 def check_record(doc: Any, path: Path) -> dict[str, Any]:
-    """``doc`` if it is a run record whose fields have their types; a located error otherwise."""
+    """``doc`` if it is a run record every field of which can be true (the declaration above); a located
+    error otherwise."""
     if not isinstance(doc, dict):
         raise FileError(path, "not a JSON object; this is not a dawnbench run record.")
     missing = [k for k in ("task", "entry", "threshold", "status") if k not in doc]
     if missing:
         raise FileError(path, f"field(s) {', '.join(missing)} missing; this is not a dawnbench run record.")
-    for key, (types, nullable) in _FIELD_TYPES.items():
-        if key not in doc or (doc[key] is None and nullable):
-            continue
-        value = doc[key]
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            raise FileError(path, f"field '{key}' must be {_type_name(types)}, not {json.dumps(value)[:60]}. The run "
-                                  "record was edited or damaged; re-run training.")
-    for i, e in enumerate(doc["evals"]):
-        bad = (not isinstance(e, dict) or not set(_EVAL_FIELDS) <= set(e) <= set(_EVAL_FIELDS) | _EVAL_OPTIONAL
-               or any(not isinstance(e[k], t) or isinstance(e[k], bool) for k, t in _EVAL_FIELDS.items())
-               or not all(isinstance(v, _NUMBER) and not isinstance(v, bool) and isinstance(k, str)
-                          for k, v in (e.get("extra") or {}).items()) or not isinstance(e.get("extra", {}), dict)
-               or not isinstance(e.get("stopped_by", ""), (str, type(None))))
-        if bad:
-            raise FileError(path, f"evals[{i}] must be {{epoch, samples, timed_s, value}} with numbers, not "
-                                  f"{json.dumps(e)[:80]}. The run record was edited or damaged; re-run training.")
+    schema.load(Record, doc, path, fix=FIX)
     return doc
 
 

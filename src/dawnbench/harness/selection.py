@@ -13,6 +13,8 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
 * **Not flagged.** A run its own resource monitor flagged — other processes took more than 5 % of
   the machine while its clock was timing (``resources.interference``) — is left out, unless
   ``include_suspect`` (``--include-suspect`` on each of those commands).
+* **Once per seed.** A second record of the same seed of the same configuration (a copied run folder, a run
+  made twice) is left out: the first one met counts, and a seed never counts twice.
 * **Official**, for a submission only (``official=True``: ``export``): a run at a lowered
   ``--target`` or on a subset (``official: false``) is left out — DAWNBench ranks runs at the task's
   own threshold on its full data, and ``validate`` rejects the rest. The analyses count unofficial
@@ -23,6 +25,7 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,6 +34,7 @@ from dawnbench.harness.record import RunResult, Status
 from dawnbench.tasks import TASKS
 
 INTERRUPTED = "interrupted before it finished: it measures nothing (run it again)"
+COPY = "a second record of seed {seed} of this configuration ({first} is counted): a seed counts once"
 UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own threshold on its full data, and "
               "`dawnbench validate` rejects the rest — run without --target/--subset to submit")
 
@@ -54,12 +58,23 @@ class Selection:
             parts.append(f"{kinds['interrupted']} interrupted before they finished")
         if kinds["unofficial"]:
             parts.append(f"{kinds['unofficial']} unofficial (a lowered --target or a subset)")
+        if kinds["copy"]:
+            parts.append(f"{kinds['copy']} second record(s) of a seed already counted (a seed counts once)")
         counted = "none counted" if not self.counted else f"{len(self.counted)} counted"
         return f"{len(self.left_out)} of {total} run(s) left out, {counted}: " + "; ".join(parts) + "."
 
 
 def _kind(why: str) -> str:
-    return "interrupted" if why == INTERRUPTED else "unofficial" if why.startswith("unofficial") else "flagged"
+    return ("interrupted" if why == INTERRUPTED else "unofficial" if why.startswith("unofficial") else
+            "copy" if why.startswith(COPY.split("{")[0]) else "flagged")
+
+
+def _seed_key(r: RunResult) -> tuple | None:
+    """What makes two records the same seed of the same configuration (None: a record whose seed is unknown)."""
+    if r.seed is None:
+        return None
+    return (r.task, r.subset, r.entry, r.precision, r.compile, r.threshold, (r.distributed or {}).get("world_size"),
+            json.dumps(r.hparams, sort_keys=True, default=str), r.seed)
 
 
 def unofficial_reason(result: RunResult) -> str:
@@ -76,7 +91,14 @@ def unofficial_reason(result: RunResult) -> str:
 def select(results: Sequence[RunResult], include_suspect: bool = False, official: bool = False) -> Selection:
     """The runs a figure counts, and each one left out with why (see the module docstring)."""
     chosen = Selection()
+    seen: dict[tuple, RunResult] = {}
     for r in results:
+        key = _seed_key(r)
+        if key is not None and key in seen:
+            chosen.left_out.append((r, COPY.format(seed=r.seed, first=seen[key].run_dir)))
+            continue
+        if key is not None:
+            seen[key] = r
         if r.status == Status.INTERRUPTED:
             chosen.left_out.append((r, INTERRUPTED))
         elif official and r.official is False:   # before the flag: no --include-suspect makes it submittable

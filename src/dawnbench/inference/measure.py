@@ -38,7 +38,7 @@ from dawnbench.harness.record import read_result
 from dawnbench.inference import figures as fig
 from dawnbench.inference.loops import batch_throughput, single_item_latencies
 from dawnbench.inference.scenarios import SCENARIOS, ScenarioSettings, run_scenario
-from dawnbench.io import atomic_write_text, output_dir, read_foreign_text, update_json
+from dawnbench.io import atomic_write_text, inside, output_dir, read_foreign_text, update_json
 from dawnbench.precision import check_precision, precision_scope
 from dawnbench.tasks import Task, get_task
 
@@ -199,13 +199,13 @@ def _scenarios(options: InferenceOptions, predict: Callable[[Any], Any], split: 
             expected_latency_ms=latency["latency_p90_ms"], expected_qps=rates[best_bs],
             server_qps=options.server_qps or rates[best_bs] / 2,
             server_latency_ms=options.server_latency_ms or 10 * latency["latency_p99_ms"])
-        scenarios[name] = run_scenario(name, predict, held, settings, run_dir / INFERENCE_DIR / f"loadgen-{name}",
+        scenarios[name] = run_scenario(name, predict, held, settings, inside(run_dir, INFERENCE_DIR, f"loadgen-{name}"),
                                        sync).figures
     return scenarios
 
 
 def _write(run_dir: Path, inference: dict[str, Any], latencies_ms: list[float]) -> None:
-    out = output_dir(run_dir / INFERENCE_DIR, "the run's inference folder")
+    out = output_dir(inside(run_dir, INFERENCE_DIR), "the run's inference folder")
     atomic_write_text(out / "latencies.tsv",
                       "item\tlatency_ms\n" + "".join(f"{i}\t{v:.6f}\n" for i, v in enumerate(latencies_ms)))
     # Re-read under the run folder's lock and change only `inference`: a `generalize` writing at the
@@ -215,7 +215,7 @@ def _write(run_dir: Path, inference: dict[str, Any], latencies_ms: list[float]) 
 
 def read_latencies(run_dir: Path) -> list[float]:
     """The batch-1 latencies (ms) that :func:`measure_run` wrote, item by item (for the histogram)."""
-    path = Path(run_dir) / INFERENCE_DIR / "latencies.tsv"
+    path = inside(run_dir, INFERENCE_DIR, "latencies.tsv")
     rows = read_foreign_text(path, "latency table").splitlines()[1:]
     try:
         return [float(row.split("\t")[1]) for row in rows if row.strip()]

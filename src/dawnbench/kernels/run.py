@@ -137,7 +137,7 @@ def plan(options: KernelOptions, device: torch.device, roofs: Roofs) -> list[Pla
                     elif not fast and asked is None:
                         row.skipped = f"precision {precision}: {why_slow} (ask for it with --precision to run it anyway)"
                     else:
-                        row = _fit(row, device, roofs, options.cap, free)
+                        row = fit(row, device, roofs, options.cap, free)
                     rows.append(row)
     return rows
 
@@ -148,7 +148,7 @@ def _one_call_s(problem: Problem, pass_name: str, precision: str, roofs: Roofs) 
                problems.bytes_moved(problem, pass_name, ELEMENT_BYTES[precision]) / roofs.bandwidth)
 
 
-def _fit(row: Planned, device: torch.device, roofs: Roofs, cap_s: float, free: int) -> Planned:
+def fit(row: Planned, device: torch.device, roofs: Roofs, cap_s: float, free: int) -> Planned:
     """The row's estimate, shortened (RNN) or skipped where it would outrun the cap or the memory."""
     problem, element = row.problem, ELEMENT_BYTES[row.precision]
     need = problems.memory_bytes(problem, row.pass_name, element)

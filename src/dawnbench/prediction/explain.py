@@ -12,6 +12,13 @@ measured step (the window's wall time over its steps: the framework's time betwe
 included), overall and per kernel class over that class's measured op time. The **gaps** are the
 ops whose measured and predicted times differ the most, in seconds per step.
 
+**Bounded before it starts.** A problem is judged before it is allocated, as ``kernels`` judges a
+row (:func:`dawnbench.kernels.run.fit`): one whose operands would need more than half the free
+memory, or whose calls at this machine's roofs would pass the per-problem cap (``KERNEL_CAP_S``), is
+not timed — its ops are costed by the roofline, and each says why. At most ``max_problems``
+distinct problems are timed, those of the most measured time first; the rest are costed by the
+roofline, said as such.
+
 The profile must come from this machine (its kernels are timed here): the roofs measured now are
 compared with the profile's, and a difference over ``ROOF_TOLERANCE`` is noted.
 """
@@ -28,42 +35,54 @@ import torch
 
 from dawnbench.harness.options import resolve_device
 from dawnbench.kernels.passes import statement
-from dawnbench.kernels.run import cannot_run
+from dawnbench.kernels.run import Planned, cannot_run, fit, free_bytes
 from dawnbench.kernels.timing import TooSlow, time_call
 from dawnbench.precision import device_supports
 from dawnbench.prediction.step import Kernel, read_step
-from dawnbench.profiling.roofs import measure_roofs
+from dawnbench.profiling.roofs import Roofs, measure_roofs
 
 KERNEL_CAP_S = 5.0         # seconds one kernel problem may be timed for
+MAX_PROBLEMS = 200         # distinct problems timed at most (--max-problems): the heaviest first
 ROOF_TOLERANCE = 0.3       # the roofs measured now against the profile's: further apart, a note
 GAPS = 10
 
 
 def _kernel_s(kernel: Kernel, precision: str, device: torch.device, cache: dict[tuple, float | str],
-              progress: Callable[[str], None], total: int) -> float | str:
+              progress: Callable[[str], None], total: int, roofs: Roofs) -> float | str:
     """Seconds of one call of the kernel (its repeats included) here, or why it could not be timed."""
-    key = (kernel.problem.suite, tuple(sorted(kernel.problem.ran.items())), kernel.pass_name, precision)
+    key = _key(kernel, precision)
     if key not in cache:
-        progress(f"timing kernel problem {len(cache) + 1} of {total}: {kernel.problem.suite} {kernel.pass_name} "
-                 + " ".join(f"{k}={v}" for k, v in kernel.problem.ran.items()))
-        try:
-            cache[key] = time_call(statement(kernel.problem, kernel.pass_name, precision, device), device,
-                                   KERNEL_CAP_S).median_s
-        except TooSlow as err:
-            cache[key] = str(err)
-        except (RuntimeError, NotImplementedError) as err:
-            cache[key] = cannot_run(err)     # a mapping or code bug is raised: never a quiet roofline
+        planned = fit(Planned(kernel.problem, kernel.pass_name, precision), device, roofs, KERNEL_CAP_S,
+                      free_bytes(device))
+        if planned.skipped:
+            cache[key] = f"not timed: {planned.skipped}"
+        else:
+            progress(f"timing kernel problem {len(cache) + 1} of {total}: {kernel.problem.suite} {kernel.pass_name} "
+                     + " ".join(f"{k}={v}" for k, v in kernel.problem.ran.items()))
+            try:
+                seconds = time_call(statement(planned.problem, kernel.pass_name, precision, device), device,
+                                    KERNEL_CAP_S).median_s
+                # an RNN shortened to fit the cap, timed over fewer steps: its time in proportion
+                cache[key] = seconds * kernel.problem.ran.get("timesteps", 1) / planned.problem.ran.get("timesteps", 1)
+            except TooSlow as err:
+                cache[key] = str(err)
+            except (RuntimeError, NotImplementedError) as err:
+                cache[key] = cannot_run(err)     # a mapping or code bug is raised: never a quiet roofline
     found = cache[key]
     return found * kernel.repeat if isinstance(found, float) else found
 
 
-def explain(path: Path, device_name: str = "auto", progress: Callable[[str], None] = lambda line: None
-            ) -> dict[str, Any]:
+def _key(kernel: Kernel, precision: str) -> tuple:
+    return kernel.problem.suite, tuple(sorted(kernel.problem.ran.items())), kernel.pass_name, precision
+
+
+def explain(path: Path, device_name: str = "auto", progress: Callable[[str], None] = lambda line: None,
+            max_problems: int = MAX_PROBLEMS) -> dict[str, Any]:
     """The step of ``path`` (a profile folder, or a run folder holding one) as its kernels explain it."""
     started = time.perf_counter()
-    step = read_step(Path(path))
+    notes: list[str] = []
+    step = read_step(Path(path), notes)
     device = resolve_device(device_name)
-    notes = []
     if device.type != step.device:
         notes.append(f"the profile ran on {step.device}, its kernels are timed on {device}: the comparison is "
                      "across devices")
@@ -76,9 +95,18 @@ def explain(path: Path, device_name: str = "auto", progress: Callable[[str], Non
             notes.append(f"the {precision} roof measured now ({rate / 1e9:,.0f} GFLOP/s) is {rate / peak:.2f}× the "
                          f"profile's: the profile was made on another machine, or under other load")
     cache: dict[tuple, float | str] = {}
-    distinct = {(k.problem.suite, tuple(sorted(k.problem.ran.items())), k.pass_name, op.precision)
-                for op in step.ops for k in op.kernels}
-    progress(f"timing {len(distinct)} kernel problems of {sum(1 for op in step.ops if op.kernels)} ops here "
+    weight: dict[tuple, float] = defaultdict(float)     # measured op time per distinct problem: the heaviest timed
+    for op in step.ops:
+        for k in op.kernels:
+            weight[_key(k, op.precision if op.precision in peaks else "fp32")] += op.seconds
+    chosen = sorted(weight, key=lambda k: -weight[k])
+    for key in chosen[max_problems:]:
+        cache[key] = f"not timed: past the {max_problems} heaviest distinct problems (--max-problems)"
+    if len(chosen) > max_problems:
+        notes.append(f"{len(chosen) - max_problems} of {len(chosen)} distinct kernel problems not timed (past "
+                     f"--max-problems {max_problems}): their ops are costed by the roofline")
+    total = min(len(chosen), max_problems)
+    progress(f"timing {total} kernel problems of {sum(1 for op in step.ops if op.kernels)} ops here "
              f"(at most {KERNEL_CAP_S:g} s each)")
     measured, predicted = defaultdict(float), defaultdict(float)
     rows = []
@@ -89,8 +117,7 @@ def explain(path: Path, device_name: str = "auto", progress: Callable[[str], Non
             if not device_supports(precision, device)[0]:
                 why = f"{precision} has no fast path here"
             else:
-                parts = [_kernel_s(k, precision, device, cache, progress, len(distinct))
-                         for k in op.kernels]
+                parts = [_kernel_s(k, precision, device, cache, progress, total, now) for k in op.kernels]
                 failed = [p for p in parts if isinstance(p, str)]
                 if failed:
                     why = failed[0]

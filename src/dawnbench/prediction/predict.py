@@ -25,13 +25,13 @@ accelerator, the TTA in hours times its price (none where the catalog has no ins
 
 from __future__ import annotations
 
-import math
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dawnbench import data, pricing
+from dawnbench import bounds, data, pricing
 from dawnbench.analysis import documents
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
@@ -100,15 +100,17 @@ def samples_per_epoch(step: Step, run: dict[str, Any] | None) -> tuple[int | Non
     return count, f"the official {spec.name} training split{unit}"
 
 
-def predict(path: Path, device_names: list[str], epochs: float | None = None) -> dict[str, Any]:
-    """The step of ``path`` (a profile folder, or a run folder holding one) on each device."""
+def predict(path: Path, device_names: list[str], epochs: float | None = None,
+            progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """The step of ``path`` (a profile folder, or a run folder holding one) on each device; ``progress`` hears
+    which device is being predicted."""
     started = time.perf_counter()
     if not device_names:
         raise DawnbenchError("--device: name at least one device (or all).")
-    if epochs is not None and not (math.isfinite(epochs) and epochs > 0):
-        raise DawnbenchError(f"--epochs {epochs}: the epochs to target are a positive number.")
+    bounds.check_option("--epochs", epochs)
     models = [device_model(name) for name in device_names]
-    step = read_step(Path(path))
+    notes: list[str] = []
+    step = read_step(Path(path), notes)
     run = _run_facts(Path(path))
     per_epoch, per_epoch_from = samples_per_epoch(step, run)
     steps_per_epoch = per_epoch / step.batch_size if per_epoch and step.batch_size else None
@@ -129,8 +131,9 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None) ->
             "the same epochs to target on every device (the same recipe, precision and batch)",
             "one device, no data-loading stall"],
         "mapped_share_of_op_time": sum(o.seconds for o in step.ops if o.kernels) / step.op_s,
-        "devices": []}
-    for model in models:
+        "notes": notes, "devices": []}
+    for i, model in enumerate(models, 1):
+        progress(f"predicting {len(step.ops):,} ops on {model.name} ({i} of {len(models)})")
         predicted = predict_step(step, model)
         beside = framework if model.kind == "measured" and model.device_type == step.device else 0.0
         step_s = predicted["op_s"] + beside

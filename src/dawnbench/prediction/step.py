@@ -26,7 +26,6 @@ mapped. Times, FLOPs and bytes are per training step: the window's over its step
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from dawnbench.analysis.kernel_classes import (
     op_class,
 )
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.io import read_json
+from dawnbench.io import inside, read_json
 from dawnbench.kernels.problems import Problem, flops
 from dawnbench.profiling.ops import read_ops
 
@@ -95,29 +94,6 @@ class Step:
         return sum(op.seconds for op in self.ops)
 
 
-def _dims(text: str) -> list[list[int]]:
-    """``"64x3x32x32, 10"`` → [[64, 3, 32, 32], [10]] (a scalar input is [])."""
-    out = []
-    for part in text.split(", "):
-        try:
-            out.append([int(d) for d in part.split("x")] if part and part != "scalar" else [])
-        except ValueError:
-            out.append([])
-    return out
-
-
-def _args(text: str) -> dict[str, list[int]]:
-    """``"stride=2x2 padding=1x1 groups=1"`` → {"stride": [2, 2], "padding": [1, 1], "groups": [1]}."""
-    out = {}
-    for item in text.split():
-        name, _, value = item.partition("=")
-        try:
-            out[name] = [int(v) for v in value.split("x")]
-        except ValueError:
-            continue
-    return out
-
-
 def _gemm(base: str, dims: list[list[int]]) -> tuple[list[Kernel], str | None]:
     mats = [d for d in dims if len(d) in (2, 3)]
     operands = mats[-2:] if base in ("addmm", "baddbmm") else mats[:2]
@@ -167,7 +143,7 @@ def _rnn(base: str, dims: list[list[int]], args: dict[str, list[int]]) -> tuple[
 def map_op(row: dict[str, Any]) -> tuple[list[Kernel], str | None]:
     """The kernel problems one call of an ``ops.tsv`` row runs, or why it has none (see the module docstring)."""
     base = row["op"].split("::")[-1].split(".")[0]
-    dims, args, calls = _dims(row["shapes"] or ""), _args(row.get("args") or ""), row["calls"]
+    dims, args, calls = row["dims"], row["arg_values"], row["calls"]
     if base in GEMMS:
         return _gemm(base, dims)
     if base in CONV_BACKWARD:
@@ -199,39 +175,33 @@ def _class_of(row: dict[str, Any]) -> str:
 
 
 def profile_folder(path: Path) -> Path:
-    """A profile folder: ``path`` itself, or a run folder's ``profile/``."""
-    for candidate in (path, path / "profile"):
+    """A profile folder: ``path`` itself, or a run folder's ``profile/`` — a folder of the run's own, never a link
+    out of it (``io.inside``)."""
+    for candidate in (path, inside(path, "profile")):
         if (candidate / "ops.tsv").is_file() and (candidate / "summary.json").is_file():
             return candidate
     raise DawnbenchError(f"{path}: no ops.tsv and summary.json here or in {path / 'profile'}. Pass a folder "
                          "`dawnbench profile` wrote, or a run folder it profiled (`dawnbench profile RUN_DIR`).")
 
 
-def read_step(path: Path) -> Step:
-    """The profiled step of ``path`` (a profile folder, or a run folder holding ``profile/``)."""
+def read_step(path: Path, notes: list[str] | None = None) -> Step:
+    """The profiled step of ``path`` (a profile folder, or a run folder holding ``profile/``); rows of its op
+    table that cannot be true are left out, each with a note in ``notes``."""
     folder = profile_folder(Path(path))
-    summary, notes = documents.profile(read_json(folder / "summary.json", "profile"), folder / "summary.json")
+    summary, left_out = documents.profile(read_json(folder / "summary.json", "profile"), folder / "summary.json")
     if summary is None:
-        raise DawnbenchError(f"{notes[0]}. Profile again.")
-    try:
-        steps, window_s = int(summary["steps"]), float(summary["window_s"])
-        roofs = summary["roofs"]
-        bandwidth = float(roofs["bandwidth_bytes_per_s"])
-    except (KeyError, TypeError, ValueError) as err:
-        raise FileError(folder / "summary.json", f"has no usable {err} (steps, window_s, roofs): it is not the "
-                                                 "summary `dawnbench profile` writes; profile again.") from None
-    if not (steps >= 1 and window_s > 0 and math.isfinite(window_s) and bandwidth > 0):
-        raise FileError(folder / "summary.json", f"steps {steps}, window_s {window_s}, bandwidth {bandwidth}: a "
-                                                 "profile has at least one step, some time and a bandwidth.")
+        raise DawnbenchError(f"{left_out[0]}. Profile again.")
+    if "steps" not in summary or not (summary.get("roofs") or {}).get("bandwidth_bytes_per_s"):
+        raise FileError(folder / "summary.json", "has no steps, or no roofs with a bandwidth: it is not the summary "
+                                                 "`dawnbench profile` writes; profile again.")
+    steps, window_s, roofs = summary["steps"], summary["window_s"], summary["roofs"]
     ops = []
-    for row in read_ops(folder):
+    for row in read_ops(folder, notes):
         kernels, why = map_op(row)
         ops.append(StepOp(row["op"], row["shapes"], row.get("args") or "", row["precision"], _class_of(row),
                           row["calls"] / steps, row["time_s"] / steps, (row["flops"] or 0.0) / steps,
                           (row["bytes"] or 0.0) / steps, kernels, why))
     samples = summary.get("samples_per_s")
     batch = round(samples * window_s / steps) if samples else None
-    return Step(folder, str(summary.get("task", "?")), str(summary.get("entry", "?")),
-                str(summary.get("precision", "fp32")), str(summary.get("device", "cpu")), batch, steps,
-                window_s / steps, roofs, ops)
-
+    return Step(folder, summary["task"], str(summary.get("entry", "?")), str(summary.get("precision") or "fp32"),
+                str(summary.get("device", "cpu")), batch, steps, window_s / steps, roofs, ops)

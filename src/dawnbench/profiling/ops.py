@@ -37,14 +37,17 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import torch
+from pydantic import Field
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.profiler import ProfilerAction, ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+from typing_extensions import TypedDict  # pydantic reads typing_extensions' TypedDict on Python < 3.12
 
+from dawnbench import schema
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import atomic_write_text, read_foreign_text
 from dawnbench.profiling.flops import op_flops
@@ -320,13 +323,74 @@ def write_ops(rows: list[dict[str, Any]], path: Path) -> None:
 
 TEXT_COLUMNS = {"op", "shapes", "dtype", "precision", "bound", "args"}
 MAX_CALLS = 1e9              # calls of one op in a profiled window: no window holds more
+# What each recorded argument can be (PROBLEM_ARGS): a stride, dilation, group count, layer count or width of
+# at least 1, a padding of at least 0, a flag or mode a small whole number.
+ARG_LOW = {"stride": 1, "dilation": 1, "groups": 1, "hidden_size": 1, "num_layers": 1, "padding": 0,
+           "output_padding": 0, "transposed": 0, "mode": 0, "batch_first": 0, "bidirectional": 0}
+ARG_HIGH = {"transposed": 1, "batch_first": 1, "bidirectional": 1, "mode": 4}
 
 
-def read_ops(out: Path) -> list[dict[str, Any]]:
-    """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers (for the figures and
-    ``classes``), checked: the header :func:`write_ops` writes, every row of its columns, numbers
-    finite and not negative, ``calls`` a whole count, some time in all. Anything else is one
-    paragraph naming the file and the line."""
+def parse_shapes(text: str) -> list[list[int]]:
+    """``"64x3x32x32, 10, scalar"`` → [[64, 3, 32, 32], [10], []]: each dimension a positive integer under
+    ``schema.MAX_DIM`` (a ValueError says which is not)."""
+    out = []
+    for part in text.split(", ") if text else []:
+        if part in ("", "scalar"):
+            out.append([])
+            continue
+        dims = []
+        for d in part.split("x"):
+            if not d.isdigit() or not 1 <= int(d) <= schema.MAX_DIM:
+                raise ValueError(f"shapes holds {part!r}: a tensor's dimensions are whole numbers from 1 to "
+                                 f"{schema.MAX_DIM:,}")
+            dims.append(int(d))
+        out.append(dims)
+    return out
+
+
+def parse_args(text: str) -> dict[str, list[int]]:
+    """``"stride=2x2 padding=1x1 groups=1"`` → {"stride": [2, 2], "padding": [1, 1], "groups": [1]}, each value in
+    its range (ARG_LOW, ARG_HIGH); arguments of other names are not read."""
+    out = {}
+    for item in text.split():
+        name, _, value = item.partition("=")
+        if name not in ARG_LOW:
+            continue
+        parts = value.split("x")
+        if not all(p.lstrip("-").isdigit() for p in parts) or not all(
+                ARG_LOW[name] <= int(p) <= ARG_HIGH.get(name, schema.MAX_DIM) for p in parts):
+            raise ValueError(f"args holds {item!r}: {name} is a whole number from {ARG_LOW[name]} to "
+                             f"{ARG_HIGH.get(name, schema.MAX_DIM):,}")
+        out[name] = [int(p) for p in parts]
+    return out
+
+
+class OpRow(TypedDict):
+    """A row of ``ops.tsv`` (what :func:`write_ops` writes), its numbers as numbers."""
+
+    op: schema.Text
+    shapes: schema.Text
+    dtype: schema.Text
+    precision: schema.Text
+    calls: Annotated[int, Field(strict=True, ge=1, le=MAX_CALLS)]
+    time_s: schema.Seconds
+    share: schema.NonNegative | None
+    flops: schema.Flops | None
+    bytes: schema.Bytes | None
+    intensity: schema.NonNegative | None
+    flops_per_s: schema.NonNegative | None
+    bytes_per_s: schema.NonNegative | None
+    fraction_of_roof: schema.NonNegative | None
+    bound: schema.Text
+    args: schema.Text
+
+
+def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers, each row checked against
+    :class:`OpRow`, its shapes and its args (``dims``, ``arg_values``: parsed). A row that cannot be true — a zero
+    or negative dimension, a stride of 0, a negative time — is left out with a note in ``notes`` naming its line
+    and field; a table that is not the one ``dawnbench profile`` writes (its header, its columns, no row left, no
+    time in all) is one paragraph naming the file and the line."""
     path = Path(out) / "ops.tsv"
     fix = "It is not the op table `dawnbench profile` writes; profile again."
     try:
@@ -340,27 +404,39 @@ def read_ops(out: Path) -> list[dict[str, Any]]:
         raise FileError(path, f"its header is not {', '.join(TSV_COLUMNS)}. {fix}", line=1)
     if len(lines) == 1:
         raise FileError(path, f"holds no ops, only its header. {fix}")
-    rows = []
+    rows, left_out = [], []
     for number, values in enumerate(lines[1:], 2):
         if len(values) != len(columns):
             raise FileError(path, f"{len(values)} columns where the header has {len(columns)}. {fix}", line=number)
+        why = None
         row: dict[str, Any] = {"args": ""}
         for column, value in zip(columns, values):
-            if column in TEXT_COLUMNS or value == "":
-                row[column] = value if column in TEXT_COLUMNS else None
-                continue
+            if column in TEXT_COLUMNS:
+                row[column] = value
+            elif value == "":
+                row[column] = None
+            else:
+                try:
+                    row[column] = float(value)
+                except ValueError:
+                    raise FileError(path, f"{column} is {value[:40]!r}, not a number. {fix}", line=number) from None
+        if isinstance(row.get("calls"), float) and row["calls"].is_integer():
+            row["calls"] = int(row["calls"])
+        why = schema.why_not(OpRow, row)
+        if why is None:
             try:
-                row[column] = float(value)
-            except ValueError:
-                raise FileError(path, f"{column} is {value[:40]!r}, not a number. {fix}", line=number) from None
-            if not math.isfinite(row[column]) or row[column] < 0:
-                raise FileError(path, f"{column} is {value}: a count, time or rate is a finite number ≥ 0. {fix}",
-                                line=number)
-        calls, seconds = row["calls"], row["time_s"]
-        if calls is None or calls != int(calls) or not 1 <= calls <= MAX_CALLS or seconds is None:
-            raise FileError(path, f"calls {values[4]!r} and time_s {values[5]!r}: every op row has a whole number of "
-                                  f"calls from 1 to {MAX_CALLS:,.0f} and a time. {fix}", line=number)
-        rows.append(row)
+                row["dims"], row["arg_values"] = parse_shapes(row["shapes"]), parse_args(row["args"])
+            except ValueError as err:
+                why = str(err)
+        if why:
+            left_out.append(f"{path}:{number}: left out: {why}")
+        else:
+            rows.append(row)
+    if notes is not None:
+        notes += left_out
+    if not rows:
+        raise FileError(path, f"no row of it can be used ({left_out[0].split(': left out: ', 1)[1]}). {fix}")
     if not sum(r["time_s"] for r in rows) > 0:
         raise FileError(path, f"its ops take no time in all: no share of time can be given. {fix}")
     return rows
+

@@ -314,7 +314,8 @@ class ResourceMonitor:
         if not self.samples:
             return out
         for col, (seconds, total, largest, largest_any) in self._sums.items():
-            out[col] = {"mean": total / seconds, "max": largest_any if largest is None else largest}
+            # every column is a non-negative quantity: a mean of differences that rounds a hair below 0 is 0
+            out[col] = {"mean": max(0.0, total / seconds), "max": max(0.0, largest_any if largest is None else largest)}
         # how long the means are over: what weighs one run's load against another's of a different length
         out["sampled_s"] = max(seconds for seconds, *_ in self._sums.values())
         timed = self._timed

@@ -26,7 +26,7 @@ from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.record import RunResult, Status, read_result
 from dawnbench.harness.selection import select
-from dawnbench.io import atomic_write_bytes, atomic_write_text, output_dir, read_foreign
+from dawnbench.io import atomic_write_bytes, atomic_write_text, dumps, output_dir, read_foreign
 from dawnbench.pricing import resolve
 from dawnbench.statistics import summarize
 from dawnbench.submissions.validate import BOARD_TASKS
@@ -156,7 +156,7 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
     folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"]) / "train")
     json_path, tsv_path = folder / f"{stem}.json", folder / f"{stem}.tsv"
     tsv = read_foreign(chosen_dir / "epochs.tsv", "training log")
-    atomic_write_text(json_path, json.dumps(doc, indent=4) + "\n")
+    atomic_write_text(json_path, dumps(doc, indent=4) + "\n")
     atomic_write_bytes(tsv_path, tsv)
     return [json_path, tsv_path]
 
@@ -201,5 +201,5 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
     stem = "_".join(_slug(s) for s in (author, result["entry"], instance or described.split(",")[0], "pytorch"))
     folder = output_dir(output_dir(out_dir) / _board_folder(task.name) / "inference")
     path = folder / f"{stem}_inference.json"
-    atomic_write_text(path, json.dumps(doc, indent=4) + "\n")
+    atomic_write_text(path, dumps(doc, indent=4) + "\n")
     return path

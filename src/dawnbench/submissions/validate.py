@@ -37,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import NotRequired, TypedDict  # pydantic reads these on Python < 3.12
+
+from dawnbench import schema
 from dawnbench.errors import FileError
 from dawnbench.io import (
     MAX_JSON_DEPTH,
@@ -217,7 +220,58 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
             problems.append(Problem(name, line("costPerHour"), ERROR, "'costPerHour' must be a positive "
                                     f"number of USD up to {MAX_PRICE:,.0f}, not {fields['costPerHour']!r}"))
         _read_tsv(sub, json_path.with_suffix(".tsv"), root)
+        _check_dawnbench_misc(sub, line)
     return sub
+
+
+class DawnbenchMisc(TypedDict):
+    """``misc.dawnbench`` of a submission ``dawnbench export`` wrote: what its runs were."""
+
+    task: schema.Text
+    runs: schema.PositiveCount
+    successes: schema.Count
+    success_fraction: schema.Share | None
+    tta_median_s: schema.PositiveSeconds | None
+    seeds: list[schema._number(0, 2**32 - 1, integer=True) | None]
+    representative_seed: NotRequired[schema._number(0, 2**32 - 1, integer=True) | None]
+    official: schema.Flag
+
+
+def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
+    """A submission ``dawnbench export`` wrote says what its runs were in ``misc.dawnbench``: its fields must be
+    what they can be, agree with each other (successes of runs, one record per seed) and with the TSV it travels
+    with (the representative run's time to the threshold is the median's, or below it with an even count)."""
+    misc = (sub.fields.get("misc") or {}).get("dawnbench") if isinstance(sub.fields.get("misc"), dict) else None
+    if misc is None:
+        return
+    where, problems = line("misc"), sub.problems
+    why = schema.why_not(DawnbenchMisc, misc, "misc.dawnbench")
+    if why:
+        problems.append(Problem(sub.file, where, ERROR, why))
+        return
+    seeds = [s for s in misc["seeds"] if s is not None]
+    disagree = []
+    if misc["successes"] > misc["runs"]:
+        disagree.append(f"{misc['successes']} successes of {misc['runs']} runs")
+    elif misc["success_fraction"] is not None and not math.isclose(misc["success_fraction"],
+                                                                    misc["successes"] / misc["runs"]):
+        disagree.append(f"success_fraction {misc['success_fraction']:g} is not {misc['successes']}/{misc['runs']}")
+    if len(misc["seeds"]) != misc["runs"]:
+        disagree.append(f"{len(misc['seeds'])} seeds for {misc['runs']} runs")
+    if len(set(seeds)) != len(seeds):
+        disagree.append("a seed counted more than once (a copied run)")
+    if sub.task is not None and misc["task"] != sub.task.key:
+        disagree.append(f"task {misc['task']!r} in the {sub.task.folder} folder")
+    tsv_s = sub.training_hours * 3600 if sub.training_hours is not None else None
+    median = misc["tta_median_s"]
+    if tsv_s is not None and median is not None and misc["successes"]:
+        close = math.isclose(tsv_s, median, rel_tol=1e-6, abs_tol=0.01)
+        if (misc["successes"] % 2 and not close) or (not misc["successes"] % 2 and tsv_s > median and not close):
+            disagree.append(f"the TSV reaches the threshold at {tsv_s:,.2f} s, but the median time to it is "
+                            f"{median:,.2f} s over {misc['successes']} successes (the TSV is the median run's)")
+    if disagree:
+        problems.append(Problem(sub.file, where, ERROR, "misc.dawnbench disagrees with itself or its TSV: "
+                                + "; ".join(disagree) + ". Export the runs again with `dawnbench export`."))
 
 
 def _date(value: Any, name: str, line: int | None, problems: list[Problem]) -> dt.date | None:

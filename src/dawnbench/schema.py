@@ -1,0 +1,198 @@
+"""What a value in a document dawnbench reads can physically be: one declaration per field, from which the
+check, the error and the documentation's field table all come (pydantic; docs/reference/documents.md).
+
+    class Evaluation:                       # a pydantic dataclass of harness/record.py
+        epoch: Epochs                       # a number from 0 to 1,000,000
+        timed_s: Seconds                    # a number of seconds from 0 to 100,000,000
+    evaluation = schema.load(Evaluation, doc, path)     # or a FileError naming path and field
+
+The types below carry their bounds: a time is finite, not negative and under ``MAX_SECONDS``; a size or a
+shape's dimension is a positive integer under its cap; a share is from 0 to 1; a name is a string of
+bounded length. Numbers are strict — ``"1.5"`` is not a number, ``true`` is not an integer — and NaN and
+the infinities are refused (JSON has neither; :func:`dawnbench.io.parse_json` refuses them first).
+
+Two kinds of failure, as the readers use them: a document-level field that cannot be true refuses the
+document (:func:`load`: a :class:`~dawnbench.errors.FileError`, one paragraph naming the file and the field
+and saying what it can be); a row that cannot be true is left out with a note naming the row and the field
+(:func:`rows`), and the rest of the document is read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+from dawnbench.errors import FileError
+
+T = TypeVar("T")
+
+MAX_SECONDS = 1e8          # any duration a document holds: three years
+MAX_COUNT = 10**15         # items, samples, calls, steps: far past any run's
+MAX_EPOCHS = 1e6
+MAX_DIM = 2**31 - 1        # a tensor dimension: torch's own index limit
+MAX_FLOPS = 1e24           # of one pass, step or run: DeepBench's largest problem is ~1e13
+MAX_BYTES = 1e18
+MAX_FLOP_RATE = 1e18       # FLOP/s: an exaflop machine
+MAX_BYTE_RATE = 1e15       # bytes/s: a petabyte a second
+MAX_USD = 1e9
+MAX_TEXT = 4096            # a name, a path, a device's description
+MAX_MESSAGE = 100_000      # an error or a note
+
+
+def _number(low: float | None = None, high: float | None = None, *, low_open: bool = False, integer: bool = False,
+            unit: str = "") -> Any:
+    bounds: dict[str, Any] = {}
+    if low is not None:
+        bounds["gt" if low_open else "ge"] = low
+    if high is not None:
+        bounds["le"] = high
+    if integer:
+        return Annotated[int, Field(strict=True, description=unit, **bounds)]
+    return Annotated[float, Field(strict=True, allow_inf_nan=False, description=unit, **bounds)]
+
+
+Seconds = _number(0, MAX_SECONDS, unit="seconds")
+PositiveSeconds = _number(0, MAX_SECONDS, low_open=True, unit="seconds")
+Epochs = _number(0, MAX_EPOCHS, unit="epochs")
+PositiveEpochs = _number(0, MAX_EPOCHS, low_open=True, unit="epochs")
+Count = _number(0, MAX_COUNT, integer=True, unit="a count")
+PositiveCount = _number(1, MAX_COUNT, integer=True, unit="a count")
+Dim = _number(1, MAX_DIM, integer=True, unit="a size")
+Share = _number(0, 1, unit="a share")
+Flops = _number(0, MAX_FLOPS, unit="FLOP")
+Bytes = _number(0, MAX_BYTES, unit="bytes")
+FlopRate = _number(0, MAX_FLOP_RATE, low_open=True, unit="FLOP/s")
+ByteRate = _number(0, MAX_BYTE_RATE, low_open=True, unit="bytes/s")
+Usd = _number(0, MAX_USD, unit="USD")
+UsdPerHour = _number(0, 100_000, low_open=True, unit="USD per hour")
+Finite = _number(unit="a finite number")
+NonNegative = _number(0, unit="a number ≥ 0")
+Text = Annotated[str, Field(strict=True, max_length=MAX_TEXT)]
+Message = Annotated[str, Field(strict=True, max_length=MAX_MESSAGE)]
+Flag = Annotated[bool, Field(strict=True)]
+
+_ADAPTERS: dict[Any, TypeAdapter] = {}
+
+
+def _adapter(kind: Any) -> TypeAdapter:
+    if kind not in _ADAPTERS:
+        _ADAPTERS[kind] = TypeAdapter(kind)
+    return _ADAPTERS[kind]
+
+
+def where(loc: Iterable[Any]) -> str:
+    """A pydantic location as the field's path in the document: ``evals[3].timed_s``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+def _number_text(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return f"{value:,.0f}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+def problem(err: ValidationError, prefix: str = "") -> str:
+    """The first thing wrong, in words: ``field 'evals[0].timed_s' must be ≤ 100,000,000, not 1e+308``."""
+    first = err.errors(include_url=False)[0]
+    name = where([*([prefix] if prefix else []), *first["loc"]])
+    message = first.get("msg", "is not what it can be")
+    if first["type"] == "value_error":         # a rule of the declaration's own, in its own words
+        said = message.removeprefix("Value error, ")
+        if said.startswith("."):
+            return f"field '{name}{said}"
+        return f"field '{name}': {said}" if name else said
+    if first["type"] == "missing":
+        return f"field '{name}' is missing"
+    ctx = first.get("ctx") or {}
+    signs = {"gt": ">", "ge": "≥", "lt": "<", "le": "≤"}
+    limits = [f"{signs[k]} {_number_text(v)}" for k, v in ctx.items() if k in signs]
+    if limits:
+        said = f"must be {' and '.join(limits)}"
+    elif first["type"] == "finite_number":
+        said = "must be a finite number"
+    else:
+        said = "must be" + message.removeprefix("Input should be") if message.startswith("Input should be") \
+            else message[0].lower() + message[1:]
+    return f"field '{name or 'the document'}' {said}, not {_shown(first.get('input'))}"
+
+
+def load(kind: type[T] | Any, doc: Any, path: str | Path, fix: str = "The file was edited or damaged; write it again "
+         "with the command that makes it.") -> T:
+    """``doc`` as ``kind`` (a pydantic dataclass or model, or any type pydantic validates), every field checked
+    against its declaration; a :class:`FileError` naming ``path`` and the first field that cannot be true."""
+    try:
+        return _adapter(kind).validate_python(doc)
+    except ValidationError as err:
+        raise FileError(path, f"{problem(err)}. {fix}") from None
+
+
+def why_not(kind: type[T] | Any, value: Any, prefix: str = "") -> str | None:
+    """Why ``value`` cannot be a ``kind`` (the first field that cannot be true, named under ``prefix``), or None."""
+    try:
+        _adapter(kind).validate_python(value)
+    except ValidationError as err:
+        return problem(err, prefix)
+    return None
+
+
+def rows(kind: type[T] | Any, items: list[Any], path: str | Path, field: str = "rows") -> tuple[list[T], list[str]]:
+    """Each item of ``items`` as ``kind``; those that cannot be true are left out, each with a note naming it and
+    its field (``rows[12].median_s …``)."""
+    kept, notes = [], []
+    adapter = _adapter(kind)
+    for i, item in enumerate(items):
+        try:
+            kept.append(adapter.validate_python(item))
+        except ValidationError as err:
+            notes.append(f"{path}: {field}[{i}] left out: {problem(err)}")
+    return kept, notes
+
+
+def fields(kind: Any) -> list[dict[str, str]]:
+    """The declaration of ``kind``'s fields as a table for the docs: name, type and what it can be, description."""
+    schema = _adapter(kind).json_schema(mode="validation")
+    required = set(schema.get("required", []))
+    out = []
+    for name, prop in schema.get("properties", {}).items():
+        out.append({"name": name, "required": "yes" if name in required else "no", "can_be": _can_be(prop, schema),
+                    "about": prop.get("description", "")})
+    return out
+
+
+def _can_be(prop: dict[str, Any], schema: dict[str, Any]) -> str:
+    """A JSON-schema property in words: ``a number ≥ 0 and ≤ 100,000,000 (seconds), or null``."""
+    options = prop.get("anyOf") or [prop]
+    words = []
+    for option in options:
+        if "$ref" in option:
+            target = schema.get("$defs", {}).get(option["$ref"].rsplit("/", 1)[-1], {})
+            words.append("one of " + ", ".join(map(str, target["enum"])) if "enum" in target else
+                         f"an object ({option['$ref'].rsplit('/', 1)[-1]})")
+            continue
+        kind = {"number": "a number", "integer": "an integer", "string": "a string", "boolean": "true or false",
+                "array": "a list", "object": "an object", "null": "null"}.get(option.get("type", ""), "any value")
+        limits = [f"{sign} {_number_text(option[key])}" for key, sign in (("exclusiveMinimum", ">"), ("minimum", "≥"),
+                                                              ("maximum", "≤")) if key in option]
+        if "enum" in option:
+            kind = "one of " + ", ".join(map(str, option["enum"]))
+        if option.get("maxLength"):
+            limits.append(f"at most {option['maxLength']:,} characters")
+        words.append(kind + (" " + " and ".join(limits) if limits else "")
+                     + (f" ({option['description']})" if option.get("description") and option["description"] not in
+                        prop.get("description", "") else ""))
+    return ", or ".join(words)
