@@ -8,7 +8,8 @@ memory blow-up is an outcome, not the end of the script). A *refused* case gives
 when it exits 2 with a message and no traceback; a *handled* one (a damaged file a command
 reports or skips) when it exits 0, 1 or 2 without a traceback. The evidence names each case
 that did not, and keeps every case's command, answer (its first 300 characters) and origin:
-issue 40's list, the fresh cases tried beside it, wave 5's (explain, predict), or the table before them.
+issue 40's list, the fresh cases tried beside it, wave 5's (explain, predict), wave 6's (the issue on
+inputs: documents that cannot be true), or the table before them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 import bench  # first: it puts tests/ on the path, where the table of bad inputs lives with its tests
-from bad_inputs import CASES, FRESH_40, ISSUE_40, WAVE_5, make_run
+from bad_inputs import CASES, FRESH_40, ISSUE_40, WAVE_5, WAVE_6, make_run
 
 ROOT = bench.ROOT
 
@@ -81,7 +82,7 @@ def main() -> None:
             rows.append({"id": case_id, "kind": kind, "command": args[0], "exit": code, "clear": problem is None,
                          "problem": problem, "seconds": round(seconds, 2), "said": said[:300],
                          "origin": "issue 40" if case_id in ISSUE_40 else "fresh" if case_id in FRESH_40 else
-                         "wave 5" if case_id in WAVE_5 else "earlier"})
+                         "wave 5" if case_id in WAVE_5 else "wave 6" if case_id in WAVE_6 else "earlier"})
             print(f"{case_id:<36} {kind:<8} {'clear' if problem is None else problem}", flush=True)
     origins = {o: {"tried": sum(r["origin"] == o for r in rows), "clear": sum(r["clear"] for r in rows
                                                                              if r["origin"] == o)}

@@ -24,16 +24,19 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import inspect
 import json
 import re
 import statistics
 import sys
+import typing
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from dawnbench import schema
 from dawnbench.bounds import IMPORT_DEFAULTS
 from dawnbench.entries import load_entry_class
 from dawnbench.tasks import TASKS
@@ -43,6 +46,7 @@ RESULTS = ROOT / "docs" / "results"
 DATA = RESULTS / "data"
 TEMPLATES = RESULTS / "templates"
 README = ROOT / "README.md"
+REFERENCE = ROOT / "docs" / "reference"      # pages rendered from the code's declarations, not from evidence
 # The README's rendered blocks: NAME → its template (docs/results/templates/NAME.md.j2), between
 # "<!-- NAME: rendered … -->" and "<!-- NAME: end -->".
 README_BLOCKS = ("headline", "card")
@@ -181,9 +185,49 @@ def environment(prefix: str) -> jinja2.Environment:
     return env
 
 
+def declared(kind: Any) -> list[dict[str, str]]:
+    """A declaration's field table (``schema.fields``), each field's ``about`` the comment written beside it."""
+    comments = {}
+    source = typing.get_args(kind)[0] if typing.get_origin(kind) is typing.Annotated else kind
+    try:
+        lines = inspect.getsource(source).splitlines()
+    except (OSError, TypeError):             # declared by a call (``KernelRow = TypedDict("KernelRow", {...})``)
+        module = inspect.getsource(sys.modules[source.__module__])
+        start = module.index(f'{source.__name__} = TypedDict("{source.__name__}"')
+        lines = module[start:module.index("})", start)].splitlines()
+    for line in lines:
+        found = re.match(r'\s+"?(\w+)"?: .*?#\s*(.+)$', line)
+        if found:
+            comments[found.group(1)] = found.group(2).strip()
+    return [{**f, "about": comments.get(f["name"], "")} for f in schema.fields(kind)]
+
+
+def reference() -> dict[Path, str]:
+    """The reference pages (``docs/reference/templates/NAME.md.j2`` → ``docs/reference/NAME.md``)."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(REFERENCE / "templates"),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    from dawnbench import pricing
+    from dawnbench.analysis import documents, mlperf, schedule
+    from dawnbench.harness import record
+    from dawnbench.profiling import ops
+    from dawnbench.submissions import validate
+
+    kinds = {"result.json": record.RunResult, "evaluation": record.Evaluation, "ops.tsv": ops.OpRow,
+             "summary.json": documents.ProfileSummary, "step": documents.Step, "roofs": documents.Roofs,
+             "kernels.json": documents.KernelsDocument, "kernel row": documents.KernelRow,
+             **{f"{suite} problem": kind for suite, kind in documents.PARAMS.items()},
+             "scale.json": schedule.ScaleTable, "scale row": schedule.ScaleRow, "misc.dawnbench": validate.DawnbenchMisc,
+             "instance": pricing.Instance}
+    env.globals.update(declared=lambda name: declared(kinds[name]), schema=schema,
+                       can_be=lambda kind: schema._can_be(schema._adapter(kind).json_schema(), {}),
+                       time_ms=mlperf.TimeMs, epochs=schema.Epochs, args=(ops.ARG_LOW, ops.ARG_HIGH))
+    return {REFERENCE / template.name.removesuffix(".j2"): env.get_template(template.name).render()
+            for template in sorted((REFERENCE / "templates").glob("*.md.j2"))}
+
+
 def rendered() -> dict[Path, str]:
     """Every page as its template renders it now: path → text."""
-    pages = {}
+    pages = reference()
     env = environment("")
     for template in sorted(TEMPLATES.glob("*.md.j2")):
         if template.name.removesuffix(".md.j2") not in README_BLOCKS:

@@ -465,7 +465,69 @@ CASES: list[tuple[str, str, ArgsOf]] = [
     ("explain-no-profile", "refused", lambda w, run: ["explain", w]),
     ("explain-summary-damaged", "refused", lambda w, run: ["explain", _profile(
         w, change=lambda d: d.__setitem__("roofs", "fast"))]),
+    # wave 6 (issue "inputs true by construction"): well-formed nonsense, as the issue found it
+    ("w6-predict-mm-zero-dimension", "handled", lambda w, run: [
+        "predict", _profile(w, OP.format(calls=2, time=0.5) + OP.replace("16x1760, 1760x1760", "0x5, 5x7").format(
+            calls=2, time=0.1)), "--device", "V100", "--json"]),
+    ("w6-predict-conv-stride-zero", "handled", lambda w, run: [
+        "predict", _profile(w, (OPS_HEADER.replace("\n", "\targs\n") + OP.format(calls=2, time=0.5).replace("\t\n", "\t\t\n")
+                                + CONV.format(args="stride=0x0 padding=1x1")).encode()), "--device", "V100", "--json"]),
+    ("w6-predict-window-1e308", "refused", lambda w, run: [
+        "predict", _profile(w, change=lambda d: d.__setitem__("window_s", 1e308)), "--device", "V100"]),
+    ("w6-predict-every-time-1e308", "refused", lambda w, run: [
+        "predict", _profile(w, OP.format(calls=2, time="1e308")), "--device", "all", "--json"]),
+    ("w6-explain-window-1e308", "refused", lambda w, run: [
+        "explain", _profile(w, change=lambda d: d.__setitem__("window_s", 1e308))]),
+    ("w6-analyze-tta-1e308", "handled", lambda w, run: ["analyze", _copies(run, w, 5, time_to_accuracy_s=1e308)]),
+    ("w6-compare-tta-zero", "refused", lambda w, run: ["compare", _copies(run, w, 3, time_to_accuracy_s=0),
+                                                       _copies(run, w / "b", 3)]),
+    ("w6-analyze-minimal-records", "handled", lambda w, run: ["analyze", _minimal(w, 50), "--json"]),
+    ("w6-report-minimal-records", "handled", lambda w, run: ["report", _minimal(w, 50), "--out", w / "rep"]),
+    ("w6-compare-minimal-records", "handled", lambda w, run: ["compare", _minimal(w, 5), _minimal(w / "b", 5)]),
+    ("w6-analyze-success-without-evals", "handled", lambda w, run: ["analyze", _copies(run, w, 2, evals=[])]),
+    ("w6-analyze-negative-eval-epoch", "handled", lambda w, run: [
+        "analyze", _copies(run, w, 2, evals=[{"epoch": -1, "samples": -5, "timed_s": 3.0, "value": 97.5}])]),
+    ("w6-predict-profile-link-out", "refused", lambda w, run: ["predict", _run_with_linked_profile(w, run),
+                                                               "--device", "V100"]),
+    ("w6-explain-profile-link-out", "refused", lambda w, run: ["explain", _run_with_linked_profile(w, run)]),
+    ("w6-run-rdzv-port-70000", "refused", lambda w, run: ["run", "mnist", "--nproc", "1", "--nnodes", "2",
+                                                          "--rdzv-endpoint", "127.0.0.1:70000", "--out", w / "r"]),
+    ("w6-run-workers-per-node-zero", "refused", lambda w, run: ["run", "mnist", "--workers-per-node", "0",
+                                                                "--out", w / "r"]),
+    ("w6-run-time-limit-negative", "refused", lambda w, run: ["run", "mnist", "--time-limit", "-5", "--out", w / "r"]),
+    ("w6-export-cost-1e308", "refused", lambda w, run: ["export", run, "--cost-per-hour", "1e308", "--author", "a",
+                                                        "--email", "a@b", "--out", w / "sub"]),
 ]
+CONV = "aten::convolution\t64x16x14x14, 32x16x3x3\tfloat32\tfp32\t2\t0.2\t1\t1e+08\t1e+07\t10\t1e+09\t1e+08\t0.1\t\t{args}\n"
+
+
+def _copies(run: Path, w: Path, n: int, **fields: object) -> Path:
+    """``n`` copies of the run folder under ``w/runs`` (the same seed each), their records ``fields`` changed."""
+    for i in range(n):
+        dest = w / "runs" / f"copy{i}"
+        if not dest.exists():
+            shutil.copytree(run, dest)
+            doc = json.loads((dest / "result.json").read_text())
+            doc.update(fields)
+            (dest / "result.json").write_text(json.dumps(doc))
+    return w / "runs"
+
+
+def _minimal(w: Path, n: int) -> Path:
+    """``n`` records with only the fields a record must have (task, entry, threshold, status)."""
+    for i in range(n):
+        _write_json(w / "minimal" / f"r{i}" / "result.json", {"task": "mnist", "entry": "small-cnn",
+                                                               "threshold": 99.0, "status": "not_reached"})
+    return w / "minimal"
+
+
+def _run_with_linked_profile(w: Path, run: Path) -> Path:
+    """A copy of the run whose ``profile/`` is a link to a profile folder outside it."""
+    outside = _profile(w / "elsewhere")
+    dest = _copy(run, w)
+    if not (dest / "profile").exists():
+        (dest / "profile").symlink_to(outside, target_is_directory=True)
+    return dest
 
 # Where the wave-4 cases came from (docs/results/hostile.md counts them): the issue's list, and the fresh
 # ones tried beside it against the same commands. tests/test_bad_input.py checks every id is a case.
@@ -500,3 +562,5 @@ FRESH_40 = (
 )
 # Wave 5's: explain and predict (SPEC §23), tried when they landed.
 WAVE_5 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith(("predict-", "explain-")))
+# Wave 6's: the examples of the issue on inputs, as it found them on every command that reads documents.
+WAVE_6 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith("w6-"))

@@ -339,7 +339,7 @@ def test_schedule_command_writes_both_makespans_and_a_gantt_chart(tmp_path, caps
 def test_bad_scale_tables_name_the_file_and_field(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"job": "x", "rows": [{"workers": 0, "tta_s": 3}]}))
-    with pytest.raises(DawnbenchError, match=r"bad.json: rows\[0\].workers"):
+    with pytest.raises(DawnbenchError, match=r"bad.json: field 'rows\[0\].workers' must be ≥ 1"):
         load_job(bad)
     bad.write_text(json.dumps({"job": "x", "rows": [{"workers": 1, "tta_s": None}]}))
     with pytest.raises(DawnbenchError, match="never reached"):

@@ -35,6 +35,16 @@ def test_rows_that_cannot_be_true_are_left_out_with_their_reason():
     assert "rows[1] left out: field 'median_s' must be > 0, not -0.002" in notes[1]
 
 
+def test_an_all_reduce_row_as_kernels_allreduce_writes_it_is_read():
+    """All-reduce rows have no problem set and no intensity (null), as kernels/allreduce.py writes them."""
+    row = {"suite": "allreduce", "set": None, "params": {"floats": 1024}, "pass": "allreduce", "precision": "fp32",
+           "median_s": 1e-4, "iqr_s": 1e-6, "repeats": 5, "calls": 50, "flops": 0.0, "bytes": 4096.0, "gflops": 0.0,
+           "gbps": 0.04, "intensity": None, "fraction_of_roof": None, "world_size": 2, "backend": "gloo",
+           "nnodes": 1, "algbw_gbps": 0.04, "busbw_gbps": 0.04, "sum_checked": True}
+    kept, notes = documents.kernels({**kernels_doc(), "rows": [row]}, Path("k.json"))
+    assert kept["rows"] == [row] and notes == []
+
+
 def test_roofline_draws_what_is_sound_and_says_what_it_left_out(tmp_path):
     doc = kernels_doc()
     doc["rows"][1]["median_s"] = 1e308

@@ -217,9 +217,8 @@ def test_hostile_json_is_a_located_problem(capsys, tmp_path, payload):
     run = tmp_path / "runs" / "run0"
     run.mkdir(parents=True)
     (run / "result.json").write_text(payload)
-    code, out, err = run_cli(capsys, "analyze", tmp_path / "runs", "--json")
-    problems = json.loads(out)["problems"]
-    assert code == 0 and problems[0]["file"].endswith("result.json")
+    code, out, err = run_cli(capsys, "analyze", tmp_path / "runs", "--json")     # nothing else to analyse: an error
+    assert code == 2 and "nothing could be analysed" in err and "result.json" in err and out == ""
     for args in (["export", run, "--author", "a", "--email", "b", "--out", tmp_path / "sub"],
                  ["infer", run], ["profile", run], ["similarity", tmp_path / "runs", "--out", tmp_path / "s"]):
         assert run_cli(capsys, *args)[0] == 2

@@ -79,6 +79,29 @@ def test_a_tiny_problem_of_every_suite_and_pass_gives_a_valid_row(problem):
     assert run.passes_of(problem) == (("forward",) if problem.set != "training" else problems.PASSES[problem.suite])
 
 
+def test_a_row_faster_than_every_probe_raises_its_documents_roof(tmp_path):
+    """A roof is the best rate the machine reached: a kernel above the probes raises it (named in roofs.raised),
+    every row's fraction follows, and the reader keeps every row."""
+    from pathlib import Path
+
+    from dawnbench.analysis import documents
+
+    doc = run.Document(KernelOptions(out=tmp_path), CPU, ROOFS)
+    params = {"m": 1760, "n": 16, "k": 1760, "a_transposed": False, "b_transposed": False}
+    slow = {"suite": "gemm", "pass": "forward", "precision": "fp32", "params": params, "median_s": 1.0,
+            "flops": 5e10, "bytes": 1e8}
+    fast = {**slow, "params": {**params, "n": 32}, "flops": 2e11}                    # 200 GFLOP/s over a 100 GFLOP/s probe
+    doc.add(dict(slow))
+    assert doc.doc["rows"][0]["fraction_of_roof"] == pytest.approx(0.5)
+    doc.add(dict(fast))
+    roofs = doc.doc["roofs"]
+    assert roofs["flops"]["fp32"] == 2e11 and roofs["raised"]["fp32"]["probes_best"] == 1e11
+    assert [r["fraction_of_roof"] for r in doc.doc["rows"]] == [pytest.approx(0.25), pytest.approx(1.0)]
+    assert ROOFS.flops["fp32"] == 1e11                                      # the process's roofs are not changed
+    kept, notes = documents.kernels(json.loads(doc.path.read_text()), Path("k.json"))
+    assert len(kept["rows"]) == 2 and notes == []
+
+
 def test_a_problem_too_big_for_memory_or_the_cap_is_skipped_before_it_is_allocated():
     huge = run.Planned(Problem("gemm", "training", {"m": 10**6, "n": 10**6, "k": 10, "a_transposed": False,
                                                      "b_transposed": False}), "forward", "fp32")

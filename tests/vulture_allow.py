@@ -25,3 +25,4 @@ a_transposed, b_transposed, bandwidth_bytes_per_s, bytes_per_s, filter_h, filter
 flops_per_s, fraction_of_peak, fraction_of_roof, memory_bound_share  # noqa: B018, F821 - names, as above
 op_time_share_of_window, representative_seed, ridge_flop_per_byte, success_fraction  # noqa: B018, F821 - names, as above
 successes, time_s, tta_median_s  # noqa: B018, F821 - names, as above
+top_ops, provider, region, accelerator_count, vcpus, as_of, not_on_demand  # noqa: B018, F821 - names, as above

@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 
 from dawnbench.errors import FileError
 
@@ -39,12 +39,15 @@ MAX_BYTES = 1e18
 MAX_FLOP_RATE = 1e18       # FLOP/s: an exaflop machine
 MAX_BYTE_RATE = 1e15       # bytes/s: a petabyte a second
 MAX_USD = 1e9
+ABOVE_ROOF = 1.10          # a measured rate may pass its own document's roof by noise, not by more
 MAX_TEXT = 4096            # a name, a path, a device's description
 MAX_MESSAGE = 100_000      # an error or a note
 
 
 def _number(low: float | None = None, high: float | None = None, *, low_open: bool = False, integer: bool = False,
-            unit: str = "") -> Any:
+            unit: str = "", resolution: float | None = None) -> Any:
+    """A number type with its bounds; ``resolution``: the smallest non-zero magnitude it can physically hold (a
+    clock does not resolve 1e-300 s), so that no quotient by it overflows."""
     bounds: dict[str, Any] = {}
     if low is not None:
         bounds["gt" if low_open else "ge"] = low
@@ -52,28 +55,41 @@ def _number(low: float | None = None, high: float | None = None, *, low_open: bo
         bounds["le"] = high
     if integer:
         return Annotated[int, Field(strict=True, description=unit, **bounds)]
-    return Annotated[float, Field(strict=True, allow_inf_nan=False, description=unit, **bounds)]
+    if resolution is None:
+        return Annotated[float, Field(strict=True, allow_inf_nan=False, description=unit, **bounds)]
+
+    def resolved(value: float) -> float:
+        if 0 < abs(value) < resolution:
+            raise ValueError(f"must be {least} ({unit}), not {value:g}")
+        return value
+    least = f"at least {resolution:g}" if low == 0 and low_open else f"0 or at least {resolution:g}"
+    return Annotated[float, Field(strict=True, allow_inf_nan=False, description=f"{unit}; {least}", **bounds),
+                     AfterValidator(resolved)]
 
 
-Seconds = _number(0, MAX_SECONDS, unit="seconds")
-PositiveSeconds = _number(0, MAX_SECONDS, low_open=True, unit="seconds")
-Epochs = _number(0, MAX_EPOCHS, unit="epochs")
-PositiveEpochs = _number(0, MAX_EPOCHS, low_open=True, unit="epochs")
+RESOLUTION = 1e-9          # of a time (a nanosecond clock) and of an epoch (one sample in a billion)
+Seconds = _number(0, MAX_SECONDS, unit="seconds", resolution=RESOLUTION)
+PositiveSeconds = _number(0, MAX_SECONDS, low_open=True, unit="seconds", resolution=RESOLUTION)
+Epochs = _number(0, MAX_EPOCHS, unit="epochs", resolution=RESOLUTION)
+PositiveEpochs = _number(0, MAX_EPOCHS, low_open=True, unit="epochs", resolution=RESOLUTION)
 Count = _number(0, MAX_COUNT, integer=True, unit="a count")
 PositiveCount = _number(1, MAX_COUNT, integer=True, unit="a count")
 Dim = _number(1, MAX_DIM, integer=True, unit="a size")
+Seed = _number(0, 2**32 - 1, integer=True, unit="a seed")
 Share = _number(0, 1, unit="a share")
+OfRoof = _number(0, ABOVE_ROOF, unit="of the roof its document measured")
 Flops = _number(0, MAX_FLOPS, unit="FLOP")
 Bytes = _number(0, MAX_BYTES, unit="bytes")
 FlopRate = _number(0, MAX_FLOP_RATE, low_open=True, unit="FLOP/s")
 ByteRate = _number(0, MAX_BYTE_RATE, low_open=True, unit="bytes/s")
 Usd = _number(0, MAX_USD, unit="USD")
 UsdPerHour = _number(0, 100_000, low_open=True, unit="USD per hour")
-Finite = _number(unit="a finite number")
-NonNegative = _number(0, unit="a number ≥ 0")
+Finite = _number()
+NonNegative = _number(0)
 Text = Annotated[str, Field(strict=True, max_length=MAX_TEXT)]
 Message = Annotated[str, Field(strict=True, max_length=MAX_MESSAGE)]
 Flag = Annotated[bool, Field(strict=True)]
+Precision = Literal["fp32", "tf32", "bf16", "fp16"]     # a run's or a row's (SPEC §12)
 
 _ADAPTERS: dict[Any, TypeAdapter] = {}
 
@@ -164,13 +180,12 @@ def rows(kind: type[T] | Any, items: list[Any], path: str | Path, field: str = "
 
 
 def fields(kind: Any) -> list[dict[str, str]]:
-    """The declaration of ``kind``'s fields as a table for the docs: name, type and what it can be, description."""
+    """The declaration of ``kind``'s fields as a table for the docs: name, whether it is required, what it can be."""
     schema = _adapter(kind).json_schema(mode="validation")
     required = set(schema.get("required", []))
     out = []
     for name, prop in schema.get("properties", {}).items():
-        out.append({"name": name, "required": "yes" if name in required else "no", "can_be": _can_be(prop, schema),
-                    "about": prop.get("description", "")})
+        out.append({"name": name, "required": "yes" if name in required else "no", "can_be": _can_be(prop, schema)})
     return out
 
 
@@ -193,6 +208,5 @@ def _can_be(prop: dict[str, Any], schema: dict[str, Any]) -> str:
         if option.get("maxLength"):
             limits.append(f"at most {option['maxLength']:,} characters")
         words.append(kind + (" " + " and ".join(limits) if limits else "")
-                     + (f" ({option['description']})" if option.get("description") and option["description"] not in
-                        prop.get("description", "") else ""))
+                     + (f" ({option['description']})" if option.get("description") else ""))
     return ", or ".join(words)

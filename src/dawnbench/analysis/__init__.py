@@ -99,6 +99,8 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
     root = Path(path)
     if not root.exists():
         raise DawnbenchError(f"{root}: no such file or directory. Pass run directories or MLPerf logs.")
+    if root.name == "result.json" and root.is_file():      # a run's record named: its run folder is meant
+        root = root.parent
     groups: dict[Any, Group] = {}
     official: dict[Any, bool] = {}
     problems: list[LogProblem] = []
@@ -150,8 +152,14 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
 
 
 def analyze(path: str | Path, include_suspect: bool = False) -> dict[str, Any]:
-    """The ``dawnbench analyze --json`` document (SPEC §11)."""
+    """The ``dawnbench analyze --json`` document (SPEC §11). Where nothing under ``path`` could be read, the
+    problems are the error: an empty table is not an answer."""
     groups, problems = collect(path, include_suspect)
+    if not groups and problems:
+        first = problems[0]
+        more = f" ({len(problems) - 1} more file(s) could not be read either)" if len(problems) > 1 else ""
+        raise DawnbenchError(f"{path}: nothing could be analysed. {first.file}"
+                             f"{':' + str(first.line) if first.line else ''}: {first.message}{more}")
     return {"groups": [{"name": g.name, **summarize(g.samples), "excluded": g.excluded} for g in groups],
             "problems": [{"file": p.file, "line": p.line, "severity": "error", "message": p.message}
                          for p in problems]}

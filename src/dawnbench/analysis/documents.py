@@ -37,20 +37,21 @@ from dawnbench.harness.record import Measured, check_record
 KERNELS_VERSION = 1
 MAX_ROWS = 100_000           # every problem × pass × precision of DeepBench's three sets is ~15,000
 MAX_SECONDS = 1e7            # the largest --cap `kernels` accepts: no row runs longer
-ABOVE_ROOF = 1.10            # a measured rate may pass its roof by noise, not by more
+ABOVE_ROOF = schema.ABOVE_ROOF
 SUITES = ("gemm", "conv", "rnn", "allreduce")
-Precision = Literal["fp32", "tf32", "bf16", "fp16"]
-RowSeconds = schema._number(0, MAX_SECONDS, low_open=True, unit="seconds")
+Precision = schema.Precision
+RowSeconds = schema._number(0, MAX_SECONDS, low_open=True, unit="seconds", resolution=schema.RESOLUTION)
 Padding = schema._number(0, schema.MAX_DIM, integer=True, unit="a size")
 
 
 class Roofs(TypedDict):
     """A machine's measured roofs (``dawnbench machine``; SPEC §12)."""
 
-    flops: dict[Precision, schema.FlopRate]
-    bandwidth_bytes_per_s: NotRequired[schema.ByteRate]
-    ridge_flop_per_byte: NotRequired[dict[Precision, schema.NonNegative]]
-    probes: NotRequired[dict[Precision, dict[schema.Text, schema.NonNegative]]]
+    flops: Annotated[dict[Precision, schema.FlopRate], Field(min_length=1)]  # FLOP/s per precision: the best probe
+    bandwidth_bytes_per_s: NotRequired[schema.ByteRate]  # a large tensor copy: bytes read and written per second
+    ridge_flop_per_byte: NotRequired[dict[Precision, schema.NonNegative]]  # where the two roofs meet
+    probes: NotRequired[dict[Precision, dict[schema.Text, schema.NonNegative]]]  # each probe's FLOP/s
+    raised: NotRequired[dict[Precision, dict[schema.Text, Any]]]  # a kernel that beat the probes: the roof is its
     device: NotRequired[schema.Text]
 
 
@@ -101,25 +102,25 @@ PARAMS = {"gemm": GemmProblem, "conv": Annotated[ConvProblem, AfterValidator(_co
           "allreduce": AllreduceProblem}
 
 KernelRow = TypedDict("KernelRow", {
-    "suite": Literal["gemm", "conv", "rnn", "allreduce"],
-    "set": NotRequired[schema.Text],
-    "pass": schema.Text,
+    "suite": Literal["gemm", "conv", "rnn", "allreduce"],  # DeepBench's suites (the params below are its)
+    "set": NotRequired[schema.Text | None],         # DeepBench's problem set (training, inference_server…); null: all-reduce
+    "pass": schema.Text,                            # forward, backward (data/weights), or the collective
     "precision": Precision,
     "params": dict[schema.Text, Any],
-    "skipped": NotRequired[schema.Message | None],
-    "median_s": NotRequired[RowSeconds],
-    "iqr_s": NotRequired[schema.Seconds],
-    "repeats": NotRequired[schema.Count],
-    "calls": NotRequired[schema.Count],
+    "skipped": NotRequired[schema.Message | None],  # why torch could not run it here (no time then)
+    "median_s": NotRequired[RowSeconds],            # of one call, over the timed blocks
+    "iqr_s": NotRequired[schema.Seconds],           # their spread
+    "repeats": NotRequired[schema.Count],           # timed blocks
+    "calls": NotRequired[schema.Count],             # calls timed in all
     "flops": NotRequired[schema.Flops],
     "bytes": NotRequired[schema.Bytes],
-    "gflops": NotRequired[schema.NonNegative],
-    "gbps": NotRequired[schema.NonNegative],
-    "intensity": NotRequired[schema.NonNegative],
-    "fraction_of_roof": NotRequired[schema.NonNegative | None],
-    "world_size": NotRequired[schema.PositiveCount],
-    "algbw_gbps": NotRequired[schema.NonNegative],
-    "busbw_gbps": NotRequired[schema.NonNegative],
+    "gflops": NotRequired[schema.NonNegative],      # GFLOP/s at the median
+    "gbps": NotRequired[schema.NonNegative],        # GB/s at the median
+    "intensity": NotRequired[schema.NonNegative | None],  # FLOP per byte; null: all-reduce
+    "fraction_of_roof": NotRequired[schema.NonNegative | None],  # over the roofs of the same file
+    "world_size": NotRequired[schema.PositiveCount],  # all-reduce: processes
+    "algbw_gbps": NotRequired[schema.NonNegative],  # all-reduce: bytes over time (nccl-tests' algbw)
+    "busbw_gbps": NotRequired[schema.NonNegative],  # all-reduce: algbw × 2(n−1)/n (nccl-tests' busbw)
 })
 
 
@@ -128,39 +129,50 @@ class KernelsDocument(TypedDict):
 
     kind: Literal["dawnbench-kernels"]
     version: NotRequired[Literal[1]]
-    rows: Annotated[list[dict[schema.Text, Any]], Field(max_length=MAX_ROWS)]
-    roofs: NotRequired[Roofs | None]
-    resources: NotRequired[dict[schema.Text, Measured] | None]
+    rows: Annotated[list[dict[schema.Text, Any]], Field(max_length=MAX_ROWS)]  # one per problem, pass, precision
+    roofs: NotRequired[Roofs | None]                    # this machine's, measured before the rows
+    resources: NotRequired[dict[schema.Text, Measured] | None]  # the resource monitor's summary per suite
     hardware: NotRequired[dict[schema.Text, Any]]
     software: NotRequired[dict[schema.Text, Any]]
 
 
 class Step(TypedDict):
-    time_s: NotRequired[schema.Seconds | None]
-    flops: NotRequired[schema.Flops | None]
-    bytes: NotRequired[schema.Bytes | None]
-    intensity: NotRequired[schema.NonNegative | None]
-    flops_per_s: NotRequired[schema.NonNegative | None]
+    """One training step of the profiled window, on average."""
+
+    time_s: NotRequired[schema.Seconds | None]          # the window's wall time over its steps
+    flops: NotRequired[schema.Flops | None]             # counted from the ops' shapes (profiling/flops.py)
+    bytes: NotRequired[schema.Bytes | None]             # moved by its ops
+    intensity: NotRequired[schema.NonNegative | None]   # FLOP per byte
+    flops_per_s: NotRequired[schema.NonNegative | None]  # its FLOP over its time
 
 
 class ProfileSummary(TypedDict):
     """A profile's ``summary.json`` as ``dawnbench profile`` writes it (SPEC §14)."""
 
     task: schema.Text
-    window_s: schema.PositiveSeconds
-    steps: NotRequired[schema.PositiveCount]
+    window_s: schema.PositiveSeconds                    # the profiled window's wall time
+    steps: NotRequired[schema.PositiveCount]            # optimizer steps in the window
     entry: NotRequired[schema.Text | None]
     precision: NotRequired[Precision | None]
-    variant: NotRequired[schema.Text | None]
-    device: NotRequired[schema.Text]
+    variant: NotRequired[schema.Text | None]            # a variant profiled beside the run's (--without …)
+    device: NotRequired[schema.Text]                    # cpu or cuda
+    title: NotRequired[schema.Text]                     # task · entry · precision · steps, for figures
+    out: NotRequired[schema.Text]                       # the folder it was written to
     batch_size: NotRequired[schema.PositiveCount | None]
     samples_per_s: NotRequired[schema.NonNegative | None]
-    memory_bound_share: NotRequired[schema.Share | None]
-    fraction_of_peak: NotRequired[schema.NonNegative | None]
-    op_time_share_of_window: NotRequired[schema.NonNegative | None]
+    memory_bound_share: NotRequired[schema.Share | None]  # of op time, in ops below the ridge
+    fraction_of_peak: NotRequired[schema.NonNegative | None]  # the step's FLOP/s over the FLOP roof
+    op_time_share_of_window: NotRequired[schema.NonNegative | None]  # the ops' time over the window's
+    matched_share: NotRequired[schema.Share | None]     # of op time, matched to a counted op of the same shapes
+    matched_by_name_share: NotRequired[schema.Share | None]  # matched by name only, FLOPs scaled by elements
+    rows: NotRequired[schema.Count]                     # rows of ops.tsv
+    flop_check: NotRequired[dict[schema.Text, Any] | None]  # the count against torch's FlopCounterMode
+    top_ops: NotRequired[list[dict[schema.Text, Any]]]  # the largest rows of ops.tsv, for the terminal
+    classes: NotRequired[list[dict[schema.Text, Any]]]  # op time by class (dawnbench classes)
     step: NotRequired[Step]
-    roofs: NotRequired[Roofs | None]
-    resources: NotRequired[Measured | None]
+    roofs: NotRequired[Roofs | None]                    # the machine's, measured before the window
+    resources: NotRequired[Measured | None]             # the resource monitor's summary over the window
+    memory_plan: NotRequired[dict[schema.Text, Any] | None]  # the batches planned before it (harness/memory.py)
 
 
 def _above_roof(rate: float, roof: float | None) -> bool:

@@ -13,8 +13,6 @@ epochs = distinct ``epoch_num`` of ``epoch_start`` events (else of
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
 import stat
@@ -22,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dawnbench import schema
 from dawnbench.errors import FileError
 from dawnbench.harness.record import Status
 from dawnbench.io import read_foreign_text, strict_loads
@@ -125,9 +124,9 @@ def _read_mllog(path: Path, text: str) -> RunSample:
         if not isinstance(rec, dict) or "key" not in rec or "time_ms" not in rec:
             raise LogError(LogProblem(str(path), number, "':::MLLOG' record lacks 'key' or 'time_ms'"))
         time_ms, meta = rec["time_ms"], rec.get("metadata") or {}
-        if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)) or not math.isfinite(time_ms):
-            raise LogError(LogProblem(str(path), number, f"'time_ms' must be a number of milliseconds, "
-                                      f"not {json.dumps(time_ms)[:40]}"))
+        why = schema.why_not(TimeMs, time_ms, "time_ms")
+        if why:
+            raise LogError(LogProblem(str(path), number, f"{why} (milliseconds on the log's clock)"))
         if not isinstance(meta, dict):
             raise LogError(LogProblem(str(path), number, "'metadata' must be an object"))
         key, t = rec["key"], time_ms / 1000
@@ -142,10 +141,15 @@ def _read_mllog(path: Path, text: str) -> RunSample:
     return _sample(path, start, stop, epochs or eval_epochs, status == Status.SUCCESS)
 
 
+# What a log's numbers can be: a time in milliseconds (any clock's, finite, not negative, under a
+# thousand years of them), an epoch number of schema's range.
+TimeMs = schema._number(0, 3.2e13, unit="milliseconds")
+
+
 def _epoch(value: Any, path: Path, number: int) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise LogError(LogProblem(str(path), number, f"an epoch number must be a number, not "
-                                  f"{json.dumps(value)[:40]}"))
+    why = schema.why_not(schema.Epochs, value, "metadata.epoch_num")
+    if why:
+        raise LogError(LogProblem(str(path), number, why))
     return value
 
 

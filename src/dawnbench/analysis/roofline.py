@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.analysis.workloads import collect, number
+from dawnbench.errors import DawnbenchError
 
 DIFFERENT = 0.10
 
@@ -58,6 +59,11 @@ def roofline(paths: Sequence[str | Path]) -> dict[str, Any]:
                        "kind": "kernel" if kernel else "application",
                        "group": doc["suite"] if kernel else str(doc.get("task")),
                        "precision": doc.get("precision") or "fp32", "intensity": intensity, "flops_per_s": rate})
+    if roofs is None and found.docs:
+        files = sorted({d["_path"] for d in found.docs if "_path" in d}) or [", ".join(map(str, paths))]
+        raise DawnbenchError(f"{'; '.join(files[:3])}: no measured roofs in it (roofs.flops and "
+                             "roofs.bandwidth_bytes_per_s, both above 0): a roofline is drawn under them. Profile "
+                             "again, or pass a kernels.json of this machine beside it (`dawnbench kernels`).")
     if roofs is None:
         raise found.none_found(", ".join(map(str, paths)))
     return {"roofs": roofs, "roofs_from": from_, "points": points, "notes": notes}

@@ -28,9 +28,12 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from dawnbench import bounds
+from pydantic import Field
+from typing_extensions import NotRequired, TypedDict  # pydantic reads these on Python < 3.12
+
+from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 
@@ -78,20 +81,26 @@ def load_job(path: Path) -> Job:
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list) or not doc["rows"]:
         raise DawnbenchError(f"{path}: field 'rows' missing or empty; a scale table lists rows of "
                              "{\"workers\": K, \"tta_s\": seconds}, as `dawnbench scale` writes them.")
-    tta: dict[int, float] = {}
-    for i, row in enumerate(doc["rows"]):
-        workers, seconds = (row.get("workers"), row.get("tta_s")) if isinstance(row, dict) else (None, None)
-        if not isinstance(workers, int) or workers < 1:
-            raise DawnbenchError(f"{path}: rows[{i}].workers must be a positive integer, not {workers!r}.")
-        if seconds is None:
-            continue  # that count never reached the target: the scheduler cannot use it
-        if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
-            raise DawnbenchError(f"{path}: rows[{i}].tta_s must be a positive number of seconds, not {seconds!r}.")
-        tta[workers] = float(seconds)
+    schema.load(ScaleTable, doc, path, fix="A scale table lists rows of {\"workers\": K, \"tta_s\": seconds}, as "
+                                        "`dawnbench scale` writes them.")
+    # a count that never reached the target (tta_s null) cannot be scheduled
+    tta = {row["workers"]: float(row["tta_s"]) for row in doc["rows"] if row.get("tta_s") is not None}
     if not tta:
         raise DawnbenchError(f"{path}: no row has a tta_s: the job never reached its target, so it cannot be "
                              "scheduled. Re-run `dawnbench scale` until it does.")
     return Job(str(doc.get("job") or path.parent.name or path.stem), tta)
+
+
+class ScaleRow(TypedDict):
+    workers: Annotated[int, Field(strict=True, ge=1, le=4096)]  # accelerators (or processes) the job ran on
+    tta_s: NotRequired[schema.PositiveSeconds | None]  # its median time to accuracy; null: never reached
+
+
+class ScaleTable(TypedDict):
+    """A ``scale.json`` as ``dawnbench scale`` writes it (what ``schedule`` reads of it)."""
+
+    rows: Annotated[list[ScaleRow], Field(min_length=1, max_length=4096)]  # one per worker count
+    job: NotRequired[schema.Text | None]                # its name in the schedule (default: the folder's)
 
 
 def place(jobs: list[Job], workers: list[int], accelerators: int) -> Schedule:

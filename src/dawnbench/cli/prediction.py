@@ -96,6 +96,8 @@ def _show_predict(doc: dict, out: Console) -> None:
                       f"{_s(d['framework_s'])}", style="dim", highlight=False)
         for note in [*d["device"]["notes"][-1:], *d["notes"]][:3]:
             out.print(f"{d['device']['name']}: {note}", style="dim", highlight=False)
+    for note in doc["notes"]:
+        out.print(note, style="dim", highlight=False, soft_wrap=True)
     out.print(f"assumed: {'; '.join(doc['assumptions'])} · {doc['seconds']:.2f} s", style="dim", highlight=False)
 
 

@@ -247,7 +247,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="export runs the monitor flagged as disturbed by other processes (refused by default)")
 
     analyze = add_command(sub, "analyze", cmd_analyze, "statistics over runs: run directories or MLPerf training logs")
-    analyze.add_argument("path", metavar="PATH")
+    analyze.add_argument("path", metavar="PATH", help="a folder of run folders (or one run folder, or its result.json) "
+                         "and/or MLPerf logs")
     analyze.add_argument("--include-suspect", action="store_true",
                         help="count runs whose resource monitor flagged other work on the machine (left out by default)")
 

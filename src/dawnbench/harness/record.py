@@ -16,7 +16,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
@@ -43,7 +43,8 @@ class Status(str, Enum):
 
 RUNNING = Status.RUNNING
 FINISHED = (Status.SUCCESS, Status.NOT_REACHED, Status.DIVERGED)   # runs that got to their end
-FIX = "The run record was edited or damaged; re-run training."
+FIX = ("The run record was edited or damaged: put the field back as docs/reference/documents.md declares it (the "
+       "run's events.log holds what was measured), or run again.")
 
 
 def _numbers(doc: Any, where: str, low: float | None) -> None:
@@ -77,15 +78,14 @@ Measured = Annotated[dict[schema.Text, Any], AfterValidator(_measured)]   # a su
 Finite = Annotated[dict[schema.Text, Any], AfterValidator(_finite)]
 
 
-Seed = schema._number(0, 2**32 - 1, integer=True, unit="a seed")
 MetricValue = schema._number(-1e9, 1e9, unit="the metric's value")   # bounded by the task's metric below
 
 
 @dataclass
 class Evaluation:
-    epoch: schema.Epochs
-    samples: schema.Count
-    timed_s: schema.Seconds
+    epoch: schema.Epochs                                   # fractional: the samples seen over the training split
+    samples: schema.Count                                  # training samples seen when it was taken
+    timed_s: schema.Seconds                                # the clock when it was taken
     value: MetricValue                                     # the task's deciding metric
     extra: dict[schema.Text, MetricValue] = field(default_factory=dict)  # the metric's other values (top-1, EM)
     stopped_by: schema.Text | None = None   # taken because a budget (max_seconds, max_epochs) or a signal ended
@@ -100,34 +100,34 @@ class RunResult:
     harness writes the record through this class; a document that does not fit is refused, naming the field.
     A few rules bind fields together (``_consistent``)."""
 
-    task: schema.Text
-    entry: schema.Text
-    status: Status
-    threshold: MetricValue
-    seed: Seed | None = None                    # None: unknown (a job that ended before its run started)
-    official: schema.Flag = False
-    metric: schema.Text = ""
-    time_to_accuracy_s: schema.PositiveSeconds | None = None
-    wall_s: schema.Seconds = 0.0
-    timed_s: schema.Seconds = 0.0
-    eval_s: schema.Seconds = 0.0
-    init_s: schema.Seconds = 0.0
-    log_s: schema.Seconds = 0.0
-    checkpoint_s: schema.Seconds = 0.0
-    compile_s: schema.Seconds | None = None     # torch.compile time inside init_s (None: not compiled)
+    task: schema.Text                           # mnist, cifar10, imagenet, squad, … (dawnbench tasks)
+    entry: schema.Text                          # the entry's name, or its file (--entry FILE.py)
+    status: Status                              # how the run ended (docs/rules.md, "Statuses")
+    threshold: MetricValue                      # the target the run trained to (the task's, or --target)
+    seed: schema.Seed | None = None                    # null: unknown (a job that ended before its run started)
+    official: schema.Flag = False               # kept the task's own target, data and rules: rankable
+    metric: schema.Text = ""                    # the deciding metric's name (top1_accuracy, f1)
+    time_to_accuracy_s: schema.PositiveSeconds | None = None  # timed seconds at the first passing evaluation
+    wall_s: schema.Seconds = 0.0                # everything from run_start, evaluations included
+    timed_s: schema.Seconds = 0.0               # what the clock counted (training, not evaluation; docs/rules.md)
+    eval_s: schema.Seconds = 0.0                # evaluating, off the clock
+    init_s: schema.Seconds = 0.0                # the warm-up on synthetic data (SPEC §12), untimed
+    log_s: schema.Seconds = 0.0                 # writing the log and the record, off the clock
+    checkpoint_s: schema.Seconds = 0.0          # saving model.pt, off the clock
+    compile_s: schema.Seconds | None = None     # torch.compile time inside init_s (null: not compiled)
     graphs_compiled_timed: schema.Count | None = None  # graphs compiled after run_start (should be 0)
-    precision: Literal["fp32", "tf32", "bf16", "fp16"] = "fp32"
+    precision: schema.Precision = "fp32"        # --precision (SPEC §12)
     compile: schema.Text | None = None          # torch.compile mode
-    epochs_to_target: schema.PositiveEpochs | None = None
-    samples_to_target: schema.PositiveCount | None = None
-    evals: Annotated[list[Evaluation], Field(max_length=1_000_000)] = field(default_factory=list)
-    hparams: dict[schema.Text, Any] = field(default_factory=dict)
-    budget: dict[schema.Text, Any] = field(default_factory=dict)
-    hardware: dict[schema.Text, Any] = field(default_factory=dict)
-    software: dict[schema.Text, Any] = field(default_factory=dict)
-    instance: schema.Text | None = None
-    cost_per_hour: schema.UsdPerHour | None = None
-    training_cost_usd: schema.Usd | None = None
+    epochs_to_target: schema.PositiveEpochs | None = None  # the passing evaluation's epoch
+    samples_to_target: schema.PositiveCount | None = None  # the passing evaluation's samples
+    evals: Annotated[list[Evaluation], Field(max_length=1_000_000)] = field(default_factory=list)  # in order
+    hparams: dict[schema.Text, Any] = field(default_factory=dict)  # the entry's, with every --set applied
+    budget: dict[schema.Text, Any] = field(default_factory=dict)   # --max-seconds, --max-epochs
+    hardware: dict[schema.Text, Any] = field(default_factory=dict)  # CPU, cores, accelerator, memory
+    software: dict[schema.Text, Any] = field(default_factory=dict)  # versions, the entry file's commit
+    instance: schema.Text | None = None         # --instance: a cloud instance of the price catalog
+    cost_per_hour: schema.UsdPerHour | None = None  # its price, or --cost-per-hour
+    training_cost_usd: schema.Usd | None = None  # time to accuracy × price (SPEC §6)
     checkpoint: schema.Text | None = None       # model file saved at the first pass, relative to run_dir
     checkpoint_final: schema.Text | None = None  # with --continue: the model after the last evaluation
     subset: schema.Text | None = None           # a tree imported under a name, not the official one (unofficial)
@@ -143,9 +143,9 @@ class RunResult:
     throughput: Measured | None = None          # samples/s, FLOP/s against the roof (profiling/flops.py)
     resources: Measured | None = None           # the resource monitor's summary (SPEC §14)
     distributed: Finite | None = None           # world, batch sizes, communication (SPEC §13)
-    error: schema.Message | None = None
-    started_at: schema.Text = ""
-    run_dir: schema.Text = ""
+    error: schema.Message | None = None         # why a run that did not succeed ended
+    started_at: schema.Text = ""                # ISO 8601, the run's start
+    run_dir: schema.Text = ""                   # the folder as written (readers use the folder they are given)
 
     @property
     def succeeded(self) -> bool:
@@ -201,19 +201,29 @@ class RunRecord:
 def _consistent(r: RunResult) -> RunResult:
     """What one field says of another: evaluations in the order they were taken (epochs, samples and timed
     seconds never decreasing); a success has a time to accuracy, taken at one of its evaluations, which reached
-    the threshold; a time to accuracy (and the epochs and samples to it) only with a success — or a record left
-    ``running`` by a process killed after it; values within the task's metric's range."""
+    the threshold, and its epochs and samples to target are that evaluation's; a time to accuracy (and the
+    epochs and samples to it) only with a success — or a record left ``running`` by a process killed after it;
+    values within the task's metric's range."""
     for i, (earlier, later) in enumerate(zip(r.evals, r.evals[1:]), 1):
         for name in ("epoch", "samples", "timed_s"):
             if getattr(later, name) < getattr(earlier, name):
                 raise ValueError(f"evals[{i}].{name} is below the evaluation's before it: evaluations are recorded "
                                  "in the order they were taken")
     if r.status == Status.SUCCESS:
-        passing = [e for e in r.evals if r.time_to_accuracy_s is not None and e.stopped_by is None
-                   and math.isclose(e.timed_s, r.time_to_accuracy_s, rel_tol=1e-9, abs_tol=1e-9)
-                   and e.value >= r.threshold]
+        if r.time_to_accuracy_s is None:
+            raise ValueError("status success but time_to_accuracy_s is null: a success has a time to accuracy")
+        at = [e for e in r.evals if math.isclose(e.timed_s, r.time_to_accuracy_s, rel_tol=1e-9, abs_tol=1e-9)]
+        passing = [e for e in at if e.stopped_by is None and e.value >= r.threshold]
         if not passing:
-            raise ValueError("status success with no evaluation that reached the threshold at time_to_accuracy_s")
+            why = ("the one there was taken because a budget or a signal stopped training (stopped_by), and "
+                   "such an evaluation is never a time to accuracy" if any(e.stopped_by for e in at) else
+                   f"none there reached the threshold {r.threshold:g}" if at else "there is none")
+            raise ValueError(f"status success, but of the evaluations at time_to_accuracy_s "
+                             f"{r.time_to_accuracy_s:g} s {why}")
+        for name, taken in (("epochs_to_target", "epoch"), ("samples_to_target", "samples")):
+            said = getattr(r, name)
+            if said is not None and not any(math.isclose(said, getattr(e, taken), rel_tol=1e-9) for e in passing):
+                raise ValueError(f"{name} is {said:g}, not the {taken} of the evaluation that reached the threshold")
     elif r.status != Status.RUNNING and (r.time_to_accuracy_s, r.epochs_to_target, r.samples_to_target) != (
             None, None, None):
         raise ValueError(f"status {r.status} with a time (or epochs, samples) to accuracy: only a success has one")

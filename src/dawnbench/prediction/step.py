@@ -195,8 +195,12 @@ def read_step(path: Path, notes: list[str] | None = None) -> Step:
         raise FileError(folder / "summary.json", "has no steps, or no roofs with a bandwidth: it is not the summary "
                                                  "`dawnbench profile` writes; profile again.")
     steps, window_s, roofs = summary["steps"], summary["window_s"], summary["roofs"]
-    ops = []
-    for row in read_ops(folder, notes):
+    ops, left_out = [], []
+    rows = read_ops(folder, left_out)
+    if notes is not None and left_out:
+        notes += left_out + [f"{len(left_out)} row(s) of ops.tsv left out: their time is not an op's here, so it "
+                             "counts in the framework's time between ops (the window's time less the ops')"]
+    for row in rows:
         kernels, why = map_op(row)
         ops.append(StepOp(row["op"], row["shapes"], row.get("args") or "", row["precision"], _class_of(row),
                           row["calls"] / steps, row["time_s"] / steps, (row["flops"] or 0.0) / steps,

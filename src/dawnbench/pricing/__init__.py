@@ -13,15 +13,42 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from dawnbench import bounds
+from typing_extensions import TypedDict
+
+from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError
 
 _SPOT = re.compile(r"spot|preemptible|low[-_ ]?priority", re.IGNORECASE)
 
 
+class Instance(TypedDict):
+    """A row of the catalog: one instance type, its on-demand price, the month and source it was read from."""
+
+    name: schema.Text
+    provider: schema.Text
+    region: schema.Text
+    accelerator: schema.Text | None           # null: a CPU instance
+    accelerator_count: schema.Count
+    vcpus: schema.PositiveCount
+    usd_per_hour: schema.UsdPerHour
+    as_of: schema.Text
+    source: schema.Text                       # a key of the catalog's `sources`
+
+
+class Catalog(TypedDict):
+    pricing: schema.Text
+    as_of: schema.Text
+    note: schema.Message
+    sources: dict[schema.Text, schema.Message]
+    not_on_demand: dict[schema.Text, schema.Message]
+    instances: list[Instance]
+
+
 @lru_cache(maxsize=1)
 def catalog() -> dict[str, Any]:
-    return json.loads(resources.files(__package__).joinpath("catalog.json").read_text())
+    """The bundled catalog, checked against its declaration (a release with a damaged one fails its tests)."""
+    file = resources.files(__package__).joinpath("catalog.json")
+    return dict(schema.load(Catalog, json.loads(file.read_text()), str(file)))
 
 
 def instances() -> dict[str, dict[str, Any]]:

@@ -368,21 +368,21 @@ def parse_args(text: str) -> dict[str, list[int]]:
 class OpRow(TypedDict):
     """A row of ``ops.tsv`` (what :func:`write_ops` writes), its numbers as numbers."""
 
-    op: schema.Text
-    shapes: schema.Text
-    dtype: schema.Text
-    precision: schema.Text
-    calls: Annotated[int, Field(strict=True, ge=1, le=MAX_CALLS)]
-    time_s: schema.Seconds
-    share: schema.NonNegative | None
-    flops: schema.Flops | None
-    bytes: schema.Bytes | None
-    intensity: schema.NonNegative | None
+    op: schema.Text                         # the aten op (aten::mm)
+    shapes: schema.Text                     # its inputs' shapes: 16x1760, 1760x1760
+    dtype: schema.Text                      # its first input's dtype
+    precision: schema.Precision             # the roof it is held against
+    calls: Annotated[int, Field(strict=True, ge=1, le=MAX_CALLS)]  # in the profiled window
+    time_s: schema.Seconds                  # all its calls' time (outermost ops: their children inside)
+    share: schema.Share | None              # of all the ops' time
+    flops: schema.Flops | None              # of all its calls, counted from shapes (profiling/flops.py)
+    bytes: schema.Bytes | None              # moved by all its calls (profiling/flops.py)
+    intensity: schema.NonNegative | None    # FLOP per byte
     flops_per_s: schema.NonNegative | None
     bytes_per_s: schema.NonNegative | None
-    fraction_of_roof: schema.NonNegative | None
-    bound: schema.Text
-    args: schema.Text
+    fraction_of_roof: schema.OfRoof | None  # its FLOP/s over the FLOP roof of its precision
+    bound: schema.Text                      # memory, compute (its intensity against the ridge), overhead or unknown
+    args: schema.Text                       # its scalar arguments: stride=1x1 padding=0x0
 
 
 def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:

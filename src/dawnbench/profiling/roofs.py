@@ -9,7 +9,9 @@ through different libraries that need not agree: on a Zen 5 EPYC the fp32 matmul
 through torch's BLAS reached 184 GFLOP/s while oneDNN's convolutions trained a
 network at 264 GFLOP/s. A roof that one backend beats is no roof. Memory bandwidth
 is the rate of a large copy, counting the bytes read plus the bytes written.
-Measured once per process and device (cached).
+Measured once per process and device (cached). Where a measured kernel beats every probe
+(``dawnbench kernels``), the roof of its document is raised to that kernel (``raise_to``): a roof
+is the best this machine did, never below a rate it reached.
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ class Roofs:
     flops: dict[str, float]                      # precision -> best FLOP/s of the probes
     probes: dict[str, dict[str, float]] = field(default_factory=dict)  # precision -> probe -> FLOP/s
     bandwidth: float = 0.0                       # bytes/s (read + written)
+    raised: dict[str, dict[str, Any]] = field(default_factory=dict)  # precision -> the kernel that beat the probes
+
+    def raise_to(self, precision: str, rate: float, by: str) -> None:
+        """A kernel ran faster than every probe: the roof is the best rate this machine reached, so it is that
+        kernel's (the probes' best is kept in ``raised``)."""
+        self.raised[precision] = {"by": by, "probes_best": round(self.raised.get(precision, {}).get(
+            "probes_best", self.flops[precision])), "rate": round(rate)}
+        self.flops[precision] = rate
 
     def ridge(self, precision: str) -> float:
         """Arithmetic intensity (FLOP/byte) above which an op can be compute-bound."""
@@ -44,7 +54,8 @@ class Roofs:
                 "flops": {p: round(v) for p, v in self.flops.items()},
                 "probes": {p: {k: round(v) for k, v in probe.items()} for p, probe in self.probes.items()},
                 "bandwidth_bytes_per_s": round(self.bandwidth),
-                "ridge_flop_per_byte": {p: round(self.ridge(p), 2) for p in self.flops}}
+                "ridge_flop_per_byte": {p: round(self.ridge(p), 2) for p in self.flops},
+                **({"raised": self.raised} if self.raised else {})}
 
 
 def _best_rate(fn: Callable[[], Any], work: float, sync: Callable[[], None], seconds: float) -> float:

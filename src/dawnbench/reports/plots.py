@@ -86,6 +86,8 @@ def accuracy_curves(groups: Sequence[Any], path: Path, threshold: float | None =
         for i, group in enumerate(g for g in groups if g.results):
             color = colors[i % len(colors)]
             runs = [r for r in group.results if r.evals]
+            if not runs:               # records with no evaluation (a run that never got to one): no curve
+                continue
             end = max(r.evals[-1].timed_s for r in runs)
             grid = np.linspace(0, end, 300)
             curves = np.array([_step_curve([e.timed_s for e in r.evals], [e.value for e in r.evals], grid)

@@ -50,7 +50,8 @@ def _author(author: str | None, email: str | None) -> tuple[str, str]:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.-]+", "-", text).strip("-") or "x"
+    """A file name's part: letters, digits, dots and dashes, at most 60 of them (names are limited to 255 bytes)."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", text).strip("-")[:60] or "x"
 
 
 def _hardware(result: dict[str, Any], hw: dict[str, Any]) -> str:
@@ -85,10 +86,10 @@ def _expand(run_dirs: list[str | Path]) -> list[Path]:
     return found
 
 
-def _board_folder(task: str) -> str:
+def _board_folder(task: str, run_dir: str | Path) -> str:
     folder = next((t.folder for t in BOARD_TASKS.values() if t.key == task), None)
     if folder is None:
-        raise DawnbenchError(f"task '{task}' has no DAWNBench board; export is for "
+        raise DawnbenchError(f"{Path(run_dir) / 'result.json'}: task '{task}' has no DAWNBench board; export is for "
                              f"{', '.join(t.key for t in BOARD_TASKS.values())}.")
     return folder
 
@@ -153,7 +154,7 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         "hparams": chosen.get("hparams"), "priced_at_export": price is not None}}
     stem = "_".join(_slug(s) for s in (author, chosen["entry"], chosen.get("instance") or
                                        doc["hardware"].split(",")[0], "pytorch"))
-    folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"]) / "train")
+    folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"], chosen["run_dir"]) / "train")
     json_path, tsv_path = folder / f"{stem}.json", folder / f"{stem}.tsv"
     tsv = read_foreign(chosen_dir / "epochs.tsv", "training log")
     atomic_write_text(json_path, dumps(doc, indent=4) + "\n")
@@ -199,7 +200,7 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
                                                     "throughput_items_per_s", "throughput_batch_size",
                                                     "cost_per_hour", "official", "unofficial_reasons")}}
     stem = "_".join(_slug(s) for s in (author, result["entry"], instance or described.split(",")[0], "pytorch"))
-    folder = output_dir(output_dir(out_dir) / _board_folder(task.name) / "inference")
+    folder = output_dir(output_dir(out_dir) / _board_folder(task.name, run_dir) / "inference")
     path = folder / f"{stem}_inference.json"
     atomic_write_text(path, dumps(doc, indent=4) + "\n")
     return path

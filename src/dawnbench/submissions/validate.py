@@ -228,13 +228,13 @@ class DawnbenchMisc(TypedDict):
     """``misc.dawnbench`` of a submission ``dawnbench export`` wrote: what its runs were."""
 
     task: schema.Text
-    runs: schema.PositiveCount
-    successes: schema.Count
+    runs: schema.PositiveCount                          # counted (harness/selection: a seed once)
+    successes: schema.Count                             # of them, reached the target
     success_fraction: schema.Share | None
-    tta_median_s: schema.PositiveSeconds | None
-    seeds: list[schema._number(0, 2**32 - 1, integer=True) | None]
-    representative_seed: NotRequired[schema._number(0, 2**32 - 1, integer=True) | None]
-    official: schema.Flag
+    tta_median_s: schema.PositiveSeconds | None         # of the successes: the TSV's run
+    seeds: list[schema.Seed | None]                     # of the runs counted
+    representative_seed: NotRequired[schema.Seed | None]  # the run whose TSV travels with it
+    official: schema.Flag                               # every run kept the task's own target and data
 
 
 def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
