@@ -30,13 +30,14 @@ def write_run(folder: Path, seed: int, tta: float | None, epochs: float, **field
     (folder / "events.log").write_text(":::MLLOG {}\n")  # a run's own files are not read as logs
 
 
-def run_scripted(task, tmp_path, **hp):
+def run_scripted(task, tmp_path, since: float | None = None, **hp):
     budget = {k: hp.pop(k) for k in ("max_epochs", "max_seconds", "max_wall_seconds", "eval_on_interrupt",
                                      "continue_after_target", "target", "cost_per_hour") if k in hp}
     fake = FakeTime()
     Scripted.clock = fake
     options = RunOptions(task=task, entry=Scripted, overrides=hp, **budget)
-    result = run_seed(options, prepare(options), seed=0, run_dir=tmp_path / "run", clock=Clock(now=fake.now))
+    result = run_seed(options, prepare(options), seed=0, run_dir=tmp_path / "run", clock=Clock(now=fake.now),
+                      since=since)
     return result, tmp_path / "run"
 
 

@@ -21,6 +21,7 @@ from scripted_entry import (
     STEP_S,
     WARMUP_S,
     FakeTime,
+    Scripted,
 )
 
 
@@ -89,6 +90,24 @@ def test_wall_time_limit_is_timeout(tiny_task, tmp_path):
     assert result.status == "timeout" and 1 <= len(result.evals) <= 3
 
 
+def test_the_wall_budget_counts_the_setup_before_the_run_and_the_card_shows_every_part(tiny_task, tmp_path):
+    import time
+
+    from rich.console import Console
+
+    from dawnbench.cli.display import result_card
+
+    # a setup of 100 s already spent: a 50 s budget has nothing left, the run ends as it opens
+    result, _ = run_scripted(tiny_task, tmp_path, since=time.time() - 100, passes=[False] * 10, sleep_s=0.1,
+                             max_wall_seconds=50)
+    assert result.status == "timeout" and result.setup_s >= 100 and result.evals == []
+    assert "setup and warm-up included" in result.error
+    console = Console(width=300, record=True)
+    console.print(result_card(result))
+    card = " ".join(console.export_text().split())
+    assert f"wall time {result.total_wall_s:.2f} s from the start: setup {result.setup_s:.2f} s" in card
+
+
 def test_unofficial_target_and_cost(tiny_task, tmp_path):
     result, _ = run_scripted(tiny_task, tmp_path, passes=[False, True], target=40.0, cost_per_hour=36.0)
     assert result.official is False and result.threshold == 40.0
@@ -150,3 +169,36 @@ def test_a_batch_command_stops_on_sigint_even_when_started_with_it_ignored():
     assert proc.stdout.readline() == "waiting\n"
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=10) == 130
+
+
+class _Counting(Scripted):
+    """The scripted entry, remembering how many training items its run was handed."""
+
+    seen: list[int] = []
+
+    def train(self, ctx):
+        _Counting.seen.append(len(ctx.load_train()[0]))
+        yield from super().train(ctx)
+
+
+def test_a_quick_trial_trains_on_the_first_items_and_is_unofficial(tiny_task, tmp_path, monkeypatch):
+    from dawnbench import tasks
+    from dawnbench.errors import DawnbenchError
+    from dawnbench.harness.options import RunOptions, prepare
+    from dawnbench.harness.runner import run_seed
+
+    monkeypatch.setitem(tasks.QUICK_TRIALS, "tiny", (3, 40.0))   # the first 3 of its 8 items, target 40
+    _Counting.seen = []
+    options = RunOptions(task=tiny_task, entry=_Counting, quick=True, overrides={"passes": [False, True]})
+    prep = prepare(options)
+    assert (prep.task.subset, prep.task.train_limit, prep.threshold, prep.official) == ("quick", 3, 40.0, False)
+    result = run_seed(options, prep, seed=0, run_dir=tmp_path / "run")
+    assert _Counting.seen == [3]                 # the first 3 items, not the 8
+    assert result.status == "success" and result.subset == "quick" and result.official is False
+    events = [json.loads(line.split(":::MLLOG ", 1)[1]) for line in (tmp_path / "run" / "events.log").open()]
+    assert next(e["value"] for e in events if e["key"] == mllog.TRAIN_SAMPLES) == 3
+    # a lowered target of its own still leaves it unofficial; the data a user imports has --subset instead
+    assert prepare(RunOptions(task="mnist", quick=True, target=99.0)).official is False
+    assert prepare(RunOptions(task="mnist", quick=True)).threshold == 97.0
+    with pytest.raises(DawnbenchError, match="--subset"):
+        prepare(RunOptions(task="imagenet", quick=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -171,6 +172,7 @@ def test_predict_on_every_device_prints_a_table(tmp_path, capsys):
     for label in ("V100", "P100", "T4", "Xeon Phi"):
         assert label in out
     assert "n1-standard-8+1xV100" in out and "2 epochs (--epochs)" in out   # the cheapest V100 of the catalog
+    assert re.search(r"predicted in \d+\.\d\d s$", out)   # the command's own time, labelled
 
 
 @pytest.mark.slow

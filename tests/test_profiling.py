@@ -45,6 +45,12 @@ def _rows(ridge: float = 10.0):
     return window, window.table(lambda p: ridge, lambda p: 1e12, "fp32")
 
 
+def test_the_profilers_own_lines_stay_off_the_terminal(capfd):
+    profile_window(_matmul_then_add(), torch.device("cpu"), steps=2, warm_steps=1)
+    out, err = capfd.readouterr()
+    assert "profiler_start" not in err + out and "profiler_stop" not in err + out
+
+
 def test_bytes_and_intensity_of_known_ops():
     window, rows = _rows(ridge=10.0)
     mm = [r for r in rows if r["op"] == "aten::mm" and r["shapes"] == f"{N}x{N}, {N}x{N}"]

@@ -60,6 +60,16 @@ def test_every_command_leaves_the_flagged_runs_out_and_says_so(tmp_path, capsys)
     with pytest.raises(Exception, match="flagged as disturbed") as refused:
         export_training([tmp_path / "busy"], tmp_path / "sub", "A", "a@b")
     assert "Nothing was written" in str(refused.value) and not (tmp_path / "sub").exists()
+    # exported with --include-suspect, the flag travels: misc names the runs, validate warns, the board marks it
+    [json_path, _] = export_training([tmp_path / "busy"], tmp_path / "sub", "A", "a@b", include_suspect=True)
+    flagged = json.loads(json_path.read_text())["misc"]["dawnbench"]["flagged"]
+    assert [f["seed"] for f in flagged] == [0, 1, 2] and "other processes took" in flagged[0]["interference"]
+    assert main(["validate", str(tmp_path / "sub"), "--json"]) == 0
+    [warning] = [p for p in json.loads(capsys.readouterr().out)["problems"] if "disturbed" in p["message"]]
+    assert warning["severity"] == "warning" and "3 of its 3 runs" in warning["message"]
+    assert main(["leaderboard", str(tmp_path / "sub"), "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["tasks"]["mnist"]["training_time"]
+    assert row["flagged"] == 3
 
 
 def test_an_interrupted_run_measures_nothing_and_is_not_a_failure(tmp_path):

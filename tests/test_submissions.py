@@ -152,6 +152,7 @@ def test_display_rules_by_hand():
     assert display("training_time", 10.0001) == "0:00:11"      # rounded up
     assert display("training_time", 3 * 3600 + 61.2) == "3:01:02"
     assert display("training_cost", 12.596) == "$12.60"
+    assert display("training_cost", 0.0023) == "$0.0023" and display("training_cost", 0.05) == "$0.05"  # not $0.00
     assert display("inference_latency", 0.683) == "0.683 ms"
     assert display("inference_cost", 0.002078) == "$0.0021"
 
@@ -162,7 +163,7 @@ def test_ties_keep_file_name_order(tmp_path):
     rows = build_boards(tmp_path).tasks["cifar10"]["training_time"]
     assert [(r["rank"], r["file"]) for r in rows] == [
         (1, "CIFAR10/train/a.json"), (2, "CIFAR10/train/b.json"), (3, "CIFAR10/train/c.json")]
-    assert rows[0]["value"] == 72.0 and build_boards(tmp_path).tasks["cifar10"]["training_cost"][0]["display"] == "$0.06"
+    assert rows[0]["value"] == 72.0 and build_boards(tmp_path).tasks["cifar10"]["training_cost"][0]["display"] == "$0.061"
 
 
 # --- export: this project's runs rank beside the historical entries ------------------------------
@@ -182,6 +183,15 @@ def test_export_runs_of_one_configuration(tmp_path):
 
 
 @pytest.mark.browser
+def test_leaderboard_html_says_where_the_site_is_and_not_every_board_again(tmp_path, dawnbench_entries, capsys):
+    from dawnbench.cli import main
+
+    assert main(["leaderboard", str(dawnbench_entries), "--html", str(tmp_path / "site")]) == 0
+    out, err = capsys.readouterr()
+    assert "website:" in err and "submissions read" in out and "training time" not in out
+    assert (tmp_path / "site" / "index.html").is_file()
+
+
 def test_website_in_chromium(tmp_path, dawnbench_entries):
     from helpers import render
 

@@ -26,3 +26,4 @@ flops_per_s, fraction_of_peak, fraction_of_roof, memory_bound_share  # noqa: B01
 op_time_share_of_window, representative_seed, ridge_flop_per_byte, success_fraction  # noqa: B018, F821 - names, as above
 successes, time_s, tta_median_s  # noqa: B018, F821 - names, as above
 top_ops, provider, region, accelerator_count, vcpus, as_of, not_on_demand  # noqa: B018, F821 - names, as above
+interference, entry_file  # noqa: B018, F821 - names, as above

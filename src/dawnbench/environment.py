@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import torch
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -53,7 +53,7 @@ def hardware_info(device: torch.device) -> dict[str, Any]:
     import torch  # here, not at the top: describe_hardware is used by commands that never train
 
     info: dict[str, Any] = {
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "cpu_flags": _cpu_flags(),
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "torch_threads": torch.get_num_threads(),

@@ -86,6 +86,7 @@ Usd = _number(0, MAX_USD, unit="USD")
 UsdPerHour = _number(0, 100_000, low_open=True, unit="USD per hour")
 Finite = _number()
 NonNegative = _number(0)
+Intensity = _number(0, MAX_FLOPS, unit="FLOP per byte", resolution=RESOLUTION)   # 5e-324 is no intensity
 Text = Annotated[str, Field(strict=True, max_length=MAX_TEXT)]
 Message = Annotated[str, Field(strict=True, max_length=MAX_MESSAGE)]
 Flag = Annotated[bool, Field(strict=True)]

@@ -107,11 +107,16 @@ class Task:
     default_entry: str
     train_split: str = "train"
     role: str = ""
-    subset: str | None = None   # a tree other than the official one (imported with --subset): unofficial
+    subset: str | None = None   # a tree other than the official one (imported with --subset), or QUICK: unofficial
+    train_limit: int | None = None   # --quick: the first this many training items (None: all of them)
 
     @property
     def metric_bound(self) -> Bound:
         return Bound(self.metric.low, self.metric.high)
+
+    def train_items(self, count: int) -> int:
+        """Training items a run sees of a split of ``count``: all, or the quick trial's first ``train_limit``."""
+        return count if self.train_limit is None else min(count, self.train_limit)
 
     def passes(self, value: float, target: float | None = None) -> bool:
         return bool(np.isfinite(value)) and value >= (self.threshold if target is None else target)
@@ -130,15 +135,39 @@ TASKS: dict[str, Task] = {
 DEFAULT_TASK = "mnist"
 SUBSET_TASKS = ("imagenet", "squad")   # tasks whose data a user imports, and may import as a named subset
 
+# --quick: a trial in a few minutes on 2 cores, never official (its subset is "quick"): the first items of the
+# training split (an epoch is a pass over them) and a lower default target that the reference entry reaches
+# within its first epochs there (benchmarks/quick_trial.py measures it). The data a user imports (ImageNet,
+# SQuAD) has its quick path already: a small generated set imported with --subset (README).
+QUICK = "quick"
+QUICK_TRIALS: dict[str, tuple[int, float]] = {   # task: (training items, default target)
+    "mnist": (6_000, 97.0),
+    "fashion-mnist": (6_000, 80.0),
+    "cifar10": (5_000, 40.0),
+}
+
+
+def quick(task: Task) -> Task:
+    """The quick trial of ``task`` (``--quick``): its first training items, the same scored split, unofficial."""
+    if task.name not in QUICK_TRIALS:
+        raise DawnbenchError(f"--quick: {task.name}'s data is yours to import; its quick trial is a small generated "
+                             f"set imported with --subset (README, 'ImageNet and SQuAD on your own machine'). "
+                             f"--quick is for {', '.join(QUICK_TRIALS)}.")
+    items, _ = QUICK_TRIALS[task.name]
+    return dataclasses.replace(task, subset=QUICK, train_limit=items)
+
 
 def get_task(name: str, subset: str | None = None) -> Task:
     """The task, or — with ``subset`` — the same task on the tree imported under that name
-    (``dawnbench data fetch imagenet --from DIR --subset NAME``): its runs are unofficial."""
+    (``dawnbench data fetch imagenet --from DIR --subset NAME``), or its quick trial (``QUICK``, the tasks of
+    ``QUICK_TRIALS``): its runs are unofficial."""
     if name not in TASKS:
         raise DawnbenchError(f"unknown task '{name}'. Known tasks: {', '.join(TASKS)}.")
     task = TASKS[name]
     if subset is None:
         return task
+    if subset == QUICK and name in QUICK_TRIALS:   # a quick trial's record names its subset "quick"
+        return quick(task)
     if name not in SUBSET_TASKS:
         raise DawnbenchError(f"--subset: {name} has one official dataset; subsets are for "
                              f"{', '.join(SUBSET_TASKS)}, whose data you import yourself.")

@@ -116,7 +116,7 @@ KernelRow = TypedDict("KernelRow", {
     "bytes": NotRequired[schema.Bytes],
     "gflops": NotRequired[schema.NonNegative],      # GFLOP/s at the median
     "gbps": NotRequired[schema.NonNegative],        # GB/s at the median
-    "intensity": NotRequired[schema.NonNegative | None],  # FLOP per byte; null: all-reduce
+    "intensity": NotRequired[schema.Intensity | None],  # FLOP per byte; null: all-reduce
     "fraction_of_roof": NotRequired[schema.NonNegative | None],  # over the roofs of the same file
     "world_size": NotRequired[schema.PositiveCount],  # all-reduce: processes
     "algbw_gbps": NotRequired[schema.NonNegative],  # all-reduce: bytes over time (nccl-tests' algbw)
@@ -142,7 +142,7 @@ class Step(TypedDict):
     time_s: NotRequired[schema.Seconds | None]          # the window's wall time over its steps
     flops: NotRequired[schema.Flops | None]             # counted from the ops' shapes (profiling/flops.py)
     bytes: NotRequired[schema.Bytes | None]             # moved by its ops
-    intensity: NotRequired[schema.NonNegative | None]   # FLOP per byte
+    intensity: NotRequired[schema.Intensity | None]     # FLOP per byte
     flops_per_s: NotRequired[schema.NonNegative | None]  # its FLOP over its time
 
 
@@ -152,7 +152,8 @@ class ProfileSummary(TypedDict):
     task: schema.Text
     window_s: schema.PositiveSeconds                    # the profiled window's wall time
     steps: NotRequired[schema.PositiveCount]            # optimizer steps in the window
-    entry: NotRequired[schema.Text | None]
+    entry: NotRequired[schema.Text | None]              # the entry's name (its class's `name`)
+    entry_file: NotRequired[schema.Text]                # the file it came from, when --entry named one
     precision: NotRequired[Precision | None]
     variant: NotRequired[schema.Text | None]            # a variant profiled beside the run's (--without …)
     device: NotRequired[schema.Text]                    # cpu or cuda

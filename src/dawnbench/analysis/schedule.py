@@ -185,7 +185,11 @@ def schedule(paths: list[Path], accelerators: int) -> dict[str, Any]:
     names = [j.name for j in jobs]
     if len(set(names)) < len(names):  # the same scale table twice is two jobs: name them apart
         jobs = [Job(f"{j.name} #{i + 1}", j.tta_s) for i, j in enumerate(jobs)]
-    plain = naive(jobs, accelerators)
+    try:
+        plain = naive(jobs, accelerators)
+    except DawnbenchError as err:   # name the files the user handed over, not only the jobs in them
+        files = [str(p) for p, j in zip(paths, jobs) if accelerators not in j.tta_s]
+        raise DawnbenchError(f"{', '.join(files)}: {err}") from None
     found, tried, search = best(jobs, accelerators)
     return {"accelerators": accelerators, "jobs": {j.name: j.tta_s for j in jobs},
             "naive": plain.to_dict(), "best": found.to_dict(), "lower_bound_s": lower_bound(jobs, accelerators),

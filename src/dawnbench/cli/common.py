@@ -10,6 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.text import Text
+
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import dumps, output_dir
 from dawnbench.precision import PRECISIONS
@@ -73,7 +76,8 @@ def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "
                                                      "metric's range, e.g. 0 to 100 for accuracy)")
     parser.add_argument("--max-epochs", type=float, help="stop as not_reached after this many epochs")
     parser.add_argument("--max-seconds", type=float, help="stop as not_reached after this many timed seconds, even inside a step")
-    parser.add_argument("--max-wall-seconds", type=float, help="stop as timeout after this much wall time")
+    parser.add_argument("--max-wall-seconds", type=float, help="stop as timeout after this much wall time, counted from the "
+                        "command's start (setup and warm-up included; a later run's from the previous run's end)")
     parser.add_argument("--max-init-seconds", type=float, default=1800.0,
                         help="stop as timeout if the warm-up (init, untimed) takes longer (default 1800)")
     parser.add_argument("--continue", dest="continue_", action="store_true",
@@ -98,6 +102,9 @@ def add_run_options(parser: argparse.ArgumentParser, runs: int = 1, out: str = "
                         help="seconds between samples of the resource monitor (resources.tsv; default 0.5)")
     parser.add_argument("--subset", metavar="NAME", help="imagenet, squad: train on the tree imported under this "
                                                          "name (`data fetch TASK --from DIR --subset NAME`); unofficial")
+    parser.add_argument("--quick", action="store_true",
+                        help="a quick trial (mnist, fashion-mnist, cifar10): the first few thousand training items "
+                             "and a lower default target, a few minutes on 2 cores; unofficial (docs/rules.md)")
     parser.add_argument("--p2p", choices=("on", "off"), default="on",
                         help="off: disable NCCL's peer-to-peer transport between GPUs (what the links are worth); "
                              "recorded, a no-op on CPUs")
@@ -136,7 +143,8 @@ def run_options(args: argparse.Namespace) -> Any:
                       cost_per_hour=args.cost_per_hour, overrides=parse_set(args.set),
                       precision=args.precision, compile=args.compile, org=args.org, platform=args.platform,
                       resource_interval=args.resource_interval, scaling=getattr(args, "scaling", "weak"),
-                      collective_timeout=args.collective_timeout, subset=args.subset, p2p=args.p2p)
+                      collective_timeout=args.collective_timeout, subset=args.subset, quick=args.quick,
+                      p2p=args.p2p)
 
 
 def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True, scaling: bool = True) -> None:
@@ -232,3 +240,10 @@ def slurm_options(args: argparse.Namespace) -> Any:
                            rdzv_port=args.rdzv_port)
     check(options)
     return options
+
+
+def print_notes(notes: list[str], err: Console) -> None:
+    """A measuring command's notes — load while it measured, a roof far from the machine's last — where they are
+    seen: in yellow on the error stream, so --json stays the document alone."""
+    for note in notes:
+        err.print(Text.assemble(("note:", "yellow"), f" {note}"), highlight=False, soft_wrap=True)

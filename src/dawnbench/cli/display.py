@@ -16,6 +16,7 @@ from rich.text import Text
 from dawnbench.environment import describe_hardware
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.record import RunResult, Status
+from dawnbench.tasks import QUICK
 
 if TYPE_CHECKING:
     from dawnbench.entries import Progress as TrainProgress
@@ -196,7 +197,8 @@ def result_card(r: RunResult) -> Panel:
     grid.add_column(style="bold")
     grid.add_column()
     style = STATUS_STYLE.get(r.status, "")
-    why = f" (on the subset {r.subset!r}, not the official data)" if r.subset else " (target differs from the task's)"
+    why = (" (a quick trial: the first training items and a lower target, --quick)" if r.subset == QUICK else
+           f" (on the subset {r.subset!r}, not the official data)" if r.subset else " (target differs from the task's)")
     official = Text("official") if r.official else Text.assemble(("unofficial", "yellow"), why)
     last = r.evals[-1].value if r.evals else None
     rows = [
@@ -210,8 +212,10 @@ def result_card(r: RunResult) -> Panel:
         ("last evaluation", "—" if last is None else f"{last:.2f} after {r.evals[-1].epoch:.3f} epochs"
          + (f" (stopped by {r.evals[-1].stopped_by}: not a time to accuracy)" if r.evals[-1].stopped_by else "")),
         ("memory", format_memory_plan(r.memory_plan)),
-        ("wall time", f"{format_seconds(r.wall_s)} (evaluation {format_seconds(r.eval_s)}, "
-                      f"init {format_seconds(r.init_s)}, checkpoint {format_seconds(r.checkpoint_s)}, "
+        ("wall time", f"{format_seconds(r.total_wall_s)} from the start: setup {format_seconds(r.setup_s)} "
+                      f"(start-up, data, memory plan) + init {format_seconds(r.init_s)} (warm-up) + run "
+                      f"{format_seconds(r.wall_s)} (timed {format_seconds(r.timed_s)}, evaluation "
+                      f"{format_seconds(r.eval_s)}, checkpoint {format_seconds(r.checkpoint_s)}, "
                       f"logging {format_seconds(r.log_s)})"),
         ("training cost", "—" if r.training_cost_usd is None else
          f"${r.training_cost_usd:.2f} at ${r.cost_per_hour:g}/h" + (f" ({r.instance})" if r.instance else "")),

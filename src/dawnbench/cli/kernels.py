@@ -20,6 +20,7 @@ from dawnbench.cli.common import (
     add_command,
     add_worker_options,
     emit,
+    print_notes,
 )
 from dawnbench.errors import DawnbenchError
 
@@ -96,6 +97,7 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
                           "kernels.json)", style="dim", highlight=False)
         out.print(f"rows: {document.path} · table: {document.out / 'kernels.csv'} · figures: "
                   f"{', '.join(doc['figures'])}", highlight=False)
+        print_notes(doc.get("notes", []), err)
     emit(args, doc, show)
     return EXIT_INTERRUPTED if doc.get("interrupted") else EXIT_OK
 

@@ -98,7 +98,8 @@ def _show_predict(doc: dict, out: Console) -> None:
             out.print(f"{d['device']['name']}: {note}", style="dim", highlight=False)
     for note in doc["notes"]:
         out.print(note, style="dim", highlight=False, soft_wrap=True)
-    out.print(f"assumed: {'; '.join(doc['assumptions'])} · {doc['seconds']:.2f} s", style="dim", highlight=False)
+    out.print(f"assumed: {'; '.join(doc['assumptions'])}", style="dim", highlight=False, soft_wrap=True)
+    out.print(f"predicted in {doc['seconds']:.2f} s", style="dim", highlight=False)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -177,8 +177,9 @@ def cmd_leaderboard(args: argparse.Namespace, out: Console, err: Console) -> int
 
         index = build_site(boards, args.html, until)
         err.print(f"website: {index}", highlight=False)
+
     def show() -> None:
-        for task, task_boards in boards.tasks.items():
+        for task, task_boards in ({} if args.html else boards.tasks).items():   # --html: the site holds the boards
             for board in BOARDS:
                 out.print(board_table(task, board, task_boards[board][:args.top]))
         errors = sum(p.severity == "error" for p in boards.problems)
@@ -280,7 +281,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     board.add_argument("dir", metavar="DIR", help="a folder laid out like dawnbench-entries (<Task>/train, <Task>/inference)")
     board.add_argument("--until", metavar="YYYY-MM-DD", help="the board as it stood on this date")
     board.add_argument("--top", type=int, default=10, help="rows per board on the terminal (default 10)")
-    board.add_argument("--html", metavar="OUT", help="also build the static website into OUT")
+    board.add_argument("--html", metavar="OUT", help="build the static website into OUT "
+                       "(the terminal then shows only where it is and the count)")
 
 
 # --- tables ---------------------------------------------------------------------------
@@ -311,8 +313,11 @@ def board_table(task: str, board: str, rows: list[dict]) -> Table:
     for col in ("rank", "value", "model", "author", "hardware", "framework", "date"):
         table.add_column(col, justify="right" if col in ("rank", "value") else "left", overflow="fold")
     for r in rows:
-        table.add_row(str(r["rank"]), r["display"], *(Text(r[k]) for k in ("model", "author", "hardware", "framework")),
-                      r["date"])  # Text: submitted strings are never read as rich markup
+        model = Text(r["model"])   # Text: submitted strings are never read as rich markup
+        if r.get("flagged"):
+            model.append(f" ⚠ {r['flagged']} run(s) disturbed", style="yellow")
+        table.add_row(str(r["rank"]), r["display"], model, *(Text(r[k]) for k in ("author", "hardware", "framework")),
+                      r["date"])
     return table
 
 

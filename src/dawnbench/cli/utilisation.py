@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dawnbench.cli.common import EXIT_OK, add_command, add_trust_option, emit, parse_set
+from dawnbench.cli.common import EXIT_OK, add_command, add_trust_option, emit, parse_set, print_notes
 from dawnbench.cli.display import format_seconds
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
@@ -41,7 +41,11 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
     with err.status(Text("profiling")) as status:
         summary = run_profile(opts, status=lambda msg: status.update(Text(msg)))
     profile_figures(summary)
-    emit(args, summary, lambda: out.print(profile_table(summary, Path(summary["out"]), args.top)))
+
+    def show() -> None:
+        out.print(profile_table(summary, Path(summary["out"]), args.top))
+        print_notes(summary["notes"], err)
+    emit(args, summary, show)
     return EXIT_OK
 
 
@@ -84,6 +88,7 @@ def cmd_machine(args: argparse.Namespace, out: Console, err: Console) -> int:
     def show() -> None:
         out.print(machine_table(machine))
         out.print(topology_table(machine["topology"]))
+        print_notes(machine["notes"], err)
     emit(args, machine, show)
     return EXIT_OK
 

@@ -262,9 +262,10 @@ def kind(name: str) -> str:
     return get_spec(base_name(name)).kind if base_name(name) in DATASETS else "arrays"  # tests' own datasets
 
 
-def load_train(name: str, split: str = "train") -> Any:
+def load_train(name: str, split: str = "train", limit: int | None = None) -> Any:
     """The training split in memory, as an entry's ``ctx.load_train()`` returns it: (uint8 inputs,
-    int64 labels) for arrays, the questions for SQuAD. ImageNet is streamed instead (``train_stream``)."""
+    int64 labels) for arrays, the questions for SQuAD; ``limit``: only the first that many items (a quick
+    trial). ImageNet is streamed instead (``train_stream``)."""
     held = kind(name)
     if held == "questions":
         from dawnbench.data import squad
@@ -273,7 +274,10 @@ def load_train(name: str, split: str = "train") -> Any:
     if held == "shards":
         raise DataError(f"{name} is larger than memory and is streamed: an entry reads it with "
                         "ctx.stream(batch_size=..., resolution=..., epoch=...), not ctx.load_train().")
-    return load_split(name, split)
+    if limit is None:
+        return load_split(name, split)
+    inputs, labels = load_split(name, split, mmap=True)   # only the first items are read
+    return np.array(inputs[:limit]), np.array(labels[:limit])
 
 
 def synthetic_train(name: str, seed: int, split: str = "train", count: int | None = None) -> Any:

@@ -46,6 +46,12 @@ Precision and compilation (SPEC §12)
     asked for ``--compile``), and keep the uncompiled module in ``self.model`` so its
     ``state_dict`` keys stay plain.
 
+A quick trial (``--quick``)
+    The harness hands ``train`` only the first items of the training split (``ctx.load_train()`` returns them;
+    an epoch is one pass over them) and aims at a lower target. ``quick_hparams`` are the hyperparameters such
+    a trial should use instead of the recipe's — an evaluation in its first epochs, a batch a small machine
+    steps through quickly — applied under the user's ``--set``.
+
 Many workers (SPEC §13)
     Under ``dawnbench run --nproc N`` every worker runs the same entry. The context says
     which worker this is (``ctx.rank``, ``ctx.world_size``, ``ctx.backend``) and offers the
@@ -203,6 +209,9 @@ class Entry(ABC):
     hparams: ClassVar[dict[str, Any]] = {}
     hparams_by_task: ClassVar[dict[str, dict[str, Any]]] = {}
     eval_batch_size: ClassVar[int] = 1000     # batch size the harness uses for predict
+    # --quick (a trial on the first training items, tasks.QUICK_TRIALS): hyperparameters under the user's --set
+    # that let it be seen in a few minutes on 2 cores — an evaluation in the first epochs, a smaller batch
+    quick_hparams: ClassVar[dict[str, Any]] = {}
     warmup_steps: ClassVar[int] = 10          # optimizer steps of the default warm-up
     cpu_warmup_steps: ClassVar[int | None] = None  # on a CPU, where one step pays the one-time costs (None: the same)
     lr_scales_with_batch: ClassVar[bool] = False  # the lr follows the global batch: the harness may fit it

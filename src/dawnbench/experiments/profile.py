@@ -45,6 +45,7 @@ from dawnbench.harness.warmup import synthetic_context
 from dawnbench.io import atomic_write_json, inside, output_dir
 from dawnbench.precision import precision_scope
 from dawnbench.profiling.flops import training_flops_per_sample
+from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.ops import Window, profile_window, write_ops
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
@@ -166,7 +167,10 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     prep = prepare(run_options)
     out = output_dir(opts.out or Path("profiles") / f"{prep.task.name}-{prep.entry_cls.name}-{opts.precision}")
     data.ensure(prep.task.dataset)
-    opts.entry = prep.entry_cls.name if opts.entry is None else opts.entry
+    # one name for the entry everywhere (folder, title, summary): its class's `name`; a file given as --entry is kept
+    # beside it, as entry_file
+    entry_file = opts.entry if opts.entry is not None and opts.entry != prep.entry_cls.name else None
+    opts.entry = prep.entry_cls.name
     title = f"{prep.task.name} · {prep.entry_cls.name} · {opts.precision} · {opts.steps} steps"
     status("planning memory")  # as `run` does: never an allocation the machine cannot hold
     plan = plan_memory(run_options, prep)
@@ -174,21 +178,25 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
         raise DawnbenchError(plan.refusal)
     if plan.planned and plan.batch_size != opts.overrides.get("batch_size", plan.asked):
         opts.overrides = {**opts.overrides, "batch_size": plan.batch_size}
-    status("measuring this machine's roofs")
-    roofs = measure_roofs(prep.device)
-
     entry = prep.entry_cls(prep.task, prep.device, opts.overrides)
     if plan.eval_batch_size is not None:
         entry.eval_batch_size = plan.eval_batch_size
     if opts.without:
         _check_without(entry, opts.without)
-    status(f"warm-up, then {opts.warm_steps} + 1 census + {opts.steps} profiled steps")
     devices = [prep.device.index or 0] if prep.device.type == "cuda" else []
-    with ResourceMonitor(out / "resources.tsv", devices=devices) as monitor:  # warm-up and window: the footprint
-        window, extra = _window(entry, prep, opts, out)
+    with watched("the roof probes and the profiled window") as load:
+        status("measuring this machine's roofs")
+        roofs = measure_roofs(prep.device)
+        status(f"warm-up, then {opts.warm_steps} + 1 census + {opts.steps} profiled steps")
+        with ResourceMonitor(out / "resources.tsv", devices=devices) as monitor:  # warm-up and window: the footprint
+            window, extra = _window(entry, prep, opts, out)
     summary = _summarise(window, extra, opts, roofs)
     summary["resources"] = monitor.summary()
+    summary["load"] = load.summary
+    summary["notes"] = [*load.notes, *against_last(roofs.to_dict(), load)]
     summary["title"] = title
+    if entry_file:
+        summary["entry_file"] = entry_file
     summary["memory_plan"] = plan.to_dict()
     _write(window, summary, out)
     summary["out"] = str(out)

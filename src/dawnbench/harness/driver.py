@@ -41,6 +41,7 @@ the others hold one that records nothing. Budgets and statuses (SPEC §3):
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -86,7 +87,7 @@ def train_context(entry: Entry, task: Task, seed: int, precision: str, compile_m
         return epoch_stream
 
     return TrainContext(task=task, seed=seed, device=entry.device, hparams=entry.hp,
-                        load_train=lambda: data.load_train(task.dataset, task.train_split),
+                        load_train=lambda: data.load_train(task.dataset, task.train_split, task.train_limit),
                         precision=precision, scaler=make_scaler(precision, entry.device, entry.own_precisions),
                         compile=compiler(compile_mode), rank=world.rank, world_size=world.world_size,
                         backend=world.backend, distribute=comm.ddp_wrapper(world, timer), stream=stream,
@@ -94,15 +95,18 @@ def train_context(entry: Entry, task: Task, seed: int, precision: str, compile_m
 
 
 def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, recorder: Recorder,
-            clock: Clock) -> RunResult:
-    """One run of one seed on this worker; rank 0's ``recorder`` writes its record."""
+            clock: Clock, since: float | None = None) -> RunResult:
+    """One run of one seed on this worker; rank 0's ``recorder`` writes its record. ``since``: when the run's
+    setup began (``time.time()``: the process's start, or the previous run's end) — its setup_s, and what
+    ``max_wall_seconds`` counts from."""
+    setup_s = max(0.0, time.time() - since) if since is not None else 0.0
     task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
     entry = prep.entry_cls(task, device, options.overrides)
     if prep.eval_batch_size is not None:
         entry.eval_batch_size = prep.eval_batch_size  # planned: fits the machine, at most the scored split
     # The scored split's form drives the warm-up's synthetic inputs (its targets stay with rank 0's recorder).
     scored = data.open_split(task.dataset, task.scored_split, mmap=True)
-    train_count = data.train_count(task.dataset, task.train_split)
+    train_count = task.train_items(data.train_count(task.dataset, task.train_split))
     timer = comm.CommTimer() if world.distributed else None
     cost = HarnessCost()
 
@@ -114,7 +118,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
     ended, error = RUNNING, None
     # Signals and budgets are watched from the record's first line to its last: a Ctrl-C at
     # any point leaves `interrupted`, never `running`.
-    with stop_on_signals(options.max_wall_seconds) as budgets:
+    with stop_on_signals(options.max_wall_seconds, setup_s) as budgets:
         try:
             result = recorder.open(entry, world)
             recorder.monitor(world.local_peers(), world.local_devices(device))  # the run's workers and GPUs here
@@ -157,8 +161,9 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
                 gen.close()
             if timer is not None:
                 timer.stop()
-            if recorder.result is not None:
+            if recorder.result is not None:   # set here: a budget spent by the setup ends the run as it opens
                 recorder.result.harness = cost.figures(clock.timed_s)
+                recorder.result.setup_s = setup_s
         if prep.compile:  # graphs compiled after run_start were timed
             recorder.result.graphs_compiled_timed = (compile_stats() - before)["graphs"]
         return recorder.finish(entry, ended, error)

@@ -230,7 +230,7 @@ def plan_memory(options: RunOptions, prep: PreparedRun, workers_here: int = 1, w
     explicit = "batch_size" in options.overrides
     scored = data.open_split(task.dataset, task.scored_split, mmap=True)
     eval_asked = max(1, min(entry_cls.eval_batch_size, scored.count))
-    count = data.train_count(task.dataset, task.train_split)
+    count = task.train_items(data.train_count(task.dataset, task.train_split))
     streamed = data.kind(task.dataset) == "shards"
     big = min(asked, PROBE_BATCH)
     batches = sorted({max(1, big // 2), big})

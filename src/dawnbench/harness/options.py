@@ -22,7 +22,7 @@ from dawnbench.entries import Entry, load_entry_class
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.warmup import COMPILE_MODES
 from dawnbench.precision import check_precision
-from dawnbench.tasks import Task, get_task
+from dawnbench.tasks import QUICK, QUICK_TRIALS, Task, get_task, quick
 
 # RunOptions' numeric fields and the options they come from (bounds.py holds their ranges)
 RUN_OPTIONS = bounds.fields_of("--seed", "--runs", "--max-epochs", "--max-seconds", "--max-wall-seconds",
@@ -54,6 +54,7 @@ class RunOptions:
     scaling: str = "weak"               # under torchrun: weak (per-worker batch fixed) or strong (SPEC §13)
     collective_timeout: float = DEFAULT_COLLECTIVE_TIMEOUT_S  # a peer silent this long ends the run
     subset: str | None = None           # ImageNet, SQuAD: a tree imported under this name (unofficial)
+    quick: bool = False                 # a quick trial: the first training items, a lower target (tasks.QUICK_TRIALS)
     p2p: str = "on"                     # off: NCCL's peer-to-peer transport disabled (SPEC §20, interconnect)
 
 
@@ -118,6 +119,12 @@ def resolve_device(name: str) -> torch.device:
 def prepare(options: RunOptions) -> PreparedRun:
     """Everything that can fail on bad input, checked before any measurement."""
     task = options.task if isinstance(options.task, Task) else get_task(options.task, options.subset)
+    if options.quick and task.subset != QUICK:
+        if task.subset is not None:
+            raise DawnbenchError(f"--quick and --subset {task.subset}: a quick trial uses the task's own data; "
+                                 "give one of the two.")
+        task = quick(task)
+    target = options.target if options.target is not None or task.subset != QUICK else QUICK_TRIALS[task.name][1]
     entry = options.entry or task.default_entry
     entry_cls = entry if isinstance(entry, type) else load_entry_class(entry)
     if entry_cls.tasks and task.name not in entry_cls.tasks:
@@ -133,15 +140,15 @@ def prepare(options: RunOptions) -> PreparedRun:
         raise DawnbenchError(f"--p2p {options.p2p!r}: use on or off.")
     if Path(options.out_dir).exists() and not Path(options.out_dir).is_dir():
         raise DawnbenchError(f"--out {options.out_dir}: that is a file; pass a folder for the run records.")
-    task.metric_bound.check("--target", options.target)
+    task.metric_bound.check("--target", target)
     instance, price = pricing.resolve(options.instance, options.cost_per_hour)
     device = resolve_device(options.device)
     check_precision(options.precision, device, entry_cls)
     if options.compile is not None and options.compile not in COMPILE_MODES:
         raise DawnbenchError(f"--compile {options.compile!r}: not a torch.compile mode; use one of "
                              f"{', '.join(COMPILE_MODES)}, or leave --compile out.")
-    official = (options.target is None or options.target == task.threshold) and task.subset is None
+    official = (target is None or target == task.threshold) and task.subset is None
     return PreparedRun(task, entry_cls, device, instance, price, official,
-                       task.threshold if options.target is None else options.target,
+                       task.threshold if target is None else target,
                        environment.hardware_info(device), environment.software_info(entry_cls),
                        options.precision, options.compile)

@@ -108,6 +108,8 @@ class RunResult:
     official: schema.Flag = False               # kept the task's own target, data and rules: rankable
     metric: schema.Text = ""                    # the deciding metric's name (top1_accuracy, f1)
     time_to_accuracy_s: schema.PositiveSeconds | None = None  # timed seconds at the first passing evaluation
+    setup_s: schema.Seconds = 0.0               # before the warm-up: the process's start (imports, data, the memory
+                                                # plan); a later run of one command: from the previous run's end
     wall_s: schema.Seconds = 0.0                # everything from run_start, evaluations included
     timed_s: schema.Seconds = 0.0               # what the clock counted (training, not evaluation; docs/rules.md)
     eval_s: schema.Seconds = 0.0                # evaluating, off the clock
@@ -146,6 +148,12 @@ class RunResult:
     error: schema.Message | None = None         # why a run that did not succeed ended
     started_at: schema.Text = ""                # ISO 8601, the run's start
     run_dir: schema.Text = ""                   # the folder as written (readers use the folder they are given)
+
+    @property
+    def total_wall_s(self) -> float:
+        """Wall time from the command's start (a later run: the previous run's end) to this run's record:
+        setup, the warm-up and everything from run_start."""
+        return self.setup_s + self.init_s + self.wall_s
 
     @property
     def succeeded(self) -> bool:

@@ -147,7 +147,7 @@ class RankZeroRecorder(Recorder):
         self.event(mllog.SUBMISSION_PLATFORM, options.platform or environment.describe_hardware(prep.hardware))
         self.event(mllog.OFFICIAL, prep.official)
         self.event(mllog.CACHE_CLEAR, False)
-        self.event(mllog.TRAIN_SAMPLES, data.train_count(task.dataset, task.train_split))
+        self.event(mllog.TRAIN_SAMPLES, task.train_items(data.train_count(task.dataset, task.train_split)))
         self.event(mllog.EVAL_SAMPLES, self.scored.count)
         self.event(mllog.ENTRY, entry.name)
         self.event(mllog.SEED, self.seed)

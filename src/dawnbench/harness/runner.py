@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import psutil
 import torch
 
 from dawnbench import data
@@ -58,9 +60,9 @@ def record_unstarted(options: RunOptions, prep: PreparedRun, why: str) -> RunRes
 
 def run_seed(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path | None = None,
              observer: RunObserver | None = None, index: int = 0, clock: Clock | None = None,
-             world: World | None = None) -> RunResult:
+             world: World | None = None, since: float | None = None) -> RunResult:
     """One seed on this worker: rank 0 records it in ``run_dir`` (default: a new folder
-    under ``options.out_dir``)."""
+    under ``options.out_dir``); ``since``: when its setup began (see :func:`execute`)."""
     clock = clock or Clock(sync=torch.cuda.synchronize if prep.device.type == "cuda" else None)
     world = world or World()
     if world.leader:
@@ -69,7 +71,7 @@ def run_seed(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path | 
         recorder: Recorder = RankZeroRecorder(options, prep, seed, clock, run_dir, observer or RunObserver(), index)
     else:
         recorder = Recorder(options, prep, seed, clock)
-    return execute(options, prep, seed, world, recorder, clock)
+    return execute(options, prep, seed, world, recorder, clock, since)
 
 
 def run_many(options: RunOptions, observer: RunObserver | None = None,
@@ -80,6 +82,8 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
     the results (the others' are not records).
     """
     prep = prepare(options)
+    if options.quick:   # the entry's quick-trial hyperparameters, under the user's --set
+        options = replace(options, overrides={**prep.entry_cls.quick_hparams, **options.overrides})
     world = World.from_env(prep.device)
     if world.distributed:
         if options.p2p == "off":  # before the process group: NCCL reads its switches when it sets up
@@ -92,10 +96,12 @@ def run_many(options: RunOptions, observer: RunObserver | None = None,
     world.barrier()
     options, prep = _planned(options, prep, world, observer)
     results = []
+    since = psutil.Process().create_time()   # the first run's setup: from the process's start (imports included)
     try:
         for i in range(options.runs):
-            result = run_seed(options, prep, options.seed + i, observer=observer, index=i, world=world)
+            result = run_seed(options, prep, options.seed + i, observer=observer, index=i, world=world, since=since)
             results.append(result)
+            since = time.time()
             # Rank 0 stopping out of step (it raised, or timed out) would leave the others
             # waiting at the next seed's first collective: end the launch instead.
             if result.status in (Status.INTERRUPTED, Status.TIMEOUT) or (world.distributed and result.status == Status.ABORTED):

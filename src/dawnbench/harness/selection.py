@@ -31,12 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dawnbench.harness.record import RunResult, Status
-from dawnbench.tasks import TASKS
+from dawnbench.tasks import QUICK, TASKS
 
 INTERRUPTED = "interrupted before it finished: it measures nothing (run it again)"
 COPY = "a second record of seed {seed} of this configuration ({first} is counted): a seed counts once"
 UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own threshold on its full data, and "
-              "`dawnbench validate` rejects the rest — run without --target/--subset to submit")
+              "`dawnbench validate` rejects the rest — run without --target/--subset/--quick to submit")
 
 
 @dataclass
@@ -57,7 +57,7 @@ class Selection:
         if kinds["interrupted"]:
             parts.append(f"{kinds['interrupted']} interrupted before they finished")
         if kinds["unofficial"]:
-            parts.append(f"{kinds['unofficial']} unofficial (a lowered --target or a subset)")
+            parts.append(f"{kinds['unofficial']} unofficial (a lowered --target, a subset or a quick trial)")
         if kinds["copy"]:
             parts.append(f"{kinds['copy']} second record(s) of a seed already counted (a seed counts once)")
         counted = "none counted" if not self.counted else f"{len(self.counted)} counted"
@@ -80,7 +80,9 @@ def _seed_key(r: RunResult) -> tuple | None:
 def unofficial_reason(result: RunResult) -> str:
     """Why a run is unofficial, in words (its threshold, its subset)."""
     why = []
-    if result.subset:
+    if result.subset == QUICK:
+        why.append("a quick trial (--quick: the first training items)")
+    elif result.subset:
         why.append(f"trained on the subset '{result.subset}'")
     task = TASKS.get(result.task)
     if task is not None and result.threshold != task.threshold:

@@ -59,10 +59,12 @@ class Budgets:
         delay = max(1e-3, min(pending) - time.monotonic()) if pending else 0.0
         signal.setitimer(signal.ITIMER_REAL, delay)
 
-    def wall(self, seconds: float | None) -> None:
+    def wall(self, seconds: float | None, spent: float = 0.0) -> None:
+        """The whole run's deadline: ``seconds`` of wall time, ``spent`` of them already gone (the setup)."""
         if seconds:
-            self._wall = _Deadline(time.monotonic() + seconds, Status.TIMEOUT,
-                                   f"wall time passed max_wall_seconds={seconds:g}", "max_wall_seconds")
+            self._wall = _Deadline(time.monotonic() + seconds - spent, Status.TIMEOUT,
+                                   f"wall time passed max_wall_seconds={seconds:g} (counted from the command's "
+                                   "start: setup and warm-up included)", "max_wall_seconds")
             self._arm()
 
     @contextmanager
@@ -98,8 +100,9 @@ class Budgets:
 
 
 @contextmanager
-def stop_on_signals(max_wall_seconds: float | None) -> Iterator[Budgets]:
-    """Turn SIGINT/SIGTERM into ``interrupted`` and the budgets into their statuses.
+def stop_on_signals(max_wall_seconds: float | None, spent: float = 0.0) -> Iterator[Budgets]:
+    """Turn SIGINT/SIGTERM into ``interrupted`` and the budgets into their statuses; ``spent``: wall seconds
+    the run's budget had already used when the block began (the setup before it).
 
     Yields the run's :class:`Budgets`; after ``budgets.disarm()`` signals are ignored until
     the block ends, so that the final record is written whole.
@@ -126,7 +129,7 @@ def stop_on_signals(max_wall_seconds: float | None) -> Iterator[Budgets]:
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, on_alarm)
-    budgets.wall(max_wall_seconds)
+    budgets.wall(max_wall_seconds, spent)
     try:
         yield budgets
     finally:

@@ -29,7 +29,9 @@ def synthetic_context(ctx: TrainContext, scored: Split) -> TrainContext:
     """``ctx`` with random data of the task's forms in place of the dataset."""
     return dataclasses.replace(
         ctx, synthetic=True,
-        load_train=lambda: data.synthetic_train(ctx.task.dataset, ctx.seed, ctx.task.train_split),
+        load_train=lambda: data.synthetic_train(ctx.task.dataset, ctx.seed, ctx.task.train_split,
+                                                ctx.task.train_items(data.train_count(ctx.task.dataset,
+                                                                                      ctx.task.train_split))),
         stream=lambda **options: data.synthetic_stream(ctx.task.dataset, seed=ctx.seed, device=ctx.device, **options),
         synthetic_inputs=lambda n: scored.synthetic(n, ctx.seed))
 

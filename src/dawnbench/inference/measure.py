@@ -40,6 +40,7 @@ from dawnbench.inference.loops import batch_throughput, single_item_latencies
 from dawnbench.inference.scenarios import SCENARIOS, ScenarioSettings, run_scenario
 from dawnbench.io import atomic_write_text, inside, output_dir, read_foreign_text, update_json
 from dawnbench.precision import check_precision, precision_scope
+from dawnbench.profiling.load import watched
 from dawnbench.tasks import Task, get_task
 
 INFERENCE_DIR = "inference"
@@ -130,7 +131,8 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
         if partial:
             split = split.head(options.max_items)
 
-        with precision_scope(precision, device, entry.own_precisions):  # once: nothing added per query
+        with precision_scope(precision, device, entry.own_precisions), \
+                watched("the latency and throughput measurement") as load:  # once: nothing added per query
             status(f"latency: {split.count:,} items one at a time")
             single = single_item_latencies(entry.predict, split, task.metric, options.warmup_items, sync,
                                            progress=lambda n: status(f"latency: {n:,}/{split.count:,} items"))
@@ -149,7 +151,8 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
         (f"the model scores {value:.2f} on the {task.scored_split} split, below the threshold {task.threshold:g}",
          not task.passes(value)),
         (f"measured on the first {split.count:,} items only (--max-items)", partial),
-        ("the training run was unofficial", not result.get("official", True))) if holds]
+        ("the training run was unofficial", not result.get("official", True)),
+        (f"flagged: {load.summary.get('interference')}", load.disturbed)) if holds]
     inference = {
         **latency,
         "items": split.count,
@@ -172,6 +175,7 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
         "precision": precision,
         "overrides": options.overrides,
         "hardware": hardware,
+        "load": load.summary,                     # others' CPU while latency and throughput were measured
         "model_epoch": saved.get("epoch"),
         "scenarios": scenarios,
         "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

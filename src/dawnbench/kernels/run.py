@@ -39,6 +39,7 @@ from dawnbench.kernels.passes import ELEMENT_BYTES, statement
 from dawnbench.kernels.problems import PASSES, SETS, SUITES, Problem
 from dawnbench.kernels.timing import TooSlow, time_call
 from dawnbench.precision import PRECISIONS, device_supports
+from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
 
@@ -291,19 +292,22 @@ def run_kernels(options: KernelOptions, progress: Callable[[int, int, float, dic
     options.check()
     device = resolve_device(options.device)
     wanted = tuple(p for p in options.chosen_precisions() if runnable(p, device)[0])
-    roofs = measure_roofs(device, precisions=wanted)
-    document = Document(options, device, roofs)
-    rows = plan(options, device, roofs)
-    left = sum(r.estimate_s * CALLS for r in rows if r.skipped is None)
-    announce(left, len(rows))
-    start = time.perf_counter()
-    document.write()
-    try:
-        _measure(rows, document, options, device, roofs, start, left, progress)
-    except BaseException as err:  # Ctrl-C, or a bug: every finished row is kept either way
-        document.doc["interrupted"] = isinstance(err, KeyboardInterrupt)
-        document.finish()
-        raise
+    with watched("the roof probes and the kernels' timing") as load:
+        roofs = measure_roofs(device, precisions=wanted)
+        document = Document(options, device, roofs)
+        rows = plan(options, device, roofs)
+        left = sum(r.estimate_s * CALLS for r in rows if r.skipped is None)
+        announce(left, len(rows))
+        start = time.perf_counter()
+        document.write()
+        try:
+            _measure(rows, document, options, device, roofs, start, left, progress)
+        except BaseException as err:  # Ctrl-C, or a bug: every finished row is kept either way
+            document.doc["interrupted"] = isinstance(err, KeyboardInterrupt)
+            document.finish()
+            raise
+    # the roofs as the probes measured them (before any row raised them) against the machine's last
+    document.doc["load"], document.doc["notes"] = load.summary, [*load.notes, *against_last(roofs.to_dict(), load)]
     return document
 
 

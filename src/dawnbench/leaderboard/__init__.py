@@ -36,12 +36,17 @@ BOARD_TITLES = {"training_time": "Training time", "training_cost": "Training cos
 
 
 def display(board: str, value: float) -> str:
-    """The text the board shows: h:mm:ss rounded up; costs to cents; latency in ms; $ per 10,000."""
+    """The text the board shows: h:mm:ss rounded up; costs to cents (two significant digits below 10 cents);
+    latency in ms; $ per 10,000."""
     if board == "training_time":
         total = math.ceil(value - 1e-9)
         return f"{total // 3600}:{total % 3600 // 60:02d}:{total % 60:02d}"
     if board == "training_cost":
-        return f"${value:,.2f}"
+        # cents, as DAWNBench showed them; below 10 cents up to two significant digits, so $0.0023 is not "$0.00"
+        if value >= 0.1 or value == 0:
+            return f"${value:,.2f}"
+        whole, _, cents = f"{value:.{1 - math.floor(math.log10(value))}f}".partition(".")
+        return f"${whole}.{cents[:2] + cents[2:].rstrip('0')}"
     if board == "inference_latency":
         return f"{value:.3f} ms"
     return f"${value:.4f}"
@@ -61,13 +66,15 @@ def _value(board: str, sub: Submission) -> float | None:
 
 
 def _extras(sub: Submission) -> dict[str, Any]:
-    """What this project adds where known: runs, success fraction, CV (from an export's misc)."""
+    """What this project adds where known: runs, success fraction, CV, runs flagged as disturbed (an export's
+    misc)."""
     misc = sub.fields.get("misc")
     facts = misc.get("dawnbench") if isinstance(misc, dict) else None
     if not isinstance(facts, dict):
-        return {"runs": None, "success_fraction": None, "cov": None}
+        return {"runs": None, "success_fraction": None, "cov": None, "flagged": 0}
+    flagged = facts.get("flagged")
     return {"runs": facts.get("runs"), "success_fraction": facts.get("success_fraction"),
-            "cov": facts.get("tta_cov")}
+            "cov": facts.get("tta_cov"), "flagged": len(flagged) if isinstance(flagged, list) else 0}
 
 
 @dataclass

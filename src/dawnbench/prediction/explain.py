@@ -38,7 +38,8 @@ from dawnbench.kernels.passes import statement
 from dawnbench.kernels.run import Planned, cannot_run, fit, free_bytes
 from dawnbench.kernels.timing import TooSlow, time_call
 from dawnbench.precision import device_supports
-from dawnbench.prediction.step import Kernel, read_step
+from dawnbench.prediction.step import Kernel, Step, read_step
+from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.roofs import Roofs, measure_roofs
 
 KERNEL_CAP_S = 5.0         # seconds one kernel problem may be timed for
@@ -88,7 +89,17 @@ def explain(path: Path, device_name: str = "auto", progress: Callable[[str], Non
                      "across devices")
     roofs = step.roofs
     bandwidth, peaks = float(roofs["bandwidth_bytes_per_s"]), {p: float(v) for p, v in roofs["flops"].items()}
-    now = measure_roofs(device, precisions=tuple(peaks))
+    with watched("the roof probes and the kernels' timing") as load:
+        now = measure_roofs(device, precisions=tuple(peaks))
+        explained = _explain_ops(step, device, peaks, bandwidth, now, max_problems, notes, progress)
+    notes += [*load.notes, *against_last(now.to_dict(), load)]
+    return {**explained, "roofs": roofs, "notes": notes, "load": load.summary,
+            "seconds": time.perf_counter() - started}
+
+
+def _explain_ops(step: Step, device: torch.device, peaks: dict[str, float], bandwidth: float, now: Roofs,
+                 max_problems: int, notes: list[str], progress: Callable[[str], None]) -> dict[str, Any]:
+    """Each op of ``step`` timed by its kernels here, or costed by the roofline; the step's explained share."""
     for precision, peak in peaks.items():
         rate = now.flops.get(precision)
         if rate and abs(rate / peak - 1) > ROOF_TOLERANCE:
@@ -149,4 +160,4 @@ def explain(path: Path, device_name: str = "auto", progress: Callable[[str], Non
                          "share_of_op_time": sum(r["measured_s"] for r in kernel_ops) / step.op_s},
         "classes": classes,
         "gaps": sorted(rows, key=lambda r: -abs(r["measured_s"] - r["predicted_s"]))[:GAPS],
-        "ops": rows, "roofs": roofs, "notes": notes, "seconds": time.perf_counter() - started}
+        "ops": rows}

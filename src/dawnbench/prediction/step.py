@@ -181,7 +181,8 @@ def profile_folder(path: Path) -> Path:
         if (candidate / "ops.tsv").is_file() and (candidate / "summary.json").is_file():
             return candidate
     raise DawnbenchError(f"{path}: no ops.tsv and summary.json here or in {path / 'profile'}. Pass a folder "
-                         "`dawnbench profile` wrote, or a run folder it profiled (`dawnbench profile RUN_DIR`).")
+                         "`dawnbench profile` wrote, or profile the run first: `dawnbench profile "
+                         f"{path}` (add --trust-entry when the run's entry is your own file: profiling imports it).")
 
 
 def read_step(path: Path, notes: list[str] | None = None) -> Step:

@@ -9,11 +9,15 @@ from typing import Any
 import torch
 
 from dawnbench import environment
+from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.roofs import measure_roofs
 
 
 def describe_machine(device: torch.device) -> dict[str, Any]:
-    roofs = measure_roofs(device)
+    """The machine and its roofs, with the load while they were measured and how they compare with its last."""
+    with watched("the roof probes") as load:
+        roofs = measure_roofs(device).to_dict()
     hardware = environment.hardware_info(device)
     return {"hardware": hardware, "topology": hardware["topology"], "torch": torch.__version__,
-            "torch_threads": torch.get_num_threads(), "roofs": roofs.to_dict()}
+            "torch_threads": torch.get_num_threads(), "roofs": roofs, "load": load.summary,
+            "notes": [*load.notes, *against_last(roofs, load)]}

@@ -27,11 +27,14 @@ Steps are counted with torch's global optimizer-step hook, so any entry whose
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import difflib
 import io
 import json
 import math
+import os
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -247,6 +250,22 @@ def _outermost(events: Any, names: set[str]) -> list[Any]:
     return sorted(chosen, key=lambda e: e.time_range.start)
 
 
+@contextlib.contextmanager
+def _native_stderr_muted() -> Iterator[None]:
+    """File descriptor 2 sent to /dev/null for a moment: Kineto writes "USDT … profiler_start/stop" lines from C++
+    to the terminal at every start and stop, lines no setting turns off; Python's own errors are unaffected
+    (raised, not printed, inside the moment)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_steps: int = 3,
                    trace: Path | None = None, rank: int = 0, world_size: int = 1) -> Window:
     """Drive a ``train`` generator: ``warm_steps`` steps, one census step, then ``steps``
@@ -272,7 +291,8 @@ def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_
         elif count == warm_steps + 1:
             census.stop()
             sync()
-            prof.start()
+            with _native_stderr_muted():
+                prof.start()
             # torch writes distributedInfo only inside a process group; a trace names its rank always.
             prof.add_metadata_json("distributedInfo", json.dumps(
                 {"backend": "none", "rank": rank, "world_size": world_size}))
@@ -280,7 +300,8 @@ def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_
         elif count == warm_steps + 1 + steps:
             sync()
             marks["end"] = time.perf_counter()
-            prof.stop()
+            with _native_stderr_muted():
+                prof.stop()
             raise StepLimitReached
         elif count > warm_steps + 1:
             prof.step()  # closes ProfilerStep#N and opens N+1: the step markers trace tools read

@@ -64,7 +64,7 @@ SUMS = {"accel_util_pct": ("util_pct",), "accel_mem_used_bytes": ("mem_used_byte
         "accel_pcie_mbps": ("pcie_tx_kbps", "pcie_rx_kbps"), "accel_nvlink_mbps": ("nvlink_tx_kbps", "nvlink_rx_kbps")}
 
 
-def _busy_seconds(times: Any) -> float:
+def busy_seconds(times: Any) -> float:
     """CPU seconds the machine spent busy (Linux counts guest time inside user)."""
     idle = times.idle + getattr(times, "iowait", 0.0)
     guest = getattr(times, "guest", 0.0) + getattr(times, "guest_nice", 0.0)
@@ -259,7 +259,7 @@ class ResourceMonitor:
     # --- sampling ------------------------------------------------------------------
     def _read(self) -> tuple[float, float, float, float, float]:
         cpu_s, rss = self._processes.sample()
-        return time.monotonic(), cpu_s, _busy_seconds(psutil.cpu_times()), self._timed_s(), rss
+        return time.monotonic(), cpu_s, busy_seconds(psutil.cpu_times()), self._timed_s(), rss
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):

@@ -151,7 +151,10 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         "olympic_mean_s": summary["olympic_mean_s"], "seeds": [r.get("seed") for r in results],
         "representative_seed": chosen.get("seed"), "official": all(r.get("official") for r in results),
         "precision": chosen.get("precision", "fp32"), "compile": chosen.get("compile"),
-        "hparams": chosen.get("hparams"), "priced_at_export": price is not None}}
+        "hparams": chosen.get("hparams"), "priced_at_export": price is not None,
+        # --include-suspect: the runs whose clocks other processes disturbed travel with the submission, named
+        "flagged": [{"seed": r.get("seed"), "interference": (r.get("resources") or {})["interference"]}
+                    for r in results if (r.get("resources") or {}).get("interference")]}}
     stem = "_".join(_slug(s) for s in (author, chosen["entry"], chosen.get("instance") or
                                        doc["hardware"].split(",")[0], "pytorch"))
     folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"], chosen["run_dir"]) / "train")

@@ -224,6 +224,13 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
     return sub
 
 
+class Flagged(TypedDict):
+    """A run of an export that other processes disturbed while its clock ran (``resources.interference``)."""
+
+    seed: schema.Seed | None
+    interference: schema.Message                        # what the resource monitor said
+
+
 class DawnbenchMisc(TypedDict):
     """``misc.dawnbench`` of a submission ``dawnbench export`` wrote: what its runs were."""
 
@@ -235,6 +242,7 @@ class DawnbenchMisc(TypedDict):
     seeds: list[schema.Seed | None]                     # of the runs counted
     representative_seed: NotRequired[schema.Seed | None]  # the run whose TSV travels with it
     official: schema.Flag                               # every run kept the task's own target and data
+    flagged: NotRequired[list[Flagged]]                 # runs other processes disturbed (--include-suspect)
 
 
 def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
@@ -249,6 +257,11 @@ def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
     if why:
         problems.append(Problem(sub.file, where, ERROR, why))
         return
+    if misc.get("flagged"):
+        problems.append(Problem(sub.file, where, WARNING, f"{len(misc['flagged'])} of its {misc['runs']} runs were "
+                                "disturbed by other processes while their clocks ran (misc.dawnbench.flagged; "
+                                "exported with --include-suspect): their times may be slow. Rerun on an idle "
+                                "machine to submit undisturbed runs."))
     seeds = [s for s in misc["seeds"] if s is not None]
     disagree = []
     if misc["successes"] > misc["runs"]:

@@ -1,0 +1,87 @@
+"""A newcomer's first hour, timed from a fresh virtual environment (issue 52).
+
+    python benchmarks/first_hour.py
+
+In a temporary folder, one step after the other, each timed by the wall clock:
+
+1. ``python -m venv`` and the first Quickstart line's install, ``pip install torch==2.13.0 -e ROOT`` (pip's own
+   cache and any local wheel folder the machine's pip is set to read are used, as they would be for a user
+   here: the evidence says which were set);
+2. docs/guide/first-hour.md's entry file and command lines, as written, with a data folder of its own (so
+   MNIST is fetched, as on a first day);
+3. the CIFAR-10 quick trial of the reference entry, ``dawnbench run cifar10 --quick`` (CIFAR-10 fetched too).
+
+The target: all of it ≤ 15 minutes on 2 cores (the moonshot: ≤ 8). Each command's figures — exit code, wall
+seconds, and for a run its status, setup, init and timed seconds and whether it was flagged — are stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import bench
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "guide" / "first-hour.md"
+TARGET_S, MOONSHOT_S = 15 * 60, 8 * 60
+
+
+def block(marker: str) -> str:
+    return re.search(rf"<!-- first-hour: {re.escape(marker)} -->\n```\w*\n(.*?)```", PAGE.read_text(), re.S).group(1)
+
+
+def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> dict:
+    """One command as a user types it: its exit code, wall seconds, and a run's figures when it printed them."""
+    print("$ " + " ".join(argv), flush=True)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    step = {"command": " ".join(argv), "exit": proc.returncode, "wall_s": round(time.perf_counter() - start, 1)}
+    if proc.returncode:
+        step["stderr"] = proc.stderr.strip()[-600:]
+    try:
+        runs = json.loads(proc.stdout).get("runs") if "--json" in argv else None
+    except json.JSONDecodeError:
+        runs = None
+    if runs:
+        r = runs[0]
+        step.update(status=r["status"], setup_s=r.get("setup_s"), init_s=r["init_s"], timed_s=r["timed_s"],
+                    evals=[(e["epoch"], e["value"]) for e in r["evals"]], threshold=r["threshold"],
+                    flagged=bool((r.get("resources") or {}).get("interference")))
+    print(f"  {step['wall_s']} s, exit {step['exit']}", flush=True)
+    return step
+
+
+def main() -> None:
+    args = bench.parser(__doc__).parse_args()
+    with tempfile.TemporaryDirectory(prefix="dawnbench-first-hour-") as tmp:
+        home = Path(tmp)
+        env = {**os.environ, "DAWNBENCH_DATA": str(home / "data"), "PYTHONPATH": ""}
+        venv = home / "venv"
+        began = time.perf_counter()
+        steps = [timed([sys.executable, "-m", "venv", str(venv)], home, env)]
+        python = str(venv / "bin" / "python")
+        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+        steps.append(timed([python, "-m", "pip", "install", "-q", "torch==2.13.0", "-e", str(ROOT)], home, env))
+        (home / "my_cnn.py").write_text(block("my_cnn.py"))
+        for line in block("commands").splitlines():
+            steps.append(timed([*shlex.split(line), "--json"], home, env))
+        steps.append(timed(["dawnbench", "run", "cifar10", "--quick", "--out", "runs/cifar10", "--json"], home, env))
+        total = time.perf_counter() - began
+    figures = {"steps": steps, "total_s": round(total, 1), "target_s": TARGET_S, "moonshot_s": MOONSHOT_S,
+               "all_exit_0": all(s["exit"] == 0 for s in steps),
+               "pip_find_links": os.environ.get("PIP_FIND_LINKS"), "pip_index_url": os.environ.get("PIP_INDEX_URL")}
+    print(f"first hour: {total:.0f} s (target {TARGET_S} s, moonshot {MOONSHOT_S} s); every step exit 0: "
+          f"{figures['all_exit_0']}")
+    bench.store(args, "first_hour", figures)
+
+
+if __name__ == "__main__":
+    main()

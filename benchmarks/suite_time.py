@@ -1,0 +1,43 @@
+"""How long the test suite takes: `bash .ci/run` on a clean clone of this checkout's commit, timed (issue 54).
+
+    python benchmarks/suite_time.py
+
+Clones the repository's HEAD into a temporary folder (what CI does), runs `.ci/run` there and stores its wall
+time, each pytest tier's own time and counts as pytest printed them, and the exit code. The targets: the fast
+tier (`python -m pytest`) ≤ 3 minutes on 2 cores, the whole of `.ci/run` ≤ 10.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import bench
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST_TARGET_S, CI_TARGET_S = 180, 600
+SUMMARY = re.compile(r"^(?P<counts>\d+ (?:passed|failed).*?) in (?P<seconds>[\d.]+)s", re.M)
+
+
+def main() -> None:
+    args = bench.parser(__doc__).parse_args()
+    with tempfile.TemporaryDirectory(prefix="dawnbench-suite-") as tmp:
+        clone = Path(tmp) / "clone"
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        start = time.perf_counter()
+        proc = subprocess.run(["bash", ".ci/run"], cwd=clone, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    tiers = [{"summary": m["counts"], "seconds": float(m["seconds"])} for m in SUMMARY.finditer(proc.stdout)]
+    figures = {"exit": proc.returncode, "ci_wall_s": round(wall, 1), "tiers": dict(zip(("fast", "slow"), tiers)),
+               "fast_target_s": FAST_TARGET_S, "ci_target_s": CI_TARGET_S,
+               "tail": proc.stdout.strip().splitlines()[-3:] if proc.returncode else []}
+    print(f".ci/run: exit {proc.returncode} in {wall:.0f} s; " + "; ".join(
+        f"{name} tier {t['seconds']:.0f} s ({t['summary']})" for name, t in figures["tiers"].items()))
+    bench.store(args, "suite_time", figures)
+
+
+if __name__ == "__main__":
+    main()
