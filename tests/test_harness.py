@@ -202,3 +202,11 @@ def test_a_quick_trial_trains_on_the_first_items_and_is_unofficial(tiny_task, tm
     assert prepare(RunOptions(task="mnist", quick=True)).threshold == 97.0
     with pytest.raises(DawnbenchError, match="--subset"):
         prepare(RunOptions(task="imagenet", quick=True))
+
+
+def test_a_wall_budget_the_setup_already_spent_ends_with_a_card_not_a_traceback(mnist_ready, tmp_path, capsys):
+    from dawnbench.cli import main
+
+    code = main(["run", "mnist", "--quick", "--max-wall-seconds", "0.001", "--out", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "Traceback" not in err and "timeout" in out and "max_wall_seconds" in out

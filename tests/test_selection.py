@@ -54,7 +54,10 @@ def test_every_command_leaves_the_flagged_runs_out_and_says_so(tmp_path, capsys)
     assert main(["compare", str(tmp_path / "busy"), str(tmp_path / "quiet"), "--include-suspect", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["runs_a"] == 3
     # report: a sentence, not an empty TTA figure with a 0–0.05 s axis
-    page = build_report(tmp_path / "busy", tmp_path / "rep").read_text()
+    said: list[str] = []
+    page = build_report(tmp_path / "busy", tmp_path / "rep", notes=said).read_text()
+    assert said == ["the page has no time to accuracy to show: 3 of 3 run(s) left out, none counted: 3 flagged as "
+                    "disturbed: other processes took the CPU while their clocks ran (--include-suspect counts them)."]
     assert 'id="empty"' in page and "none counted" in page and "Distribution of time to accuracy" not in page
     # export: refused before anything is written
     with pytest.raises(Exception, match="flagged as disturbed") as refused:
@@ -138,3 +141,28 @@ def test_a_seed_counts_once_however_many_records_of_it_there_are():
     assert all("a second record of seed 0 of this configuration (copy0 is counted)" in why
                for _, why in chosen.left_out)
     assert "4 second record(s) of a seed already counted" in chosen.sentence()
+
+
+def test_a_flag_is_not_trusted_only_as_written_and_a_quick_trial_cannot_say_it_is_official(tmp_path):
+    from dawnbench.errors import DawnbenchError
+    from dawnbench.harness.record import read_result
+
+    # the interference sentence deleted, the monitor's own figures kept: still flagged
+    [run] = _runs(tmp_path / "edited", [9.0], resources={"others_share_timed": 0.62, "timed_s_sampled": 9.0,
+                                                           "own_cpus": 2})
+    [group] = analyze(tmp_path / "edited")["groups"]
+    assert group["runs"] == 0 and "its interference sentence is missing" in group["excluded"][0]["reason"]
+    # a quick trial edited to say official, a subset MNIST does not have: refused, naming the field
+    for fields, said in (({"subset": "quick", "official": True}, "official is true, but the run trained on a subset"),
+                         ({"subset": "x", "official": False}, "mnist has one official dataset")):
+        write_run(tmp_path / str(fields["subset"]), 0, 9.0, 0.6, **fields)
+        with pytest.raises(DawnbenchError, match=said):
+            read_result(tmp_path / str(fields["subset"]))
+
+
+def test_compare_says_when_the_two_sides_trained_to_different_targets(tmp_path, capsys):
+    _runs(tmp_path / "low", [5.0, 6.0], threshold=97.0, official=False)
+    _runs(tmp_path / "full", [9.0, 9.5])
+    assert main(["compare", str(tmp_path / "low"), str(tmp_path / "full"), "--json"]) == 0
+    [note] = json.loads(capsys.readouterr().out)["notes"]
+    assert "A (mnist ≥ 97) and B (mnist ≥ 99) trained to different targets" in note

@@ -182,7 +182,6 @@ def test_export_runs_of_one_configuration(tmp_path):
     assert row["display"] == "0:00:12" and row["runs"] == 4 and row["success_fraction"] == 0.75
 
 
-@pytest.mark.browser
 def test_leaderboard_html_says_where_the_site_is_and_not_every_board_again(tmp_path, dawnbench_entries, capsys):
     from dawnbench.cli import main
 
@@ -190,8 +189,13 @@ def test_leaderboard_html_says_where_the_site_is_and_not_every_board_again(tmp_p
     out, err = capsys.readouterr()
     assert "website:" in err and "submissions read" in out and "training time" not in out
     assert (tmp_path / "site" / "index.html").is_file()
+    (tmp_path / "blocker").write_text("a file where a folder should go")
+    for bad, said in (("", "--html needs a folder"), (str(tmp_path / "blocker" / "site"), "cannot make this folder")):
+        assert main(["leaderboard", str(dawnbench_entries), "--html", bad]) == 2
+        assert said in " ".join(capsys.readouterr().err.split())
 
 
+@pytest.mark.browser
 def test_website_in_chromium(tmp_path, dawnbench_entries):
     from helpers import render
 

@@ -198,6 +198,7 @@ LIMITS: dict[str, int] = {
     "figure": 32 * MiB,            # a PNG embedded in a report
     "scale table": 16 * MiB,
     "site manifest": 16 * MiB,     # the list of files a leaderboard site wrote
+    "machine's roofs": 64 * 1024,  # the last undisturbed roofs of a machine (profiling/load.py)
     "MLPerf log": 256 * MiB,
     "event log": 256 * MiB,
     "model": 16 << 30,             # model.pt (read by torch with weights_only=True)

@@ -103,6 +103,8 @@ class LiveProgress(RunObserver):
 
     def run_finished(self, result: RunResult) -> None:
         self._stop_reporting()
+        if self.bar is None:   # it ended before it started (a wall budget the setup had spent): no bar to close
+            return
         self.progress.update(self.bar, line=f"{result.status} · TTA {format_seconds(result.time_to_accuracy_s)}")
         self.progress.refresh()
 
@@ -214,7 +216,7 @@ def result_card(r: RunResult) -> Panel:
         ("memory", format_memory_plan(r.memory_plan)),
         ("wall time", f"{format_seconds(r.total_wall_s)} from the start: setup {format_seconds(r.setup_s)} "
                       f"(start-up, data, memory plan) + init {format_seconds(r.init_s)} (warm-up) + run "
-                      f"{format_seconds(r.wall_s)} (timed {format_seconds(r.timed_s)}, evaluation "
+                      f"{format_seconds(r.wall_s)} (wall_s: timed {format_seconds(r.timed_s)}, evaluation "
                       f"{format_seconds(r.eval_s)}, checkpoint {format_seconds(r.checkpoint_s)}, "
                       f"logging {format_seconds(r.log_s)})"),
         ("training cost", "—" if r.training_cost_usd is None else

@@ -15,6 +15,7 @@ from dawnbench.cli.common import (
     add_command,
     add_trust_option,
     emit,
+    print_notes,
 )
 from dawnbench.cli.display import format_number, format_seconds
 from dawnbench.errors import DawnbenchError
@@ -81,7 +82,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.harness.selection import Selection
     from dawnbench.statistics import compare
 
-    sides, left_out, notes = [], {}, []
+    sides, left_out, notes, targets = [], {}, [], {}
     for side, path in (("a", args.a), ("b", args.b)):
         groups, problems = collect(path, args.include_suspect)
         samples = [s for g in groups for s in g.samples]
@@ -93,8 +94,13 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         if chosen.sentence():
             notes.append(f"{side.upper()}: {path}: {chosen.sentence()}")
         left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
+        targets[side] = sorted({(r.task, r.threshold, r.subset or "") for g in groups for r in g.results})
         sides.append(samples)
-    doc = {"a": args.a, "b": args.b, **compare(*sides), "left_out": left_out}
+    if targets.get("a") and targets.get("b") and targets["a"] != targets["b"]:   # (MLPerf logs carry no record)
+        said = {s: ", ".join(f"{t} ≥ {x:g}" + (f" ({sub})" if sub else "") for t, x, sub in v) for s, v in targets.items()}
+        notes.append(f"A ({said['a']}) and B ({said['b']}) trained to different targets or data: the speedup "
+                     "compares times to different things")
+    doc = {"a": args.a, "b": args.b, **compare(*sides), "left_out": left_out, "notes": notes}
 
     def show() -> None:
         for note in notes:
@@ -110,9 +116,14 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.reports.html import build_report
 
+    notes: list[str] = []
     with err.status(Text("building the report")):
-        index = build_report(args.paths, args.out, args.include_suspect)
-    emit(args, {"report": str(index)}, lambda: out.print(f"report: {index}", highlight=False))
+        index = build_report(args.paths, args.out, args.include_suspect, notes)
+
+    def show() -> None:
+        out.print(f"report: {index}", highlight=False)
+        print_notes(notes, err)
+    emit(args, {"report": str(index), "notes": notes}, show)
     return EXIT_OK
 
 
@@ -171,6 +182,8 @@ def cmd_leaderboard(args: argparse.Namespace, out: Console, err: Console) -> int
             until = dt.date.fromisoformat(args.until)
         except ValueError:
             raise DawnbenchError(f"--until {args.until}: not a date; write YYYY-MM-DD, e.g. 2018-04-20.") from None
+    if args.html is not None and not args.html.strip():
+        raise DawnbenchError("--html needs a folder to build the website in, e.g. --html site.")
     boards = build_boards(args.dir, until)
     if args.html:
         from dawnbench.leaderboard.site import build_site

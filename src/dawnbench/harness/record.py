@@ -237,8 +237,20 @@ def _consistent(r: RunResult) -> RunResult:
         raise ValueError(f"status {r.status} with a time (or epochs, samples) to accuracy: only a success has one")
     if r.time_to_accuracy_s is not None and r.time_to_accuracy_s > r.timed_s * (1 + 1e-9) + 1e-9 and r.timed_s:
         raise ValueError("time_to_accuracy_s is more than the run's timed_s")
-    from dawnbench.tasks import TASKS  # the metric's range, where the task is one of ours
+    from dawnbench.tasks import QUICK, QUICK_TRIALS, SUBSET_TASKS, TASKS  # where the task is one of ours
 
+    if r.task in TASKS:
+        if r.subset is not None and not (r.subset == QUICK and r.task in QUICK_TRIALS) and r.task not in SUBSET_TASKS:
+            raise ValueError(f"subset {r.subset!r} on {r.task}: {r.task} has one official dataset; its only subset "
+                             f"is a quick trial's ({QUICK!r})" if r.task in QUICK_TRIALS else
+                             f"subset {r.subset!r} on {r.task}: {r.task} has one official dataset")
+        if r.official and (r.subset is not None or r.threshold != TASKS[r.task].threshold):
+            raise ValueError("official is true, but the run trained on a subset or to another threshold than "
+                             f"{r.task}'s {TASKS[r.task].threshold:g}: such a run is unofficial")
+    flag = (r.resources or {}).get("interference")
+    if flag is not None and not (isinstance(flag, str) and flag and len(flag) <= schema.MAX_MESSAGE):
+        raise ValueError(f"resources.interference must be the monitor's sentence (text of 1 to {schema.MAX_MESSAGE} "
+                         "characters) or absent")
     metric = TASKS[r.task].metric if r.task in TASKS else None
     if metric is not None:
         for i, e in enumerate(r.evals):

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dawnbench.harness.record import RunResult, Status
+from dawnbench.profiling.resources import INTERFERENCE_MIN_S, INTERFERENCE_SHARE
 from dawnbench.tasks import QUICK, TASKS
 
 INTERRUPTED = "interrupted before it finished: it measures nothing (run it again)"
@@ -77,6 +78,21 @@ def _seed_key(r: RunResult) -> tuple | None:
             json.dumps(r.hparams, sort_keys=True, default=str), r.seed)
 
 
+def disturbed(r: RunResult) -> str | None:
+    """Why a run counts as disturbed: its monitor's sentence — or, where that is absent from a record whose own
+    figures say others took more than the rule allows while its clock ran, those figures (a flag is never trusted
+    only as written: the measurement it came from decides)."""
+    res = r.resources or {}
+    if res.get("interference"):
+        return res["interference"]
+    share, timed, own = (res.get(k) for k in ("others_share_timed", "timed_s_sampled", "own_cpus"))
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (share, timed, own)) and \
+            share > INTERFERENCE_SHARE and share * timed * own >= INTERFERENCE_MIN_S:
+        return (f"other processes took {100 * share:.0f} % of the run's CPUs while its clock was timing (the record's "
+                "own figures, others_share_timed; its interference sentence is missing)")
+    return None
+
+
 def unofficial_reason(result: RunResult) -> str:
     """Why a run is unofficial, in words (its threshold, its subset)."""
     why = []
@@ -105,8 +121,8 @@ def select(results: Sequence[RunResult], include_suspect: bool = False, official
             chosen.left_out.append((r, INTERRUPTED))
         elif official and r.official is False:   # before the flag: no --include-suspect makes it submittable
             chosen.left_out.append((r, UNOFFICIAL.format(why=unofficial_reason(r))))
-        elif (r.resources or {}).get("interference") and not include_suspect:
-            chosen.left_out.append((r, f"flagged: {r.resources['interference']} (--include-suspect counts it)"))
+        elif disturbed(r) and not include_suspect:
+            chosen.left_out.append((r, f"flagged: {disturbed(r)} (--include-suspect counts it)"))
         else:
             chosen.counted.append(r)
     return chosen

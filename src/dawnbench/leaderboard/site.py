@@ -28,7 +28,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from dawnbench import __version__
 from dawnbench.errors import DawnbenchError
-from dawnbench.io import atomic_write_json, atomic_write_text, read_json
+from dawnbench.io import atomic_write_json, atomic_write_text, output_dir, read_json
 from dawnbench.leaderboard import BOARD_TITLES, BOARDS, Boards, display
 from dawnbench.leaderboard.svg import line_chart, scatter
 from dawnbench.submissions.validate import BOARD_TASKS, Submission
@@ -44,9 +44,7 @@ def entry_page(file: str) -> str:
 
 def _prepare(out: Path) -> None:
     """``out`` ready for a build: new or empty, or an earlier site whose own files are removed."""
-    if out.exists() and not out.is_dir():
-        raise DawnbenchError(f"--html {out}: that is a file; pass a folder for the website.")
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--html")   # made if missing; a file, or a folder that cannot be made, is one paragraph
     manifest = out / MANIFEST
     if manifest.is_file() and not manifest.is_symlink():
         try:

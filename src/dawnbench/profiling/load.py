@@ -22,19 +22,22 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import psutil
+from pydantic import Field
+from typing_extensions import TypedDict  # pydantic reads typing_extensions' TypedDict on Python < 3.12
 
+from dawnbench import schema
 from dawnbench.data.cache import data_root
-from dawnbench.io import atomic_write_json
+from dawnbench.errors import DawnbenchError
+from dawnbench.io import atomic_write_json, read_json
 from dawnbench.profiling.resources import INTERFERENCE_MIN_S, INTERFERENCE_SHARE, busy_seconds
 
 ROOF_CHANGE = 0.30   # a roof this far from the machine's last undisturbed one is said
@@ -89,6 +92,14 @@ def watched(what: str = "the measurement") -> Iterator[Load]:
             load.notes.append(load.summary["interference"])
 
 
+class Last(TypedDict):
+    """The last undisturbed roofs of a machine, as :func:`against_last` stores them."""
+
+    flops: dict[schema.Precision, schema.FlopRate]      # FLOP/s per precision
+    bandwidth_bytes_per_s: schema.ByteRate
+    date: Annotated[str, Field(strict=True, max_length=10)]   # YYYY-MM-DD
+
+
 def _machine_file(device: str) -> tuple[Path, str]:
     """The file of this machine's last undisturbed roofs for ``device`` (cpu, cuda:N): keyed by what the machine
     is — its CPU model and cores, or the GPU's name — so a copied cache on another machine does not match."""
@@ -107,11 +118,11 @@ def against_last(roofs: dict[str, Any], load: Load) -> list[str]:
     from this machine's last undisturbed one; the new roofs become the last when ``load`` was undisturbed."""
     path, what = _machine_file(roofs["device"])
     notes = []
-    try:
-        last = json.loads(path.read_text())
-    except (OSError, ValueError):
-        last = None   # never measured here (or a damaged file: it is written again below)
-    if isinstance(last, dict):
+    try:   # a regular file of the declared shape, never a link or a FIFO; anything else is as if never measured
+        last = schema.load(Last, read_json(path, "machine's roofs"), path) if path.exists() else None
+    except DawnbenchError:
+        last = None   # damaged: written again below when this measurement is undisturbed
+    if last is not None:
         now = {**{f"{p} roof": v for p, v in roofs["flops"].items()}, "bandwidth": roofs["bandwidth_bytes_per_s"]}
         before = {**{f"{p} roof": v for p, v in (last.get("flops") or {}).items()},
                   "bandwidth": last.get("bandwidth_bytes_per_s")}

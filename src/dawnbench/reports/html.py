@@ -159,10 +159,11 @@ def _comparison(groups: list) -> dict[str, Any] | None:
             "figure": _png(plots.epoch_curves, curves) if len(curves) > 1 else None}
 
 
-def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, include_suspect: bool = False) -> Path:
+def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, include_suspect: bool = False,
+                 notes: list[str] | None = None) -> Path:
     """Write ``out_dir/index.html`` for the runs under ``paths`` (one folder, or several: each
     configuration a group of its own, named after its folder where the folders share configurations);
-    return its path."""
+    return its path. ``notes`` gets what the page says of runs left out (every run, or some), for the terminal."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     out = output_dir(out_dir)
     groups, problems, profiles = [], [], []
@@ -187,6 +188,10 @@ def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, 
     else:   # every run left out: a sentence, not an empty figure
         left = Selection([], [x for g in groups for x in g.left_out])
         empty = left.sentence() or "No run was found to count."
+    if notes is not None:
+        left_out = Selection([r for g in groups for r in g.results], [x for g in groups for x in g.left_out])
+        if empty or left_out.left_out:
+            notes.append(f"the page has no time to accuracy to show: {empty}" if empty else left_out.sentence())
     env = Environment(loader=PackageLoader("dawnbench.reports", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
     env.globals["fmt"] = lambda v, f="%.2f": "—" if v is None else f % v

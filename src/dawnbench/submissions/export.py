@@ -25,7 +25,7 @@ from dawnbench import __version__
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.record import RunResult, Status, read_result
-from dawnbench.harness.selection import select
+from dawnbench.harness.selection import disturbed, select
 from dawnbench.io import atomic_write_bytes, atomic_write_text, dumps, output_dir, read_foreign
 from dawnbench.pricing import resolve
 from dawnbench.statistics import summarize
@@ -153,8 +153,8 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         "precision": chosen.get("precision", "fp32"), "compile": chosen.get("compile"),
         "hparams": chosen.get("hparams"), "priced_at_export": price is not None,
         # --include-suspect: the runs whose clocks other processes disturbed travel with the submission, named
-        "flagged": [{"seed": r.get("seed"), "interference": (r.get("resources") or {})["interference"]}
-                    for r in results if (r.get("resources") or {}).get("interference")]}}
+        "flagged": [{"seed": r.seed, "interference": why} for r in map(RunResult.from_dict, results)
+                    for why in [disturbed(r)] if why]}}
     stem = "_".join(_slug(s) for s in (author, chosen["entry"], chosen.get("instance") or
                                        doc["hardware"].split(",")[0], "pytorch"))
     folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"], chosen["run_dir"]) / "train")

@@ -242,6 +242,7 @@ class DawnbenchMisc(TypedDict):
     seeds: list[schema.Seed | None]                     # of the runs counted
     representative_seed: NotRequired[schema.Seed | None]  # the run whose TSV travels with it
     official: schema.Flag                               # every run kept the task's own target and data
+    subset: NotRequired[schema.Text | None]             # null: the full data; "quick", or an imported subset's name
     flagged: NotRequired[list[Flagged]]                 # runs other processes disturbed (--include-suspect)
 
 
@@ -256,6 +257,12 @@ def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
     why = schema.why_not(DawnbenchMisc, misc, "misc.dawnbench")
     if why:
         problems.append(Problem(sub.file, where, ERROR, why))
+        return
+    if misc.get("subset") is not None or not misc["official"]:
+        problems.append(Problem(sub.file, where, ERROR, "misc.dawnbench says its runs were unofficial (subset "
+                                f"{misc.get('subset')!r}, official {misc['official']}): DAWNBench ranks runs at "
+                                "the task's own threshold on its full data. Export runs made without --quick, "
+                                "--subset or --target."))
         return
     if misc.get("flagged"):
         problems.append(Problem(sub.file, where, WARNING, f"{len(misc['flagged'])} of its {misc['runs']} runs were "
