@@ -86,7 +86,7 @@ def main() -> None:
             print(f"{case_id:<36} {kind:<8} {'clear' if problem is None else problem}", flush=True)
     origins = {o: {"tried": sum(r["origin"] == o for r in rows), "clear": sum(r["clear"] for r in rows
                                                                              if r["origin"] == o)}
-               for o in ("issue 40", "fresh", "wave 5", "earlier")}
+               for o in ("issue 40", "fresh", "wave 5", "wave 6", "earlier")}
     figures = {"tried": len(rows), "clear": sum(r["clear"] for r in rows), "by_origin": origins,
                "by_kind": {k: {"tried": sum(r["kind"] == k for r in rows),
                                "clear": sum(r["clear"] for r in rows if r["kind"] == k)} for k in ("refused", "handled")},
