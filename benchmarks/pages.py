@@ -49,7 +49,7 @@ README = ROOT / "README.md"
 REFERENCE = ROOT / "docs" / "reference"      # pages rendered from the code's declarations, not from evidence
 # The README's rendered blocks: NAME → its template (docs/results/templates/NAME.md.j2), between
 # "<!-- NAME: rendered … -->" and "<!-- NAME: end -->".
-README_BLOCKS = ("headline", "card")
+README_BLOCKS = ("headline", "card", "suite")
 
 # What a typed figure looks like in a template's literal text (outside {{ }}, {% %}, {# #}, `code` and link
 # targets): a decimal, a percentage, a number with a unit, thousands, "N/M", "N×" — and a bare integer ("found 27",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +31,8 @@ def main() -> None:
         start = time.perf_counter()
         proc = subprocess.run(["bash", ".ci/run"], cwd=clone, capture_output=True, text=True)
         wall = time.perf_counter() - start
+    # .ci/run installed the clone in editable mode into this environment: point it back at this checkout
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", str(ROOT)], check=True)
     tiers = [{"summary": m["counts"], "seconds": float(m["seconds"])} for m in SUMMARY.finditer(proc.stdout)]
     figures = {"exit": proc.returncode, "ci_wall_s": round(wall, 1), "tiers": dict(zip(("fast", "slow"), tiers)),
                "fast_target_s": FAST_TARGET_S, "ci_target_s": CI_TARGET_S,
