@@ -37,8 +37,7 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     def show() -> None:
         for p in written:
             out.print(f"wrote {p}")
-        for note in notes:
-            _note(err, f"note: {note}")
+        print_notes(notes, err)
     emit(args, {"files": [str(p) for p in written], "notes": notes}, show)
     return EXIT_OK
 
@@ -103,8 +102,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     doc = {"a": args.a, "b": args.b, **compare(*sides), "left_out": left_out, "notes": notes}
 
     def show() -> None:
-        for note in notes:
-            _note(err, f"note: {note}")
+        print_notes(notes, err)
         for side in ("a", "b"):
             out.print(f"{side.upper()}: {doc[side]} — {doc['runs_' + side]} runs, {doc['failures_' + side]} failed, "
                       f"median TTA {doc['tta_median_' + side + '_s']:.2f} s", highlight=False)
