@@ -14,22 +14,18 @@ commands — as evidence (docs/results/hostile.md).
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import math
 import random
 import shutil
-import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dawnbench.cli import main
-
 import bad_inputs as b
+from helpers import run_cli
 
 TIME_BOUND_S = 60
 # What a hostile value is: the edges of every range (0, −1, the largest double, the smallest one, 2^63), what
@@ -257,25 +253,6 @@ def sample(all_cases: list, budget: int, seed: int = 0) -> list:
 
 # --- one case, as a user meets it ---------------------------------------------------------------------------
 
-def run_cli(args: list[str], seconds: int = TIME_BOUND_S) -> tuple[int | None, str, str]:
-    """``dawnbench ARGS`` in this process; an exception out of ``main`` is raised (a traceback a user would see)."""
-    out, err = io.StringIO(), io.StringIO()
-
-    def hang(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"dawnbench {' '.join(args)} did not finish in {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(seconds)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(args)
-            except SystemExit as exit_:
-                code = exit_.code
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _times(doc: Any, key: str = "") -> Iterator[tuple[str, Any]]:
@@ -320,7 +297,7 @@ def run_case(case: Case, build: Callable[[Path], list[str]], folder: Path) -> st
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     args = build(folder)
-    code, out, err = run_cli(args)
+    code, out, err = run_cli(args, TIME_BOUND_S)
     return verdict(args, code, out, err, NAMES.get(case.kind, ""))
 
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import shutil
+import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
+from dawnbench.cli import main
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.options import RunOptions, prepare
 from dawnbench.harness.record import Evaluation, RunResult
@@ -63,3 +68,32 @@ def cells(dom: str, table_id: str) -> list[list[str]]:
     body = re.search(rf'<table id="{table_id}">.*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
     return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td>(.*?)</td>", row, re.S)]
             for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+
+
+def run_cli(args: list[str], seconds: int = 60) -> tuple[int | None, str, str]:
+    """``dawnbench ARGS`` in this process: exit code, stdout, stderr. An exception out of ``main`` is raised (the
+    traceback a user would see), and so is a ``TimeoutError`` past ``seconds`` (a hang)."""
+    out, err = io.StringIO(), io.StringIO()
+
+    def hang(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"dawnbench {' '.join(args)} did not finish in {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(seconds)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(args)
+            except SystemExit as exit_:  # argparse's own exit
+                code = exit_.code
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    return code, out.getvalue(), err.getvalue()
+
+
+def doc_block(page: Path, label: str, marker: str) -> str:
+    """The fenced block after ``<!-- LABEL: MARKER -->`` on a docs page: a walkthrough run as the page writes it."""
+    match = re.search(rf"<!-- {re.escape(label)}: {re.escape(marker)} -->\n```\w*\n(.*?)```", page.read_text(), re.S)
+    assert match, f"no {label} block '{marker}' on {page.name}"
+    return match.group(1)

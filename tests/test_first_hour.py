@@ -4,7 +4,6 @@ taken from the page itself, on the real MNIST."""
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from pathlib import Path
 
@@ -12,15 +11,14 @@ import pytest
 
 from dawnbench.cli import main
 
+from helpers import doc_block
+
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "first-hour.md"
 pytestmark = pytest.mark.slow
 
 
 def block(marker: str) -> str:
-    """The fenced block that follows ``<!-- first-hour: MARKER -->`` on the page."""
-    match = re.search(rf"<!-- first-hour: {re.escape(marker)} -->\n```\w*\n(.*?)```", PAGE.read_text(), re.S)
-    assert match, f"no block '{marker}' on {PAGE.name}"
-    return match.group(1)
+    return doc_block(PAGE, "first-hour", marker)
 
 
 def test_the_first_hour_runs_as_written(mnist_ready, tmp_path, monkeypatch, capsys):

@@ -19,13 +19,10 @@ For a long campaign: ``DAWNBENCH_FUZZ_EXAMPLES=2000 python -m pytest tests/test_
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
-import io
 import json
 import os
 import shutil
-import signal
 import tempfile
 from pathlib import Path
 
@@ -34,8 +31,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dawnbench import bounds
-from dawnbench.cli import build_parser, main
+from dawnbench.cli import build_parser
 from dawnbench.cli.common import int_list
+
+from helpers import run_cli
 
 EXAMPLES = int(os.environ.get("DAWNBENCH_FUZZ_EXAMPLES", "25"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("CI") == "true",
@@ -44,25 +43,6 @@ SECRET = "SECRET-fuzz-1c0ffee"
 MARKUP = ["[/x]", "[red]", "[bold]x[/bold]", "[link=file:///etc]", "[", "]", "$x$", "%s", "{}"]
 
 
-def run_cli(args: list[str], seconds: int = 60) -> tuple[int, str, str]:
-    """``dawnbench ARGS`` in this process: exit code, stdout, stderr; an escaping exception fails."""
-    out, err = io.StringIO(), io.StringIO()
-
-    def hang(signum, frame):
-        raise TimeoutError(f"dawnbench {' '.join(args)} did not finish in {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(seconds)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(args)
-            except SystemExit as exit_:  # argparse's own exit
-                code = exit_.code
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    return code, out.getvalue(), err.getvalue()
 
 
 def snapshot(folder: Path) -> dict[str, str]:

@@ -4,7 +4,6 @@ lines, taken from the page itself (so the page cannot drift from what works)."""
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from pathlib import Path
 
@@ -12,16 +11,14 @@ import pytest
 
 from dawnbench.cli import main
 
+from helpers import doc_block
+
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "writing-an-entry.md"
 pytestmark = pytest.mark.slow
 
 
 def block(marker: str) -> str:
-    """The fenced block that follows ``<!-- walkthrough: MARKER -->`` on the page."""
-    text = PAGE.read_text()
-    match = re.search(rf"<!-- walkthrough: {re.escape(marker)} -->\n```\w*\n(.*?)```", text, re.S)
-    assert match, f"no walkthrough block '{marker}' on {PAGE.name}"
-    return match.group(1)
+    return doc_block(PAGE, "walkthrough", marker)
 
 
 def test_the_walkthrough_runs_as_written(mnist_ready, tmp_path, monkeypatch, capsys):

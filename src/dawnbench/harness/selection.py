@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dawnbench.harness.record import RunResult, Status
-from dawnbench.profiling.resources import INTERFERENCE_MIN_S, INTERFERENCE_SHARE
+from dawnbench.profiling.resources import past_the_rule
 from dawnbench.tasks import QUICK, TASKS
 
 INTERRUPTED = "interrupted before it finished: it measures nothing (run it again)"
@@ -87,7 +87,7 @@ def disturbed(r: RunResult) -> str | None:
         return res["interference"]
     share, timed, own = (res.get(k) for k in ("others_share_timed", "timed_s_sampled", "own_cpus"))
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (share, timed, own)) and \
-            share > INTERFERENCE_SHARE and share * timed * own >= INTERFERENCE_MIN_S:
+            past_the_rule(share * timed * own, share):
         return (f"other processes took {100 * share:.0f} % of the run's CPUs while its clock was timing (the record's "
                 "own figures, others_share_timed; its interference sentence is missing)")
     return None
@@ -121,8 +121,8 @@ def select(results: Sequence[RunResult], include_suspect: bool = False, official
             chosen.left_out.append((r, INTERRUPTED))
         elif official and r.official is False:   # before the flag: no --include-suspect makes it submittable
             chosen.left_out.append((r, UNOFFICIAL.format(why=unofficial_reason(r))))
-        elif disturbed(r) and not include_suspect:
-            chosen.left_out.append((r, f"flagged: {disturbed(r)} (--include-suspect counts it)"))
+        elif not include_suspect and (why := disturbed(r)):
+            chosen.left_out.append((r, f"flagged: {why} (--include-suspect counts it)"))
         else:
             chosen.counted.append(r)
     return chosen

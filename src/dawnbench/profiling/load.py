@@ -9,8 +9,8 @@ the same way, so they watch the same thing over what they measure::
     doc["load"] = load.summary           # others' CPU-seconds, their share; "interference" when past the rule
     notes += load.notes
 
-The rule is the monitor's: other processes took more than ``INTERFERENCE_SHARE`` of the CPUs this process may
-use, and at least ``INTERFERENCE_MIN_S`` CPU-seconds (below that the kernel's tick accounting cannot tell).
+The rule is the monitor's (``resources.past_the_rule``): other processes took more than a twentieth of the CPUs
+this process may use, and at least ten clock ticks of CPU time (below that the kernel's accounting cannot tell).
 
 A roof measured under load is low: 20.7 GFLOP/s on a 2-core machine whose roof was 191 an hour before.
 :func:`against_last` compares each roof with the last one this machine measured undisturbed (stored in the
@@ -38,7 +38,7 @@ from dawnbench import schema
 from dawnbench.data.cache import data_root
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import atomic_write_json, read_json
-from dawnbench.profiling.resources import INTERFERENCE_MIN_S, INTERFERENCE_SHARE, busy_seconds
+from dawnbench.profiling.resources import busy_seconds, past_the_rule, taken_from_own
 
 ROOF_CHANGE = 0.30   # a roof this far from the machine's last undisturbed one is said
 
@@ -81,11 +81,10 @@ def watched(what: str = "the measurement") -> Iterator[Load]:
     finally:
         seconds = time.monotonic() - began
         others = max(0.0, busy_seconds(psutil.cpu_times()) - busy0 - (_own_cpu_s(me) - own0))
-        taken = max(0.0, others - (cores - own_cpus) * seconds)   # what the other cores absorbed took nothing
-        share = taken / (seconds * own_cpus) if seconds > 0 else 0.0
+        taken, share = taken_from_own(others, seconds, cores, own_cpus)
         load.summary = {"seconds": round(seconds, 3), "others_cpu_s": round(others, 2), "own_cpus": own_cpus,
                         "others_share": round(share, 4)}
-        if share > INTERFERENCE_SHARE and taken >= INTERFERENCE_MIN_S:
+        if past_the_rule(taken, share):
             load.summary["interference"] = (
                 f"other processes took {taken:.1f} CPU-s ({100 * share:.0f} % of the {own_cpus} CPU(s) this "
                 f"process may use) during {what}: its figures are suspect; measure again on an otherwise idle machine")

@@ -64,6 +64,18 @@ SUMS = {"accel_util_pct": ("util_pct",), "accel_mem_used_bytes": ("mem_used_byte
         "accel_pcie_mbps": ("pcie_tx_kbps", "pcie_rx_kbps"), "accel_nvlink_mbps": ("nvlink_tx_kbps", "nvlink_rx_kbps")}
 
 
+def taken_from_own(others_s: float, seconds: float, cores: int, own: int) -> tuple[float, float]:
+    """What other processes' ``others_s`` CPU-seconds over ``seconds`` took from the ``own`` of ``cores`` CPUs a
+    measurement may use (the others' cores absorb theirs first): CPU-seconds taken, and their share of ``own``."""
+    taken = max(0.0, others_s - (cores - own) * seconds)
+    return taken, taken / (seconds * own) if seconds > 0 else 0.0
+
+
+def past_the_rule(taken_s: float, share: float) -> bool:
+    """Interference: more than ``INTERFERENCE_SHARE`` of the measurement's CPUs, and at least ``INTERFERENCE_MIN_S``."""
+    return share > INTERFERENCE_SHARE and taken_s >= INTERFERENCE_MIN_S
+
+
 def busy_seconds(times: Any) -> float:
     """CPU seconds the machine spent busy (Linux counts guest time inside user)."""
     idle = times.idle + getattr(times, "iowait", 0.0)
@@ -325,10 +337,9 @@ class ResourceMonitor:
         others = max(0.0, self._others_timed)
         # Other processes may use the CPUs the run may not (another job's, another pinned run's) freely;
         # what they took beyond those came out of the run's own.
-        taken = max(0.0, others - (self._cores - self._own) * timed)
-        share = taken / (timed * self._own) if timed > 0 else 0.0
+        taken, share = taken_from_own(others, timed, self._cores, self._own)
         out.update(timed_s_sampled=timed, others_cpu_s_timed=others, own_cpus=self._own, others_share_timed=share)
-        if share > INTERFERENCE_SHARE and taken >= INTERFERENCE_MIN_S:
+        if past_the_rule(taken, share):
             where = (f"this machine's {self._cores} cores" if self._own == self._cores else
                      f"the {self._own} of this machine's {self._cores} cores the run may use")
             out["interference"] = (f"other processes took {taken:.1f} CPU-s ({100 * share:.0f} % of {where}) while "
