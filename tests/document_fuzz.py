@@ -168,6 +168,7 @@ TSV_KINDS: dict[str, dict[str, Any]] = {
         "commands": {
             "analyze": lambda w, p: ["analyze", p.parents[1], "--json"],
             "compare": lambda w, p: ["compare", p.parents[1], p.parents[1], "--json"],
+            "import-log": lambda w, p: ["import-log", p, "--task", "mnist", "--out", w / "imported", "--json"],
         }},
 }
 

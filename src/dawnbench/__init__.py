@@ -6,6 +6,9 @@ The CLI (``dawnbench``) is a thin layer over this API::
     result = run("mnist")                       # default entry, seed 0
     print(result.status, result.time_to_accuracy_s)
 
+    with dawnbench.track("mnist", predict=my_predict) as run:   # your own loop (tracking/)
+        ...
+
 Names are imported on first use, so commands that never train (``validate``,
 ``leaderboard``, ``analyze``) start without loading PyTorch.
 """
@@ -26,6 +29,8 @@ _LAZY = {
     "TASKS": "dawnbench.tasks",
     "Task": "dawnbench.tasks",
     "get_task": "dawnbench.tasks",
+    "track": "dawnbench.tracking",
+    "Tracker": "dawnbench.tracking",
 }
 
 

@@ -182,8 +182,8 @@ def describe_hardware(hw: dict[str, Any]) -> str:
         return "unknown hardware"
     if hw.get("accelerator"):
         return f"{hw['accelerator']} ({hw.get('cpu', 'unknown CPU')}, {hw.get('cores', '?')} cores)"
-    if not hw.get("cpu"):
-        return "unknown hardware"
+    if not hw.get("cpu"):    # an imported MLPerf log names its platform only
+        return str(hw["platform"]) if hw.get("platform") else "unknown hardware"
     return f"{hw['cpu']}, {hw.get('cores', '?')} cores, {hw.get('memory_gib')} GiB"
 
 
@@ -229,8 +229,9 @@ def provenance(device: torch.device, code: Path) -> dict[str, Any]:
             "hardware": hardware_info(device), "software": _versions()}
 
 
-def software_info(entry_cls: type) -> dict[str, Any]:
-    source = Path(inspect.getfile(entry_cls))
+def software_info(entry: type | Path) -> dict[str, Any]:
+    """Versions, and the entry's file (a class's, or a tracked script's) with its git commit."""
+    source = Path(entry) if isinstance(entry, Path) else Path(inspect.getfile(entry))
     git = git_state(source.parent, only=source.name)
     commit = git["commit"] and git["commit"] + ("-dirty" if git["dirty"] else "")
     return {**_versions(), "entry_file": str(source), "entry_git_commit": commit, "argv": sys.argv}

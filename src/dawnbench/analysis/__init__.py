@@ -7,7 +7,9 @@ A *run* is either a directory of this project with a ``result.json`` (its other
 files are not read again), or an MLPerf training log (either format).
 
 * This project's runs are grouped by the **configuration that defines them** (SPEC §11):
-  task, entry, precision, compile mode, threshold, workers and hyperparameters — runs
+  task, entry, precision, compile mode, threshold, workers, hyperparameters and who scored them (a
+  self-reported accuracy — a tracked script's own, an imported MLPerf log's — is never pooled with the
+  harness's, and its group's name says ``self-reported``) — runs
   of one configuration differ only in seed. The group is named ``task · entry ·
   precision``, followed by whatever else sets it apart (``compile``, workers, an
   unofficial target, and the hyperparameters that differ from another group of the
@@ -61,15 +63,16 @@ class Group:
 def _config_key(r: RunResult) -> tuple[Any, ...]:
     workers = (r.distributed or {}).get("world_size") or 1
     return (r.task + (f"@{r.subset}" if r.subset else ""), r.entry, r.precision, r.compile, r.threshold, workers,
-            json.dumps(r.hparams, sort_keys=True, default=str))
+            json.dumps(r.hparams, sort_keys=True, default=str), r.self_reported)
 
 
 def _config_names(keys: list[tuple[Any, ...]], official: dict[tuple[Any, ...], bool]) -> dict[tuple, str]:
     """``task · entry · precision`` plus what sets a configuration apart from the others."""
     names = {}
     for key in keys:
-        task, entry, precision, compile_mode, threshold, workers, _ = key
+        task, entry, precision, compile_mode, threshold, workers, _, self_reported = key
         name = f"{task} · {entry} · {precision}"
+        name += " · self-reported" if self_reported else ""
         name += f" · compile {compile_mode}" if compile_mode else ""
         name += f" · {workers} workers" if workers > 1 else ""
         name += "" if official[key] else f" · target {threshold:g} (unofficial)"
@@ -78,7 +81,7 @@ def _config_names(keys: list[tuple[Any, ...]], official: dict[tuple[Any, ...], b
         same = [k for k in keys if names[k] == name]
         if len(same) < 2:
             continue
-        hparams = {k: json.loads(k[-1]) for k in same}
+        hparams = {k: json.loads(k[6]) for k in same}
         differing = sorted({h for hp in hparams.values() for h in hp
                             if len({json.dumps(p.get(h), default=str) for p in hparams.values()}) > 1})
         for k in same:
@@ -147,7 +150,7 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
                              "made by `dawnbench run`, or MLPerf training logs.")
     # MLPerf groups by folder; configurations by what defines them (1 worker before 2, ...).
     order = sorted(groups, key=lambda k: (0, k, ()) if isinstance(k, str) else
-                   (1, "", (*k[:3], k[3] or "", *k[4:])))
+                   (1, "", (*k[:3], k[3] or "", *k[4:7])))
     return [groups[k] for k in order], problems
 
 

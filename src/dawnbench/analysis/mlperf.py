@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,9 +111,8 @@ def _success_v05(stop_value: Any, last_acc: Any, target: Any) -> bool:
     return isinstance(last_acc, (int, float)) and isinstance(target, (int, float)) and last_acc >= target
 
 
-def _read_mllog(path: Path, text: str) -> RunSample:
-    start = stop = None
-    status, epochs, eval_epochs = None, set(), set()
+def mllog_records(path: Path, text: str) -> Iterator[tuple[int, str, float, Any, dict[str, Any]]]:
+    """Each ``:::MLLOG`` line as (line number, key, seconds on the log's clock, value, metadata), checked."""
     for number, line in enumerate(text.splitlines(), 1):
         at = line.find(MLLOG)
         if at < 0:
@@ -129,8 +129,18 @@ def _read_mllog(path: Path, text: str) -> RunSample:
             raise LogError(LogProblem(str(path), number, f"{why} (milliseconds on the log's clock)"))
         if not isinstance(meta, dict):
             raise LogError(LogProblem(str(path), number, "'metadata' must be an object"))
-        key, t = rec["key"], time_ms / 1000
-        if key == "run_start" and start is None:
+        yield number, str(rec["key"]), time_ms / 1000, rec.get("value"), meta
+
+
+def _read_mllog(path: Path, text: str) -> RunSample:
+    start = stop = None
+    status, epochs, eval_epochs = None, set(), set()
+    for number, key, t, _value, meta in mllog_records(path, text):
+        if key == "run_start" and start is not None:
+            raise LogError(LogProblem(str(path), number, f"a second run_start (the first is at line {start[1]}): one "
+                                                         "log holds one run — mllog appends to its file, so remove the "
+                                                         "log before running again, or split it"))
+        if key == "run_start":
             start = (t, number)
         elif key == "run_stop":
             stop, status = (t, number), meta.get("status")

@@ -42,6 +42,18 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def cmd_import_log(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench.analysis.imported import import_log
+
+    folders = [import_log(Path(log), Path(args.out), args.task, args.scale) for log in args.logs]
+
+    def show() -> None:
+        for folder in folders:
+            out.print(Text(f"imported {folder} (self-reported: the log's own accuracy, MLPerf's clock)"))
+    emit(args, {"run_dirs": [str(f) for f in folders]}, show)
+    return EXIT_OK
+
+
 def cmd_score(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.data import squad
 
@@ -94,6 +106,11 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             notes.append(f"{side.upper()}: {path}: {chosen.sentence()}")
         left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
         targets[side] = sorted({(r.task, r.threshold, r.subset or "") for g in groups for r in g.results})
+        mine = sum(r.self_reported for g in groups for r in g.results)
+        logs = sum(1 for g in groups for s in g.samples) - sum(len(g.results) for g in groups)
+        if mine or logs:
+            notes.append(f"{side.upper()}: {path}: {mine + logs} of its runs are self-reported (the accuracy is the "
+                         "script's or the MLPerf log's own, not dawnbench's scorer on the held split)")
         sides.append(samples)
     if targets.get("a") and targets.get("b") and targets["a"] != targets["b"]:   # (MLPerf logs carry no record)
         said = {s: ", ".join(f"{t} ≥ {x:g}" + (f" ({sub})" if sub else "") for t, x, sub in v) for s, v in targets.items()}
@@ -258,6 +275,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--include-suspect", action="store_true",
                         help="export runs the monitor flagged as disturbed by other processes (refused by default)")
 
+    imp = add_command(sub, "import-log", cmd_import_log, "an MLPerf training log (:::MLLOG) as a run folder: export, "
+                      "compare and report read it (self-reported)")
+    imp.add_argument("logs", nargs="+", metavar="LOG", help="MLPerf log file(s), as mlperf_logging.mllog writes them")
+    imp.add_argument("--task", help="the dawnbench task (default: the log's submission_benchmark)")
+    imp.add_argument("--out", default="runs", help="folder for the run folders (default: ./runs)")
+    imp.add_argument("--scale", type=float, default=1.0,
+                     help="multiply each eval_accuracy by this onto the task's scale (100: a log of fractions)")
+
     analyze = add_command(sub, "analyze", cmd_analyze, "statistics over runs: run directories or MLPerf training logs")
     analyze.add_argument("path", metavar="PATH", help="a folder of run folders (or one run folder, or its result.json) "
                          "and/or MLPerf logs")
@@ -327,6 +352,8 @@ def board_table(task: str, board: str, rows: list[dict]) -> Table:
         model = Text(r["model"])   # Text: submitted strings are never read as rich markup
         if r.get("flagged"):
             model.append(f" ⚠ {r['flagged']} run(s) disturbed", style="yellow")
+        if r.get("self_reported"):
+            model.append(" · self-reported", style="yellow")
         table.add_row(str(r["rank"]), r["display"], model, *(Text(r[k]) for k in ("author", "hardware", "framework")),
                       r["date"])
     return table

@@ -70,6 +70,13 @@ def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -
     """The configuration of a finished run (task, entry, precision, hyperparameters, seed); an entry
     that is not built in is loaded from the file the record names only with ``trust_entry``."""
     result = read_result(run_dir)
+    if result.get("tracked") or result.get("imported"):   # no entry class to build again: the script profiles itself
+        script = (result.get("tracked") or {}).get("script") or "your_script.py"
+        raise DawnbenchError(f"{run_dir}: " + (
+            f"a tracked script's run; profile a window of it by running the script again with "
+            f"DAWNBENCH_PROFILE_STEPS=10 set (e.g. `DAWNBENCH_PROFILE_STEPS=10 python {script}`): the new run's folder "
+            "holds profile/, which explain and predict read." if result.get("tracked") else
+            "made from an MLPerf log by import-log: it has no model to profile."))
     entry = recorded_entry(run_dir, result["entry"], trust_entry)
     opts = ProfileOptions(task=result["task"], entry=entry, precision=result.get("precision", "fp32"),
                           seed=result.get("seed") or 0, overrides=dict(result.get("hparams") or {}),
@@ -111,7 +118,7 @@ def _window(entry: Entry, prep: Any, opts: ProfileOptions, out: Path) -> tuple[W
     return window, {"flop_counter_flops_per_step": flop_check, "batch_size": batch}
 
 
-def _summarise(window: Window, extra: dict[str, Any], opts: ProfileOptions, roofs: Roofs) -> dict[str, Any]:
+def summarise(window: Window, extra: dict[str, Any], opts: ProfileOptions, roofs: Roofs) -> dict[str, Any]:
     rows = window.table(roofs.ridge, lambda p: roofs.flops[p], opts.precision)
     # An op faster than the probes' best is the machine's best rate, so the roof is raised to it (the probe
     # shapes or the clock missed it; roofs.raised names the op): no row is ever above its own profile's roof.
@@ -153,7 +160,7 @@ def _summarise(window: Window, extra: dict[str, Any], opts: ProfileOptions, roof
     }
 
 
-def _write(window: Window, summary: dict[str, Any], out: Path) -> None:
+def write_profile(window: Window, summary: dict[str, Any], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_ops(window.rows, out / "ops.tsv")
     atomic_write_json(out / "summary.json", summary, indent=1)
@@ -190,7 +197,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
         status(f"warm-up, then {opts.warm_steps} + 1 census + {opts.steps} profiled steps")
         with ResourceMonitor(out / "resources.tsv", devices=devices) as monitor:  # warm-up and window: the footprint
             window, extra = _window(entry, prep, opts, out)
-    summary = _summarise(window, extra, opts, roofs)
+    summary = summarise(window, extra, opts, roofs)
     summary["resources"] = monitor.summary()
     summary["load"] = load.summary
     summary["notes"] = [*load.notes, *against_last(roofs.to_dict(), load)]
@@ -198,7 +205,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     if entry_file:
         summary["entry_file"] = entry_file
     summary["memory_plan"] = plan.to_dict()
-    _write(window, summary, out)
+    write_profile(window, summary, out)
     summary["out"] = str(out)
 
     if opts.without:
@@ -213,12 +220,12 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
         stripped.make_model = make_model  # type: ignore[method-assign]
         with ResourceMonitor(out / "without" / "resources.tsv", devices=devices) as monitor2:
             window2, extra2 = _window(stripped, prep, opts, out / "without")
-        summary2 = _summarise(window2, extra2, opts, roofs)
+        summary2 = summarise(window2, extra2, opts, roofs)
         summary2["resources"] = monitor2.summary()
         summary2["variant"] = f"without {','.join(opts.without)}"  # its own configuration in `similarity`
         summary2["title"] = title + f" · without {','.join(opts.without)}"
         summary2["out"] = str(out / "without")
-        _write(window2, summary2, out / "without")
+        write_profile(window2, summary2, out / "without")
         summary["without"] = {"modules": list(opts.without), "removed": removed[-1],
                               "samples_per_s": summary2["samples_per_s"], "step_s": summary2["step"]["time_s"],
                               "speedup": summary["step"]["time_s"] / summary2["step"]["time_s"],

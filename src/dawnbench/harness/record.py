@@ -138,6 +138,10 @@ class RunResult:
     memory_plan: Measured | None = None         # the batches planned before the warm-up (harness/memory.py)
     interconnect: dict[schema.Text, Any] | None = None  # --p2p off: the NCCL switches set (SPEC §20)
     scheduler: dict[schema.Text, Any] | None = None  # run as a cluster job: its id, nodes, final state (SPEC §21)
+    self_reported: schema.Flag = False          # the accuracy is the run's own (a tracked script's evaluation, an
+                                                # imported MLPerf log), not the harness's scorer on the held split
+    tracked: dict[schema.Text, Any] | None = None  # a script's own loop under dawnbench.track() (docs/rules.md)
+    imported: dict[schema.Text, Any] | None = None  # made from an MLPerf log by `dawnbench import-log`: which, whose clock
     entry_facts: dict[schema.Text, Any] | None = None  # what the entry reports of how it ran (Entry.facts)
     generalization: dict[schema.Text, Any] | None = None  # `dawnbench generalize` (SPEC §15)
     harness: Measured | None = None             # the harness's own cost while timed, as shares (harness/cost.py)
@@ -169,6 +173,17 @@ class RunResult:
         return schema.load(Record, d, path, fix=FIX)
 
 
+def epochs_tsv(result: RunResult, columns: tuple[tuple[str, str, float], ...]) -> str:
+    """The DAWNBench training log of ``result``'s evaluations: ``epoch hours <metric columns>`` (see RunRecord)."""
+    deciding = columns[0][0]
+    rows = ["\t".join(["epoch", "hours", *(column for _, column, _ in columns)])]
+    for e in result.evals:
+        values = {**e.extra, deciding: e.value}
+        cells = [f"{values[key] * scale:.6g}" if key in values else "" for key, _, scale in columns]
+        rows.append("\t".join([f"{e.epoch:g}", f"{e.timed_s / 3600:.9f}", *cells]))
+    return "\n".join(rows) + "\n"
+
+
 class RunRecord:
     """The files of one run. It holds a :class:`~dawnbench.io.DiskReserve`: when the disk fills
     up, :meth:`release_reserve` frees room for the final status.
@@ -187,13 +202,7 @@ class RunRecord:
     def write(self, result: RunResult) -> None:
         """Flush everything measured so far (called after every evaluation)."""
         self.events.sync()
-        deciding = self._columns[0][0]
-        rows = ["\t".join(["epoch", "hours", *(column for _, column, _ in self._columns)])]
-        for e in result.evals:
-            values = {**e.extra, deciding: e.value}
-            cells = [f"{values[key] * scale:.6g}" if key in values else "" for key, _, scale in self._columns]
-            rows.append("\t".join([f"{e.epoch:g}", f"{e.timed_s / 3600:.9f}", *cells]))
-        atomic_write_text(self.dir / "epochs.tsv", "\n".join(rows) + "\n")
+        atomic_write_text(self.dir / "epochs.tsv", epochs_tsv(result, self._columns))
         atomic_write_json(self.dir / "result.json", result.to_dict())
 
     def release_reserve(self) -> bool:

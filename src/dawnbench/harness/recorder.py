@@ -233,6 +233,11 @@ class RankZeroRecorder(Recorder):
         except Exception as err:  # noqa: BLE001 - e.g. stopped before the entry built its network
             self.result.error = f"the evaluation after the stop ({cause}) failed: {type(err).__name__}: {err}"
 
+    def measure(self, entry: Entry) -> tuple[float, dict[str, float]]:
+        """An evaluation's deciding value and the metric's others: the harness's scorer on the held split
+        (a tracked run whose accuracy is its own overrides this: dawnbench.tracking)."""
+        return evaluate(entry, self.prep.task, self.scored, self.prep.precision)
+
     def _score(self, entry: Entry, progress: Progress, loss: float | None,
                stopped_by: str | None = None) -> tuple[bool, float]:
         """Evaluate (untimed), record and log; keep the model at the first pass. Returns (passed, timed
@@ -241,7 +246,7 @@ class RankZeroRecorder(Recorder):
         assert result is not None
         self.start(mllog.EVAL_START, {"epoch_num": progress.epoch})
         with clock.segment("eval"):
-            value, extra = evaluate(entry, task, self.scored, self.prep.precision)
+            value, extra = self.measure(entry)
         with clock.segment("log"):
             timed = clock.timed_s
             result.entry_facts = entry.facts()
@@ -389,8 +394,9 @@ def _measure_throughput(entry: Entry, result: RunResult, device: torch.device,
         if probe is not None:
             flops = profiling.training_flops_per_sample(*probe)
         else:   # "—" in every table, and here why
-            problem = (f"no FLOP count: entry '{entry.name}' defines no flop_model() (its network and a small "
-                       "training-shaped batch: see dawnbench/entries/base.py), so GFLOP/s and % of peak are unknown")
+            problem = (f"no FLOP count: '{entry.name}' names no network and small training-shaped batch (an entry's "
+                       "flop_model(), dawnbench/entries/base.py; track(model=, example=) for a tracked script), so "
+                       "GFLOP/s and % of peak are unknown")
     except Exception as err:  # counting is a report, never a reason to lose the run
         problem = f"FLOP counting failed: {type(err).__name__}: {err}"
     last = result.evals[-1]

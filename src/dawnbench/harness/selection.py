@@ -37,7 +37,8 @@ from dawnbench.tasks import QUICK, TASKS
 INTERRUPTED = "interrupted before it finished: it measures nothing (run it again)"
 COPY = "a second record of seed {seed} of this configuration ({first} is counted): a seed counts once"
 UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own threshold on its full data, and "
-              "`dawnbench validate` rejects the rest — run without --target/--subset/--quick to submit")
+              "`dawnbench validate` rejects the rest — run without --target/--subset/--quick to submit (a tracked script: "
+              "without target= or profile_steps)")
 
 
 @dataclass
@@ -75,7 +76,7 @@ def _seed_key(r: RunResult) -> tuple | None:
     if r.seed is None:
         return None
     return (r.task, r.subset, r.entry, r.precision, r.compile, r.threshold, (r.distributed or {}).get("world_size"),
-            json.dumps(r.hparams, sort_keys=True, default=str), r.seed)
+            json.dumps(r.hparams, sort_keys=True, default=str), r.self_reported, r.seed)
 
 
 def disturbed(r: RunResult) -> str | None:
@@ -103,6 +104,8 @@ def unofficial_reason(result: RunResult) -> str:
     task = TASKS.get(result.task)
     if task is not None and result.threshold != task.threshold:
         why.append(f"its target {result.threshold:g} is not {result.task}'s {task.threshold:g}")
+    if (result.tracked or {}).get("profile_steps"):
+        why.append("a profiler was on its clock (a tracked run's profile_steps)")
     return " and ".join(why) or "recorded official: false"
 
 

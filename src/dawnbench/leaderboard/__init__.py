@@ -66,15 +66,16 @@ def _value(board: str, sub: Submission) -> float | None:
 
 
 def _extras(sub: Submission) -> dict[str, Any]:
-    """What this project adds where known: runs, success fraction, CV, runs flagged as disturbed (an export's
-    misc)."""
+    """What this project adds where known: runs, success fraction, CV, runs flagged as disturbed, a
+    self-reported accuracy (an export's misc)."""
     misc = sub.fields.get("misc")
     facts = misc.get("dawnbench") if isinstance(misc, dict) else None
     if not isinstance(facts, dict):
-        return {"runs": None, "success_fraction": None, "cov": None, "flagged": 0}
+        return {"runs": None, "success_fraction": None, "cov": None, "flagged": 0, "self_reported": False}
     flagged = facts.get("flagged")
     return {"runs": facts.get("runs"), "success_fraction": facts.get("success_fraction"),
-            "cov": facts.get("tta_cov"), "flagged": len(flagged) if isinstance(flagged, list) else 0}
+            "cov": facts.get("tta_cov"), "flagged": len(flagged) if isinstance(flagged, list) else 0,
+            "self_reported": facts.get("self_reported") is True}
 
 
 @dataclass

@@ -266,69 +266,104 @@ def _native_stderr_muted() -> Iterator[None]:
         os.close(saved)
 
 
+class StepWindow:
+    """A profiled window driven by optimizer steps, in whatever loop takes them: after ``warm_steps`` steps
+    one census step (every op's shapes, FLOPs and bytes), then ``steps`` steps under ``torch.profiler``.
+    :meth:`on_step` is an optimizer-step post hook; it returns True at the step that ends the window.
+    :func:`profile_window` drives an entry's ``train`` through one; a tracked script's loop drives one
+    itself (``dawnbench.track(profile_steps=N)``).
+
+    The Chrome ``trace`` marks each step (``ProfilerStep#N``, one per optimizer step) and names its rank
+    (``distributedInfo``), as HolisticTraceAnalysis and Perfetto expect."""
+
+    def __init__(self, device: torch.device, steps: int, warm_steps: int = 3, rank: int = 0,
+                 world_size: int = 1) -> None:
+        if steps < 1:
+            raise DawnbenchError(f"--steps must be at least 1, not {steps}.")
+        self.device, self.steps, self.warm_steps = device, steps, warm_steps
+        self.rank, self.world_size = rank, world_size
+        self._sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+        # A schedule that always records is the default's behaviour plus the ProfilerStep#N markers.
+        self._prof = profile(activities=activities, record_shapes=True, schedule=lambda _step: ProfilerAction.RECORD)
+        self._census = _Census()
+        self._marks: dict[str, float] = {}
+        self.count = 0                 # optimizer steps seen
+        if warm_steps == 0:
+            self._census.start()
+
+    @property
+    def done(self) -> bool:
+        return "end" in self._marks
+
+    def on_step(self, _optimizer: Any = None, _args: Any = None, _kwargs: Any = None) -> bool:
+        if self.done:
+            return False
+        self.count += 1
+        first = self.warm_steps + 1           # the step that ends the census and opens the profiler
+        if self.count == self.warm_steps:
+            self._census.start()
+        elif self.count == first:
+            self._census.stop()
+            self._sync()
+            with _native_stderr_muted():
+                self._prof.start()
+            # torch writes distributedInfo only inside a process group; a trace names its rank always.
+            self._prof.add_metadata_json("distributedInfo", json.dumps(
+                {"backend": "none", "rank": self.rank, "world_size": self.world_size}))
+            self._marks["start"] = time.perf_counter()
+        elif self.count == first + self.steps:
+            self._sync()
+            self._marks["end"] = time.perf_counter()
+            with _native_stderr_muted():
+                self._prof.stop()
+            return True
+        elif self.count > first:
+            self._prof.step()  # closes ProfilerStep#N and opens N+1: the step markers trace tools read
+        return False
+
+    def close(self) -> None:
+        """Leave the census and the profiler wherever the loop ended (an unfinished window is discarded)."""
+        self._census.stop()
+        if "start" in self._marks and not self.done:
+            with _native_stderr_muted():
+                self._prof.stop()
+
+    def window(self, trace: Path | None = None) -> Window:
+        """What the finished window measured (its Chrome ``trace`` written where asked)."""
+        if not self.done:
+            raise DawnbenchError(f"the training ended after {self.count} optimizer steps, before the "
+                                 f"{self.warm_steps} warm + 1 census + {self.steps} profiled steps; pass a "
+                                 "smaller --steps.")
+        if trace is not None:
+            trace.parent.mkdir(parents=True, exist_ok=True)
+            self._prof.export_chrome_trace(str(trace))
+        names = {c.name for c in self._census.calls}
+        return Window(self.steps, self._marks["end"] - self._marks["start"], self._census.calls,
+                      _outermost(self._prof.events(), names), self.device.type)
+
+
 def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_steps: int = 3,
                    trace: Path | None = None, rank: int = 0, world_size: int = 1) -> Window:
-    """Drive a ``train`` generator: ``warm_steps`` steps, one census step, then ``steps``
-    steps under ``torch.profiler``; the generator is closed at the end of the window.
+    """Drive a ``train`` generator through a :class:`StepWindow`; the generator is closed at the end of the
+    window (its evaluation points pass by: nothing is evaluated here)."""
+    window = StepWindow(device, steps, warm_steps, rank, world_size)
 
-    The Chrome ``trace`` marks each step (``ProfilerStep#N``, one per optimizer step) and
-    names its rank (``distributedInfo``), as HolisticTraceAnalysis and Perfetto expect."""
-    if steps < 1:
-        raise DawnbenchError(f"--steps must be at least 1, not {steps}.")
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-    # A schedule that always records is the default's behaviour plus the ProfilerStep#N markers.
-    prof = profile(activities=activities, record_shapes=True, schedule=lambda _step: ProfilerAction.RECORD)
-    census = _Census()
-    marks: dict[str, float] = {}
-    count = 0
-
-    def on_step(_optimizer, _args, _kwargs) -> None:
-        nonlocal count
-        count += 1
-        if count == warm_steps:
-            census.start()
-        elif count == warm_steps + 1:
-            census.stop()
-            sync()
-            with _native_stderr_muted():
-                prof.start()
-            # torch writes distributedInfo only inside a process group; a trace names its rank always.
-            prof.add_metadata_json("distributedInfo", json.dumps(
-                {"backend": "none", "rank": rank, "world_size": world_size}))
-            marks["start"] = time.perf_counter()
-        elif count == warm_steps + 1 + steps:
-            sync()
-            marks["end"] = time.perf_counter()
-            with _native_stderr_muted():
-                prof.stop()
+    def on_step(*args: Any) -> None:
+        if window.on_step(*args):
             raise StepLimitReached
-        elif count > warm_steps + 1:
-            prof.step()  # closes ProfilerStep#N and opens N+1: the step markers trace tools read
 
     handle = register_optimizer_step_post_hook(on_step)
     try:
-        if warm_steps == 0:
-            census.start()
-        for _ in train:  # the entry's evaluation points pass by: nothing is evaluated here
+        for _ in train:
             pass
     except StepLimitReached:
         pass
     finally:
-        census.stop()
+        window.close()
         handle.remove()
         train.close()
-    if "end" not in marks:
-        if "start" in marks:
-            prof.stop()
-        raise DawnbenchError(f"the entry's schedule ended after {count} optimizer steps, before the "
-                             f"{warm_steps} warm + 1 census + {steps} profiled steps; pass a smaller --steps.")
-    if trace is not None:
-        trace.parent.mkdir(parents=True, exist_ok=True)
-        prof.export_chrome_trace(str(trace))
-    names = {c.name for c in census.calls}
-    return Window(steps, marks["end"] - marks["start"], census.calls, _outermost(prof.events(), names),
-                  device.type)
+    return window.window(trace)
 
 
 def write_ops(rows: list[dict[str, Any]], path: Path) -> None:

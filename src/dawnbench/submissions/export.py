@@ -65,9 +65,12 @@ def _file_date(path: Path) -> str:
 
 
 def _common(result: dict[str, Any], author: str, email: str, code_url: str | None) -> dict[str, Any]:
+    imported = result.get("imported") is not None
+    how = "an MLPerf log" if imported else "a tracked script" if result.get("tracked") else "dawnbench entry"
     doc = {"version": "v1.0", "author": author, "authorEmail": email,
-           "framework": f"PyTorch {(result.get('software') or {}).get('torch', '')}".strip(),
-           "model": f"{result['entry']} (dawnbench entry)"}
+           "framework": "unknown (an MLPerf log)" if imported else
+           f"PyTorch {(result.get('software') or {}).get('torch', '')}".strip(),
+           "model": f"{result['entry']} ({how})"}
     if code_url:
         doc["codeURL"] = code_url
     return doc
@@ -77,6 +80,9 @@ def _expand(run_dirs: list[str | Path]) -> list[Path]:
     """Run directories as given, or the run directories directly inside a folder."""
     found: list[Path] = []
     for d in map(Path, run_dirs):
+        if d.is_file():
+            raise DawnbenchError(f"{d}: a file; export reads run folders. An MLPerf training log is made one first: "
+                                 f"`dawnbench import-log {d} --task TASK`, then export the folder it prints.")
         if (d / "result.json").exists() or not d.is_dir():
             found.append(d)
         else:
@@ -122,9 +128,11 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
                              "made of runs `dawnbench validate` accepts, and of those only.")
     results = records
     instance, price = resolve(instance, cost_per_hour)
-    keys = {(r["task"], r.get("subset"), r["entry"], json.dumps(r.get("hparams"), sort_keys=True)) for r in results}
+    keys = {(r["task"], r.get("subset"), r["entry"], json.dumps(r.get("hparams"), sort_keys=True),
+             bool(r.get("self_reported"))) for r in results}
     if len(keys) > 1:
-        raise DawnbenchError(f"the runs differ in task, subset, entry or hyperparameters ({len(keys)} configurations "
+        raise DawnbenchError(f"the runs differ in task, subset, entry, hyperparameters or who scored them "
+                             f"({len(keys)} configurations "
                              f"among {len(dirs)} runs); export one configuration at a time.")
     ok = sorted((r for r in results if r["status"] == Status.SUCCESS), key=lambda r: r["time_to_accuracy_s"])
     if not ok:
@@ -150,6 +158,8 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         "tta_median_s": summary["tta_median_s"], "tta_cov": summary["tta_cov"],
         "olympic_mean_s": summary["olympic_mean_s"], "seeds": [r.get("seed") for r in results],
         "representative_seed": chosen.get("seed"), "official": all(r.get("official") for r in results),
+        # the accuracy is the runs' own (a tracked script's evaluation, an imported MLPerf log), not the harness's
+        "self_reported": any(r.get("self_reported") for r in results),
         "precision": chosen.get("precision", "fp32"), "compile": chosen.get("compile"),
         "hparams": chosen.get("hparams"), "priced_at_export": price is not None,
         # --include-suspect: the runs whose clocks other processes disturbed travel with the submission, named

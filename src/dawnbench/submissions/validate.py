@@ -244,6 +244,7 @@ class DawnbenchMisc(TypedDict):
     official: schema.Flag                               # every run kept the task's own target and data
     subset: NotRequired[schema.Text | None]             # null: the full data; "quick", or an imported subset's name
     flagged: NotRequired[list[Flagged]]                 # runs other processes disturbed (--include-suspect)
+    self_reported: NotRequired[schema.Flag]             # the accuracy is the runs' own, not the harness's scorer's
 
 
 def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
@@ -264,6 +265,11 @@ def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
                                 "the task's own threshold on its full data. Export runs made without --quick, "
                                 "--subset or --target."))
         return
+    if misc.get("self_reported"):
+        problems.append(Problem(sub.file, where, WARNING, "its accuracy is self-reported (misc.dawnbench.self_reported: "
+                                "a tracked script's own evaluation or an imported MLPerf log), not dawnbench's scorer "
+                                "on the task's held split; the leaderboard marks it so. A tracked script handing "
+                                "track() a predict function is scored by the harness instead."))
     if misc.get("flagged"):
         problems.append(Problem(sub.file, where, WARNING, f"{len(misc['flagged'])} of its {misc['runs']} runs were "
                                 "disturbed by other processes while their clocks ran (misc.dawnbench.flagged; "

@@ -1,0 +1,449 @@
+"""Your own training loop under the harness's clock and record (SPEC §2–§4; docs/guide/your-own-script.md).
+
+    import dawnbench
+    with dawnbench.track("mnist", predict=lambda x: model(x.float().div(255).unsqueeze(1))) as run:
+        for epoch in range(1, 11):
+            ...                                          # one epoch of your loop
+            if run.evaluate(epoch=epoch, samples=epoch * 60_000, loss=loss):
+                break                                    # the target was reached (or a budget spent)
+    print(run.result.status, run.result.time_to_accuracy_s, run.dir)
+
+What a tracker does, in order — the same steps :func:`dawnbench.harness.driver.execute` takes for an entry,
+driven by the script's calls instead of an entry's yields:
+
+* ``start()`` (entering the ``with`` block): the task's data is made ready (its held split is what the harness
+  scores on; its counts are stated in ``events.log``), the run folder is opened (``result.json``, ``events.log``,
+  ``resources.tsv`` and the resource monitor, as for ``dawnbench run``), torch, numpy and random are seeded with
+  ``seed``, and the clock starts. ``setup_s`` records the seconds from the process's start to here.
+* Between ``start`` and each ``evaluate`` the clock runs: everything the script does is timed.
+* ``evaluate(epoch=, samples=, loss=)`` stops the clock, then scores the model: with ``predict`` given to
+  :func:`track`, the harness's own scorer calls it on the task's held split (as it calls an entry's
+  ``predict``); without it, ``accuracy=`` is the script's own figure (a number, or a function the tracker
+  calls with the clock stopped) and the run is recorded ``self_reported``. It returns True when the run is
+  over — the target reached, the loss not finite, a budget spent — and the clock stays stopped; otherwise
+  the clock runs again.
+* ``finish()`` (leaving the block): the status (the loop ended before the target: ``not_reached``; an
+  exception: ``aborted``, its traceback in ``error.txt``; Ctrl-C: ``interrupted``), throughput and the
+  harness's own cost are written, and ``run_stop`` closes ``events.log``.
+
+``profile_steps=N`` (or the environment variable ``DAWNBENCH_PROFILE_STEPS=N``) profiles N optimizer steps
+after three warm ones and a census step, as ``dawnbench profile`` does, into ``RUN_DIR/profile/``, which
+``explain`` and ``predict`` read; a profiled run is unofficial (the profiler's cost is on its clock).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
+
+from dawnbench import data, environment, schema
+from dawnbench.distributed.world import World
+from dawnbench.entries import Entry, Progress, TrainContext
+from dawnbench.errors import DawnbenchError
+from dawnbench.experiments.profile import ProfileOptions, summarise, write_profile
+from dawnbench.harness import mllog
+from dawnbench.harness.clock import Clock
+from dawnbench.harness.cost import HarnessCost
+from dawnbench.harness.observer import RunObserver
+from dawnbench.harness.options import RunOptions, prepare, seed_everything
+from dawnbench.harness.progress import ProgressProbe
+from dawnbench.harness.record import RunResult, Status
+from dawnbench.harness.recorder import RankZeroRecorder
+from dawnbench.harness.runner import new_run_dir
+from dawnbench.precision import PRECISIONS
+from dawnbench.profiling.flops import training_flops_per_sample
+from dawnbench.profiling.load import against_last, watched
+from dawnbench.profiling.ops import StepWindow
+from dawnbench.profiling.roofs import measure_roofs
+from dawnbench.profiling.steps import StepCounter
+
+PROFILE_ENV = "DAWNBENCH_PROFILE_STEPS"   # profile a window of a tracked run without editing the script
+PROFILE_WARM_STEPS = 3                    # as `dawnbench profile`'s default --warm-steps
+MAX_PROFILE_STEPS = 10_000
+NAME_CHARS = 60                           # a run's name is part of its folder's and its submission's file names
+
+
+class TrackedScript(Entry):
+    """The entry a tracked script stands in for: what the record, the scorer and ``predict`` need of an entry.
+    Its training is the script's own loop, so the harness never calls ``train`` (nor a warm-up); ``predict``
+    is the function the script handed to :func:`track`, run as given (the precision is the script's own)."""
+
+    warmup_steps = 0
+    precisions = ()
+    own_precisions = PRECISIONS            # declared by the script: recorded, never imposed
+    predict_fn: Callable[[Any], Any] | None = None
+    flop_probe: tuple[torch.nn.Module, torch.Tensor] | None = None
+
+    def train(self, ctx: TrainContext) -> Iterator[Progress]:
+        return iter(())                    # the script trains in its own loop
+
+    def predict(self, inputs: Any) -> Any:
+        assert self.predict_fn is not None, "a self-reported run is never scored by the harness"
+        answers = self.predict_fn(inputs)
+        if isinstance(answers, np.ndarray):
+            answers = torch.as_tensor(answers)
+        n = len(inputs)
+        texts = isinstance(answers, (list, tuple)) and len(answers) == n and all(isinstance(a, str) for a in answers)
+        if not texts and not (isinstance(answers, torch.Tensor) and answers.ndim in (1, 2) and len(answers) == n):
+            shape = tuple(answers.shape) if isinstance(answers, torch.Tensor) else type(answers).__name__
+            raise DawnbenchError(f"track(predict=...) returned {shape} for a batch of {n}: give one row of class scores "
+                                 f"(N×C) or one label (N) per input, as a tensor — or, for SQuAD, one answer string "
+                                 "per question.")
+        return answers
+
+    def flop_model(self) -> tuple[torch.nn.Module, torch.Tensor] | None:
+        return self.flop_probe
+
+
+class _Observer(RunObserver):
+    """One line per event on stderr: where the record is, and each evaluation (``quiet=True``: nothing)."""
+
+    def run_started(self, index: int, total: int, result: RunResult) -> None:
+        how = "self-reported accuracy" if result.self_reported else "scored by the harness"
+        steps = (result.tracked or {}).get("profile_steps")
+        how += f"; profiling {steps} steps: unofficial" if steps else ""
+        print(f"dawnbench: tracking {result.task} · {result.entry} ({how}) → {result.run_dir}", file=sys.stderr)
+
+    def evaluated(self, result: RunResult, progress: Progress, samples_per_s: float | None) -> None:
+        last = result.evals[-1]
+        rate = f", {samples_per_s:,.0f} samples/s" if samples_per_s else ""
+        print(f"dawnbench: epoch {last.epoch:g}: {result.metric} {last.value:.4f} (target {result.threshold:g}) at "
+              f"{last.timed_s:.1f} s timed{rate}", file=sys.stderr)
+
+    def run_finished(self, result: RunResult) -> None:
+        tta = f", time to accuracy {result.time_to_accuracy_s:.1f} s" if result.time_to_accuracy_s else ""
+        print(f"dawnbench: {result.status}{tta} — {result.run_dir}", file=sys.stderr)
+
+
+class _Recorder(RankZeroRecorder):
+    """Rank 0's recorder, scoring with the script's own accuracy when the run is self-reported."""
+
+    reported: Callable[[], float] | float | None = None
+
+    def measure(self, entry: Entry) -> tuple[float, dict[str, float]]:
+        if self.result is not None and not self.result.self_reported:
+            return super().measure(entry)
+        value = self.reported() if callable(self.reported) else self.reported
+        return _accuracy(value, self.prep.task, "the value accuracy() returned"), {}
+
+
+def _accuracy(value: Any, task: Any, what: str) -> float:
+    metric = task.metric
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not metric.low <= value <= metric.high:
+        raise DawnbenchError(f"evaluate(accuracy=...): {what} is {value!r}; {task.name}'s {metric.name} is a number "
+                             f"from {metric.low:g} to {metric.high:g}. Return the "
+                             "script's own figure on that scale.")
+    return float(value)
+
+
+def _loss(loss: Any) -> float | torch.Tensor | None:
+    if loss is None or (isinstance(loss, torch.Tensor) and loss.numel() == 1) or (
+            isinstance(loss, (int, float)) and not isinstance(loss, bool)):
+        return loss
+    what = f"a tensor of {loss.numel()} elements" if isinstance(loss, torch.Tensor) else repr(loss)[:80]
+    raise DawnbenchError(f"evaluate(loss=...): {what}; give the recent training loss as a number or a one-element "
+                         "tensor (a non-finite loss ends the run as diverged), or leave it out.")
+
+
+def _profile_steps(given: int | None) -> int | None:
+    where = "profile_steps"
+    if given is None and os.environ.get(PROFILE_ENV, "").strip():
+        where, text = PROFILE_ENV, os.environ[PROFILE_ENV].strip()
+        given = int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else text  # type: ignore[assignment]
+    if given is None:
+        return None
+    if isinstance(given, bool) or not isinstance(given, int) or not 1 <= given <= MAX_PROFILE_STEPS:
+        raise DawnbenchError(f"{where}={given!r}: the optimizer steps to profile are a whole number from 1 to "
+                             f"{MAX_PROFILE_STEPS:,} (after {PROFILE_WARM_STEPS} warm steps and a census step); "
+                             f"unset {PROFILE_ENV} to profile nothing.")
+    return given
+
+
+def _hparams(given: dict[str, Any] | None) -> dict[str, Any]:
+    if given is None:
+        return {}
+    try:
+        text = json.dumps(given, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise DawnbenchError(f"track(hparams=...): {err}. The hyperparameters are recorded in result.json: give a "
+                             "dict of numbers, strings, booleans, lists and dicts (finite numbers only).") from None
+    if not isinstance(given, dict) or len(text) > schema.MAX_MESSAGE * 64:
+        raise DawnbenchError("track(hparams=...): give a dict of the script's hyperparameters (name → value), of at "
+                             f"most {schema.MAX_MESSAGE * 64:,} characters as JSON.")
+    for key, bound in Entry.hparam_bounds.items():   # the ones the harness reads: batch_size, epochs
+        if key in given:
+            bound.check(f"track(hparams={{'{key}': ...}})", given[key])
+    return json.loads(text)
+
+
+def _name(given: str | None) -> str:
+    name = given if given is not None else Path(sys.argv[0] or "tracked").stem or "tracked"
+    if not isinstance(name, str) or not 1 <= len(name) <= NAME_CHARS or not name.isprintable() \
+            or any(c in name for c in "/\\") or name.strip(". ") == "":
+        raise DawnbenchError(f"track(name={given!r}): the run's name is 1 to {NAME_CHARS} printable characters "
+                             "without / or \\ (it is part of the run folder's name); e.g. name=\"my-cnn\".")
+    return name
+
+
+class Tracker:
+    """A script's training run under the harness's rules; see the module docstring. Use :func:`track`."""
+
+    _profiling: str | None = None      # the run folder of the profiled run in this process (torch profiles one)
+
+    def __init__(self, task: str = "mnist", *, target: float | None = None, out: str | Path = "runs",
+                 name: str | None = None, predict: Callable[[Any], Any] | None = None,
+                 model: torch.nn.Module | None = None, example: torch.Tensor | None = None, seed: int = 0,
+                 hparams: dict[str, Any] | None = None, precision: str = "fp32", device: str = "auto",
+                 instance: str | None = None, cost_per_hour: float | None = None, max_seconds: float | None = None,
+                 max_epochs: float | None = None, profile_steps: int | None = None, quiet: bool = False) -> None:
+        if predict is not None and not callable(predict):
+            raise DawnbenchError(f"track(predict=...): {type(predict).__name__} is not callable. Give a function from "
+                                 "a batch of the task's held split (as an entry's predict receives it) to scores or "
+                                 "labels — or none, and report your own accuracy to evaluate(accuracy=...).")
+        if not isinstance(out, (str, Path)):
+            raise DawnbenchError(f"track(out={out!r}): give the folder for the run folders, a path (default \"runs\").")
+        if (model is None) != (example is None) or (model is not None and not (
+                isinstance(model, torch.nn.Module) and isinstance(example, torch.Tensor))):
+            raise DawnbenchError("track(model=, example=): give both — the network (a torch.nn.Module) and a small "
+                                 "training-shaped batch (a tensor) its FLOPs are counted on after the run — or neither.")
+        self.profile_steps = _profile_steps(profile_steps)
+        self.name = _name(name)
+        cls = type(self.name.replace("-", "_"), (TrackedScript,),
+                   {"name": self.name, "hparams": _hparams(hparams), "predict_fn": staticmethod(predict) if predict
+                    else None, "flop_probe": (model, example) if model is not None else None,
+                    "__module__": __name__})
+        self.options = RunOptions(task=task, entry=cls, seed=seed, target=target, max_seconds=max_seconds,
+                                  max_epochs=max_epochs, device=device, out_dir=Path(out), instance=instance,
+                                  cost_per_hour=cost_per_hour, precision=precision)
+        prep = prepare(self.options)     # every option checked as `dawnbench run` checks it
+        script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] and Path(sys.argv[0]).is_file() else None
+        self.prep = replace(prep, software=environment.software_info(script or Path(__file__)),
+                            official=prep.official and self.profile_steps is None)
+        self.self_reported = predict is None
+        self.quiet = quiet
+        self.dir: Path | None = None
+        self.result: RunResult | None = None
+        self._entry = cls(self.prep.task, self.prep.device)
+        self._clock = Clock(sync=torch.cuda.synchronize if self.prep.device.type == "cuda" else None)
+        self._cost = HarnessCost()
+        self._recorder: _Recorder | None = None
+        self._hooks = ExitStack()        # what lives from start to finish: the step counter, the profiler's hook
+        self._timing: ExitStack | None = None   # the open timed segment
+        self._counter = StepCounter(wrap=self._cost.wrap)
+        self._window: StepWindow | None = None
+        self._profile_written = False
+        self._last = Progress(0.0, 0)
+        self._ended: str | None = None   # set when an evaluation ended the run
+
+    # -- the run's life ------------------------------------------------------------------------------------------
+    def start(self) -> Tracker:
+        """Open the record and start the clock (what entering the ``with`` block does)."""
+        if self._recorder is not None or self.result is not None:
+            raise DawnbenchError("this tracker has started already: one tracker records one run; call "
+                                 "dawnbench.track(...) again for another (a callback: a new DawnbenchCallback).")
+        if self.profile_steps is not None and Tracker._profiling is not None:
+            raise DawnbenchError(f"profile_steps: {Tracker._profiling} is profiling in this process already; torch's "
+                                 "profiler watches one window at a time. Profile one run, then the other.")
+        task = self.prep.task
+        if not data.is_ready(task.dataset):
+            data.ensure(task.dataset)
+        self.dir = new_run_dir(self.options.out_dir, task.name, self.name, self.options.seed)
+        observer = RunObserver() if self.quiet else _Observer()
+        self._recorder = _Recorder(self.options, self.prep, self.options.seed, self._clock, self.dir, observer, 0)
+        world = World()
+        result = self._recorder.open(self._entry, world)
+        result.self_reported = self.self_reported
+        result.tracked = {"script": str(self.prep.software.get("entry_file")), "scored_by":
+                          "script" if self.self_reported else "harness", "profile_steps": self.profile_steps}
+        result.setup_s = max(0.0, time.time() - psutil.Process().create_time())
+        self.result = result
+        self._recorder.monitor(world.local_peers(), world.local_devices(self.prep.device))
+        self._recorder.start(mllog.INIT_START)      # a tracked script's warm-up, if any, is in its setup_s
+        self._recorder.end(mllog.INIT_STOP, {"compile_s": None})
+        seed_everything(self.options.seed)
+        self._hooks.enter_context(self._counter)
+        if self.profile_steps is not None:
+            Tracker._profiling = str(self.dir)
+            self._hooks.callback(setattr, Tracker, "_profiling", None)
+            self._window = StepWindow(self.prep.device, self.profile_steps, PROFILE_WARM_STEPS)
+            handle = register_optimizer_step_post_hook(self._cost.wrap(self._window.on_step))
+            self._hooks.callback(handle.remove)
+            self._hooks.callback(self._window.close)
+        self._clock.start()
+        self._recorder.start(mllog.RUN_START)
+        batch = self.prep.entry_cls.hparams.get("batch_size")
+        self._recorder.training_started(ProgressProbe(self._counter, lambda: self._clock.timed_s,
+                                                      batch if isinstance(batch, int) else None,
+                                                      task.train_items(data.train_count(task.dataset, task.train_split)),
+                                                      self.prep.entry_cls.hparams.get("epochs")))
+        self._resume()
+        return self
+
+    def evaluate(self, epoch: float, samples: int, loss: float | torch.Tensor | None = None,
+                 accuracy: Callable[[], float] | float | None = None) -> bool:
+        """An evaluation point: the clock stops, the model is scored (see the module docstring) and recorded.
+        ``epoch``: epochs trained so far (fractional allowed); ``samples``: training samples seen so far.
+        Returns True when the run is over (the clock then stays stopped: leave the loop)."""
+        recorder = self._started("evaluate")
+        if self._ended is not None:
+            return True                  # over already: nothing more is recorded
+        self._check_point(epoch, samples)
+        if self.self_reported:
+            if accuracy is None:
+                raise DawnbenchError("evaluate(): this run is self-reported (track() was given no predict), so give "
+                                     "its accuracy: evaluate(epoch=, samples=, accuracy=VALUE or a function).")
+            if not callable(accuracy):
+                accuracy = _accuracy(accuracy, self.prep.task, "accuracy")
+        elif accuracy is not None:
+            raise DawnbenchError("evaluate(accuracy=...): this run is scored by the harness with the predict given "
+                                 "to track(), so it takes no accuracy of its own; leave accuracy out (or give "
+                                 "track() no predict and report your own, recorded as self-reported).")
+        progress = Progress(float(epoch), int(samples), _loss(loss))
+        if self._timing is not None:
+            self._pause(progress.samples)
+        recorder.reported = accuracy
+        try:
+            verdict = recorder.evaluated(self._entry, progress)
+        except Exception:               # predict or accuracy() raised: the script may go on, timed again
+            self._resume()
+            raise
+        self._last = progress
+        self._write_profile()
+        if verdict.stop:
+            self._ended = verdict.status or Status.NOT_REACHED
+            return True
+        self._resume()
+        return False
+
+    def pause(self) -> None:
+        """Stop the clock until :meth:`resume` or :meth:`evaluate` (a trainer's own evaluation, its logging):
+        what the callbacks call around a trainer's evaluation loop."""
+        self._started("pause")
+        if self._timing is not None and self._ended is None:
+            self._pause(self._last.samples)
+
+    def resume(self) -> None:
+        """Start the clock again after :meth:`pause` (nothing happens once the run is over, or while it runs)."""
+        self._started("resume")
+        if self._timing is None and self._ended is None:
+            self._resume()
+
+    @property
+    def running(self) -> bool:
+        """Between :meth:`start` and :meth:`finish`."""
+        return self._recorder is not None
+
+    @property
+    def over(self) -> bool:
+        """Whether an evaluation ended the run (the target reached, the loss not finite, a budget spent)."""
+        return self._ended is not None
+
+    def finish(self, error: BaseException | None = None) -> RunResult:
+        """End the run (what leaving the ``with`` block does): the final record; ``error``: what ended the loop."""
+        recorder = self._started("finish")
+        if self._timing is not None:
+            self._pause(self._last.samples)
+        status = self._ended or Status.NOT_REACHED
+        message = None
+        if isinstance(error, KeyboardInterrupt):
+            status, message = Status.INTERRUPTED, "interrupted (Ctrl-C) while training"
+        elif isinstance(error, DawnbenchError):   # one paragraph that says what to fix: no traceback to keep
+            status, message = Status.ABORTED, str(error)
+        elif isinstance(error, Exception):
+            recorder.failed(error)       # the error in result.json, its traceback in error.txt
+            status = Status.ABORTED
+        elif isinstance(error, SystemExit) and error.code not in (0, None):
+            status, message = Status.ABORTED, f"the script exited with code {error.code!r} inside the run"
+        self._hooks.close()
+        if error is None:
+            self._write_profile()
+        assert recorder.result is not None
+        recorder.result.harness = self._cost.figures(self._clock.timed_s)
+        self.result = recorder.finish(self._entry, status, message)
+        self._recorder = None
+        return self.result
+
+    def __enter__(self) -> Tracker:
+        return self.start()
+
+    def __exit__(self, _exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        if self._recorder is not None:
+            self.finish(exc)
+
+    # -- the clock ------------------------------------------------------------------------------------------------
+    def _resume(self) -> None:
+        assert self._recorder is not None
+        self._recorder.start(mllog.BLOCK_START, {"first_epoch_num": self._last.epoch,
+                                                 "samples_count": self._last.samples})
+        self._timing = ExitStack()
+        self._timing.enter_context(self._clock.segment("train"))
+        self._timing.enter_context(self._cost.timed())
+        self._timing.enter_context(self._cost.entry())   # the script's own code, until it calls back
+
+    def _pause(self, samples: int) -> None:
+        assert self._recorder is not None and self._timing is not None
+        self._timing.close()
+        self._timing = None
+        self._recorder.end(mllog.BLOCK_STOP, {"first_epoch_num": self._last.epoch, "samples_count": samples})
+
+    def _started(self, what: str) -> _Recorder:
+        if self._recorder is None:
+            raise DawnbenchError(f"{what}() outside the run: call it inside `with dawnbench.track(...) as run:` (or "
+                                 "after run.start() and before run.finish()).")
+        return self._recorder
+
+    def _check_point(self, epoch: Any, samples: Any) -> None:
+        for name, value, kind in (("epoch", epoch, schema.Epochs), ("samples", samples, schema.Count)):
+            why = schema.why_not(kind, value, name)
+            if why:
+                raise DawnbenchError(f"evaluate({name}={value!r}): {why}. Give {name} trained so far.")
+        if epoch < self._last.epoch or samples < self._last.samples:
+            raise DawnbenchError(f"evaluate(epoch={epoch!r}, samples={samples!r}): training went back (the last "
+                                 f"evaluation was at epoch {self._last.epoch:g}, {self._last.samples} samples); "
+                                 "give the epochs and samples trained so far, counted from the run's start.")
+
+    # -- a profiled window -------------------------------------------------------------------------------------
+    def _write_profile(self) -> None:
+        """The profiled window, once it has ended, as ``dawnbench profile`` writes one (off the clock)."""
+        window = self._window
+        if window is None or not window.done or self._profile_written or self.dir is None:
+            return
+        self._profile_written = True
+        out = self.dir / "profile"
+        batch = self.prep.entry_cls.hparams.get("batch_size")
+        probe = self._entry.flop_model()
+        flops = training_flops_per_sample(*probe) * batch if probe is not None and isinstance(batch, int) else None
+        opts = ProfileOptions(task=self.prep.task.name, entry=self.name, precision=self.prep.precision,
+                              steps=window.steps, warm_steps=window.warm_steps, out=out)
+        with self._clock.segment("profile"), watched("the roof probes") as load:
+            measured = window.window(out / "trace.json")
+            roofs = measure_roofs(self.prep.device)
+            summary = summarise(measured, {"flop_counter_flops_per_step": flops, "batch_size": batch}, opts, roofs)
+        summary.update(load=load.summary, notes=[*load.notes, *against_last(roofs.to_dict(), load)],
+                       title=f"{self.prep.task.name} · {self.name} · {self.prep.precision} · {window.steps} steps "
+                             "(a tracked script)", run_dir=str(self.dir))
+        if not isinstance(batch, int):
+            summary["notes"].append("no batch_size in track(hparams=...): samples/s and the FLOP check are unknown")
+        write_profile(measured, summary, out)
+
+
+def track(task: str = "mnist", **options: Any) -> Tracker:
+    """A :class:`Tracker` for one run of a script's own training loop (use it as a context manager).
+    ``task``: a task name (``dawnbench tasks``); the keywords are :class:`Tracker`'s."""
+    return Tracker(task, **options)
