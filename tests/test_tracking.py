@@ -8,6 +8,7 @@ import re
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from mlperf_logging import mllog
@@ -151,9 +152,9 @@ def test_a_self_reported_accuracy_outside_the_metric_is_refused(tiny_task, tmp_p
     ({"hparams": {"lr": float("nan")}}, "finite numbers only"),
     ({"hparams": {"f": print}}, "track(hparams=...)"),
     ({"profile_steps": 0}, "profile_steps=0"),
-    ({"target": 1e308}, "--target"),
-    ({"seed": -1}, "--seed"),
-    ({"precision": "fp8"}, "--precision"),
+    ({"target": 1e308}, "track(target=1e+308)"),
+    ({"seed": -1}, "track(seed=-1)"),
+    ({"precision": "fp8"}, "track(precision='fp8')"),
 ])
 def test_bad_tracker_options_are_refused_before_anything_runs(tiny_task, tmp_path, options, says):
     with pytest.raises(DawnbenchError) as caught:
@@ -257,8 +258,11 @@ def test_a_log_without_its_benchmark_needs_the_task_and_a_log_of_fractions_its_s
 
 def test_what_the_attack_found_is_refused_or_recorded(tiny_task, tmp_path, monkeypatch):
     # predict's answers of the wrong form, a loss that is not one: a clear error, the clock running again after it
-    for answers, says in ((lambda x: torch.zeros(3), "returned (3,) for a batch of 4"),
-                          (lambda x: "zero", "returned str")):
+    for answers, says in ((lambda x: torch.zeros(3), "returned shape (3,) for a batch of 4"),
+                          (lambda x: "zero", "returned str"),
+                          (lambda x: -torch.ones(len(x), dtype=torch.long), "labels from -1 to -1"),
+                          (lambda x: torch.full((len(x),), 0.5), "labels of torch.float32"),
+                          (lambda x: torch.full((len(x), 2), float("nan")), "scores that are not all finite")):
         with pytest.raises(DawnbenchError, match="track.predict"), \
                 dawnbench.track(tiny_task, predict=answers, out=tmp_path, quiet=True) as run:
             try:
@@ -305,3 +309,31 @@ def test_a_damaged_log_is_refused_not_crashed_on(tmp_path, change, says):
         assert code == 0 and read_result(Path(folder))["status"] == "not_reached"
     else:
         assert code == 2 and says in err and "Traceback" not in err
+
+
+def test_a_budget_spent_before_the_script_s_evaluation_is_never_a_time_to_accuracy(tiny_task, tmp_path):
+    with dawnbench.track(tiny_task, predict=right, out=tmp_path, max_seconds=0.05, quiet=True) as run:
+        steps(1, seconds=0.1)
+        assert run.evaluate(epoch=1, samples=8)         # it passes, but the budget had gone: over
+    r = run.result
+    assert r.status == "not_reached" and r.time_to_accuracy_s is None and r.evals[0].stopped_by == "max_seconds"
+
+
+def test_the_tracker_is_not_called_back_from_its_own_scoring(tiny_task, tmp_path):
+    with dawnbench.track(tiny_task, out=tmp_path, quiet=True) as run:
+        with pytest.raises(DawnbenchError, match="while the tracker is scoring"):
+            run.evaluate(epoch=1, samples=8, accuracy=lambda: run.evaluate(epoch=2, samples=16, accuracy=50.0) or 50)
+        assert run.evaluate(epoch=2, samples=16, accuracy=np.float32(60.0))   # numpy's numbers are numbers
+    assert run.result.status == "success" and code_of(run) == 0
+
+
+def code_of(run) -> int | None:
+    """check-log's verdict on the run's events.log."""
+    return run_cli(["check-log", str(run.dir)])[0]
+
+
+def test_two_runs_started_in_the_same_second_get_folders_of_their_own(tiny_task, tmp_path):
+    runs = [dawnbench.track(tiny_task, predict=right, out=tmp_path, name="same", quiet=True).start() for _ in range(3)]
+    for run in runs:
+        run.finish()
+    assert len({run.dir for run in runs}) == 3

@@ -31,7 +31,7 @@ from dawnbench.analysis.mlperf import LogError, LogProblem, mllog_records, read_
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.record import Evaluation, RunResult, Status, check_record, epochs_tsv
 from dawnbench.harness.runner import new_run_dir
-from dawnbench.io import atomic_write_json, atomic_write_text, output_dir, read_foreign_text
+from dawnbench.io import atomic_write_json, atomic_write_text, read_foreign_text
 from dawnbench.tasks import TASKS, get_task
 
 CLOCK = "MLPerf's: run_start to run_stop, evaluations included"
@@ -84,6 +84,8 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     seed = first.get("seed", (None, None, None))[2]
     batch = first.get("global_batch_size", (None, None, None))[2]
     platform = first.get("submission_platform", (None, None, None))[2]
+    if isinstance(platform, str):   # one line of text for the tables and the board: no control characters
+        platform = "".join(c if c.isprintable() else " " for c in platform[:200]).strip()
     entry = first.get("entry", (None, None, None))[2]
     entry = entry if isinstance(entry, str) and 0 < len(entry) <= 60 and entry.isprintable() else path.stem[:60]
     passing = evals[-1] if status == Status.SUCCESS else None
@@ -96,13 +98,12 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
         epochs_to_target=passing.epoch if passing and passing.epoch > 0 else None,
         samples_to_target=passing.samples if passing and passing.samples > 0 else None, evals=evals,
         hparams={"global_batch_size": batch} if isinstance(batch, int) and not isinstance(batch, bool) else {},
-        hardware={"platform": platform[:200]} if isinstance(platform, str) and platform else {},
+        hardware={"platform": platform} if isinstance(platform, str) and platform else {},
         self_reported=True, imported={"log": str(path), "clock": CLOCK, "scale": scale},
         started_at=started.isoformat(timespec="seconds") if started else "")
-    folder = new_run_dir(output_dir(out), the_task.name, entry.replace("/", "-"), result.seed or 0)
+    check_record(result.to_dict(), path)        # what every reader will accept of it, before a folder is made
+    folder = new_run_dir(out, the_task.name, entry.replace("/", "-"), result.seed or 0)
     result.run_dir = str(folder)
-    check_record(result.to_dict(), folder / "result.json")        # what every reader will accept of it
-    folder.mkdir(parents=True)
     atomic_write_text(folder / "events.log", "".join(line + "\n" for line in text.splitlines() if ":::MLLOG " in line))
     atomic_write_text(folder / "epochs.tsv", epochs_tsv(result, the_task.metric.columns))
     atomic_write_json(folder / "result.json", result.to_dict())

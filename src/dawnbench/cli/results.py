@@ -107,10 +107,13 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
         targets[side] = sorted({(r.task, r.threshold, r.subset or "") for g in groups for r in g.results})
         mine = sum(r.self_reported for g in groups for r in g.results)
+        if any(r.imported for g in groups for r in g.results):
+            notes.append(f"{side.upper()}: {path}: holds runs imported from MLPerf logs, timed by MLPerf's clock "
+                         "(run_start to run_stop, evaluations included), not dawnbench's")
         logs = sum(1 for g in groups for s in g.samples) - sum(len(g.results) for g in groups)
         if mine or logs:
-            notes.append(f"{side.upper()}: {path}: {mine + logs} of its runs are self-reported (the accuracy is the "
-                         "script's or the MLPerf log's own, not dawnbench's scorer on the held split)")
+            notes.append(f"{side.upper()}: {path}: self-reported runs: {mine + logs} (the accuracy is the script's or "
+                         "the MLPerf log's own, not dawnbench's scorer on the held split)")
         sides.append(samples)
     if targets.get("a") and targets.get("b") and targets["a"] != targets["b"]:   # (MLPerf logs carry no record)
         said = {s: ", ".join(f"{t} ≥ {x:g}" + (f" ({sub})" if sub else "") for t, x, sub in v) for s, v in targets.items()}

@@ -38,13 +38,22 @@ from dawnbench.tasks import Task
 
 
 def new_run_dir(out_dir: Path, task: str, entry: str, seed: int) -> Path:
+    """A new, empty folder for one run, made here: created exclusively, so two runs started in the same second
+    (two processes, two trackers) never share one — the second gets ``-2``; a name already taken by anything, a
+    dangling link included, is passed over."""
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = Path(out_dir) / f"{task}-{entry}-{stamp}-seed{seed}"
+    base = output_dir(Path(out_dir)) / f"{task}-{entry}-{stamp}-seed{seed}"
     path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    return path
+    while True:
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            n += 1
+            path = base.with_name(f"{base.name}-{n}")
+        except OSError as err:
+            raise DawnbenchError(f"{path}: cannot make the run's folder ({err.strerror or err}). Pass a folder you can "
+                                 "write to.") from None
 
 
 def record_unstarted(options: RunOptions, prep: PreparedRun, why: str) -> RunResult:

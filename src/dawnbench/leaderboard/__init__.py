@@ -39,7 +39,7 @@ def display(board: str, value: float) -> str:
     """The text the board shows: h:mm:ss rounded up; costs to cents (two significant digits below 10 cents);
     latency in ms; $ per 10,000."""
     if board == "training_time":
-        total = math.ceil(value - 1e-9)
+        total = math.ceil(round(value, 3))   # whole milliseconds: a TSV's hours hold a few µs of rounding
         return f"{total // 3600}:{total % 3600 // 60:02d}:{total % 60:02d}"
     if board == "training_cost":
         # cents, as DAWNBench showed them; below 10 cents up to two significant digits, so $0.0023 is not "$0.00"
@@ -63,6 +63,12 @@ def _value(board: str, sub: Submission) -> float | None:
         return float(f["latency"])
     cost = f.get("cost")
     return cost * 10_000 if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0 else None
+
+
+def _shown(text: str) -> str:
+    """A submitted string as one line of text for a terminal or a page: control characters (a terminal's escape
+    sequences, NUL) shown as spaces, never sent."""
+    return "".join(c if c.isprintable() else " " for c in text)
 
 
 def _extras(sub: Submission) -> dict[str, Any]:
@@ -109,8 +115,9 @@ def build_boards(folder: str | Path, until: dt.date | None = None) -> Boards:
             scored = [(v, s) for s in entries if s.kind == kind for v in [_value(board, s)] if v is not None]
             scored.sort(key=lambda vs: (vs[0], vs[1].file))
             tasks[task.key][board] = [
-                {"rank": i, "value": v, "display": display(board, v), "model": s.text("model"),
-                 "author": s.text("author"), "hardware": s.text("hardware"), "framework": s.text("framework"),
+                {"rank": i, "value": v, "display": display(board, v), "model": _shown(s.text("model")),
+                 "author": _shown(s.text("author")), "hardware": _shown(s.text("hardware")),
+                 "framework": _shown(s.text("framework")),
                  "date": s.date.isoformat(), "file": s.file, "source": s.text("codeURL") or None, **_extras(s)}
                 for i, (v, s) in enumerate(scored, 1)]
     return Boards(tasks, problems, submissions)

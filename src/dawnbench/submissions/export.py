@@ -166,7 +166,7 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         "flagged": [{"seed": r.seed, "interference": why} for r in map(RunResult.from_dict, results)
                     for why in [disturbed(r)] if why]}}
     stem = "_".join(_slug(s) for s in (author, chosen["entry"], chosen.get("instance") or
-                                       doc["hardware"].split(",")[0], "pytorch"))
+                                       doc["hardware"].split(",")[0], "mlperf-log" if chosen.get("imported") else "pytorch"))
     folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"], chosen["run_dir"]) / "train")
     json_path, tsv_path = folder / f"{stem}.json", folder / f"{stem}.tsv"
     tsv = read_foreign(chosen_dir / "epochs.tsv", "training log")

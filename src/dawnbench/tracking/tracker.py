@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -61,7 +62,7 @@ from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import RunOptions, prepare, seed_everything
 from dawnbench.harness.progress import ProgressProbe
 from dawnbench.harness.record import RunResult, Status
-from dawnbench.harness.recorder import RankZeroRecorder
+from dawnbench.harness.recorder import RankZeroRecorder, Verdict
 from dawnbench.harness.runner import new_run_dir
 from dawnbench.precision import PRECISIONS
 from dawnbench.profiling.flops import training_flops_per_sample
@@ -86,26 +87,49 @@ class TrackedScript(Entry):
     own_precisions = PRECISIONS            # declared by the script: recorded, never imposed
     predict_fn: Callable[[Any], Any] | None = None
     flop_probe: tuple[torch.nn.Module, torch.Tensor] | None = None
+    classes: int | None = None             # the task's classes (None: unknown, or answers that are text)
 
     def train(self, ctx: TrainContext) -> Iterator[Progress]:
         return iter(())                    # the script trains in its own loop
 
     def predict(self, inputs: Any) -> Any:
         assert self.predict_fn is not None, "a self-reported run is never scored by the harness"
-        answers = self.predict_fn(inputs)
-        if isinstance(answers, np.ndarray):
-            answers = torch.as_tensor(answers)
-        n = len(inputs)
-        texts = isinstance(answers, (list, tuple)) and len(answers) == n and all(isinstance(a, str) for a in answers)
-        if not texts and not (isinstance(answers, torch.Tensor) and answers.ndim in (1, 2) and len(answers) == n):
-            shape = tuple(answers.shape) if isinstance(answers, torch.Tensor) else type(answers).__name__
-            raise DawnbenchError(f"track(predict=...) returned {shape} for a batch of {n}: give one row of class scores "
-                                 f"(N×C) or one label (N) per input, as a tensor — or, for SQuAD, one answer string "
-                                 "per question.")
-        return answers
+        answers, n = self.predict_fn(inputs), len(inputs)
+        if isinstance(answers, (list, tuple)) and len(answers) == n and all(isinstance(a, str) for a in answers):
+            return answers               # SQuAD: one answer per question
+        why = _not_answers(answers, n, self.classes)
+        if why:
+            raise DawnbenchError(f"track(predict=...) returned {why} for a batch of {n}: give one row of "
+                                 f"{self.classes or 'C'} finite class scores (N×C) or one whole-number label from 0 "
+                                 f"to {self.classes - 1 if self.classes else 'C-1'} (N) per input, as a tensor — or, "
+                                 "for SQuAD, one answer string per question.")
+        return torch.as_tensor(answers)
 
     def flop_model(self) -> tuple[torch.nn.Module, torch.Tensor] | None:
         return self.flop_probe
+
+
+def _not_answers(answers: Any, n: int, classes: int | None) -> str | None:
+    """What is wrong with a batch of class scores or labels (None: nothing)."""
+    if isinstance(answers, np.ndarray):
+        if answers.dtype.kind not in "biuf":
+            return f"an array of {answers.dtype}"
+        answers = torch.as_tensor(answers)
+    if not isinstance(answers, torch.Tensor):
+        return type(answers).__name__
+    if answers.layout != torch.strided or answers.is_meta or answers.is_complex() or answers.dtype == torch.bool:
+        return f"a {answers.layout} {answers.dtype} tensor" + (" on the meta device" if answers.is_meta else "")
+    if answers.ndim not in (1, 2) or len(answers) != n or (answers.ndim == 2 and answers.shape[1] < 1):
+        return f"shape {tuple(answers.shape)}"
+    if answers.ndim == 2:
+        if classes and answers.shape[1] != classes:
+            return f"{answers.shape[1]} scores per input, where the task has {classes} classes"
+        return None if torch.isfinite(answers.detach().float()).all() else "scores that are not all finite"
+    if answers.is_floating_point():
+        return f"labels of {answers.dtype} (whole numbers, an integer tensor)"
+    low, high = int(answers.min()), int(answers.max())
+    return None if 0 <= low and (not classes or high < classes) else f"labels from {low} to {high}"
+
 
 
 class _Observer(RunObserver):
@@ -137,7 +161,16 @@ class _Recorder(RankZeroRecorder):
         if self.result is not None and not self.result.self_reported:
             return super().measure(entry)
         value = self.reported() if callable(self.reported) else self.reported
-        return _accuracy(value, self.prep.task, "the value accuracy() returned"), {}
+        return _accuracy(_plain(value), self.prep.task, "the value accuracy() returned"), {}
+
+    def past_budget(self, entry: Entry, progress: Progress, cause: str) -> None:
+        """An evaluation the script reached after a budget was spent: recorded as one a budget took (``stopped_by``),
+        never a time to accuracy — the script, not the target, chose its moment (docs/rules.md)."""
+        assert self.result is not None
+        budget = self.options.max_seconds if cause == "max_seconds" else self.options.max_epochs
+        self.result.error = (f"{cause}={budget:g} was spent before the script's evaluation at epoch {progress.epoch:g} "
+                             f"({self.clock.timed_s:.2f} timed seconds)")
+        self._score(entry, progress, None, stopped_by=cause)
 
 
 def _accuracy(value: Any, task: Any, what: str) -> float:
@@ -192,12 +225,23 @@ def _hparams(given: dict[str, Any] | None) -> dict[str, Any]:
     return json.loads(text)
 
 
+def _classes(task: Any) -> int | None:
+    name = data.base_name(getattr(task, "dataset", task if isinstance(task, str) else ""))
+    spec = data.DATASETS.get(name) if isinstance(name, str) else None
+    return spec.num_classes or None if spec is not None else None
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python number it holds (np.mean of a float32 array is one)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _name(given: str | None) -> str:
     name = given if given is not None else Path(sys.argv[0] or "tracked").stem or "tracked"
     if not isinstance(name, str) or not 1 <= len(name) <= NAME_CHARS or not name.isprintable() \
-            or any(c in name for c in "/\\") or name.strip(". ") == "":
+            or any(c in name for c in "/\\") or name.strip(". ") == "" or name != name.strip():
         raise DawnbenchError(f"track(name={given!r}): the run's name is 1 to {NAME_CHARS} printable characters "
-                             "without / or \\ (it is part of the run folder's name); e.g. name=\"my-cnn\".")
+                             "without / or \\ or spaces at its ends (it is part of the run folder's name); e.g. name=\"my-cnn\".")
     return name
 
 
@@ -227,11 +271,17 @@ class Tracker:
         cls = type(self.name.replace("-", "_"), (TrackedScript,),
                    {"name": self.name, "hparams": _hparams(hparams), "predict_fn": staticmethod(predict) if predict
                     else None, "flop_probe": (model, example) if model is not None else None,
+                    "classes": _classes(task),
                     "__module__": __name__})
         self.options = RunOptions(task=task, entry=cls, seed=seed, target=target, max_seconds=max_seconds,
                                   max_epochs=max_epochs, device=device, out_dir=Path(out), instance=instance,
                                   cost_per_hour=cost_per_hour, precision=precision)
-        prep = prepare(self.options)     # every option checked as `dawnbench run` checks it
+        try:
+            prep = prepare(self.options)     # every option checked as `dawnbench run` checks it
+        except DawnbenchError as err:        # named as this call's keywords, not as the CLI's flags
+            flags = r"--(seed|target|max-seconds|max-epochs|precision|cost-per-hour|instance|device|out)\b"
+            said = re.sub(flags + r" ([^\s:]+):", lambda m: f"track({m[1].replace('-', '_')}={m[2]}):", str(err))
+            raise DawnbenchError(re.sub(flags, lambda m: f"track({m[1].replace('-', '_')}=...)", said)) from None
         script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] and Path(sys.argv[0]).is_file() else None
         self.prep = replace(prep, software=environment.software_info(script or Path(__file__)),
                             official=prep.official and self.profile_steps is None)
@@ -250,6 +300,8 @@ class Tracker:
         self._profile_written = False
         self._last = Progress(0.0, 0)
         self._ended: str | None = None   # set when an evaluation ended the run
+        self._busy = False               # scoring an evaluation: the tracker is not to be called back
+        self._pid = os.getpid()          # the process whose run it is (set again at start)
 
     # -- the run's life ------------------------------------------------------------------------------------------
     def start(self) -> Tracker:
@@ -260,6 +312,7 @@ class Tracker:
         if self.profile_steps is not None and Tracker._profiling is not None:
             raise DawnbenchError(f"profile_steps: {Tracker._profiling} is profiling in this process already; torch's "
                                  "profiler watches one window at a time. Profile one run, then the other.")
+        self._pid = os.getpid()
         task = self.prep.task
         if not data.is_ready(task.dataset):
             data.ensure(task.dataset)
@@ -303,13 +356,14 @@ class Tracker:
         recorder = self._started("evaluate")
         if self._ended is not None:
             return True                  # over already: nothing more is recorded
+        epoch, samples, loss = _plain(epoch), _plain(samples), _plain(loss)
         self._check_point(epoch, samples)
         if self.self_reported:
             if accuracy is None:
                 raise DawnbenchError("evaluate(): this run is self-reported (track() was given no predict), so give "
                                      "its accuracy: evaluate(epoch=, samples=, accuracy=VALUE or a function).")
             if not callable(accuracy):
-                accuracy = _accuracy(accuracy, self.prep.task, "accuracy")
+                accuracy = _accuracy(_plain(accuracy), self.prep.task, "accuracy")
         elif accuracy is not None:
             raise DawnbenchError("evaluate(accuracy=...): this run is scored by the harness with the predict given "
                                  "to track(), so it takes no accuracy of its own; leave accuracy out (or give "
@@ -318,12 +372,23 @@ class Tracker:
         if self._timing is not None:
             self._pause(progress.samples)
         recorder.reported = accuracy
+        options, timed = self.options, self._clock.timed_s
+        spent = ("max_seconds" if options.max_seconds is not None and timed > options.max_seconds else
+                 "max_epochs" if options.max_epochs is not None and progress.epoch > options.max_epochs else None)
+        self._busy = True
         try:
-            verdict = recorder.evaluated(self._entry, progress)
+            if spent:
+                recorder.past_budget(self._entry, progress, spent)
+                verdict = Verdict(stop=True, status=Status.NOT_REACHED)
+            else:
+                verdict = recorder.evaluated(self._entry, progress)
         except Exception:               # predict or accuracy() raised: the script may go on, timed again
             self._resume()
             raise
+        finally:
+            self._busy = False
         self._last = progress
+        self._warn_if_fraction()
         self._write_profile()
         if verdict.stop:
             self._ended = verdict.status or Status.NOT_REACHED
@@ -406,6 +471,12 @@ class Tracker:
         if self._recorder is None:
             raise DawnbenchError(f"{what}() outside the run: call it inside `with dawnbench.track(...) as run:` (or "
                                  "after run.start() and before run.finish()).")
+        if os.getpid() != self._pid:
+            raise DawnbenchError(f"{what}() in process {os.getpid()}, but the run was started in process {self._pid}: "
+                                 "a tracker's record is its process's; start a tracker in the child for a run of its own.")
+        if self._busy:
+            raise DawnbenchError(f"{what}() while the tracker is scoring an evaluation (from predict or accuracy()): "
+                                 "they answer for the model; the tracker's calls belong to the training loop.")
         return self._recorder
 
     def _check_point(self, epoch: Any, samples: Any) -> None:
@@ -417,6 +488,15 @@ class Tracker:
             raise DawnbenchError(f"evaluate(epoch={epoch!r}, samples={samples!r}): training went back (the last "
                                  f"evaluation was at epoch {self._last.epoch:g}, {self._last.samples} samples); "
                                  "give the epochs and samples trained so far, counted from the run's start.")
+
+    def _warn_if_fraction(self) -> None:
+        """A self-reported first figure of at most 1 on a metric measured in percent is most likely a fraction."""
+        result, metric = self.result, self.prep.task.metric
+        if self.quiet or not self.self_reported or result is None or len(result.evals) != 1 or metric.high < 100:
+            return
+        if result.evals[0].value <= 1:
+            print(f"dawnbench: note: the first self-reported {metric.name} is {result.evals[0].value:g}, on a scale "
+                  f"to {metric.high:g}: if that is a fraction, report percent (× 100).", file=sys.stderr)
 
     # -- a profiled window -------------------------------------------------------------------------------------
     def _write_profile(self) -> None:
