@@ -83,7 +83,8 @@ PREFIX = {"run": ["run", "mnist"], "sweep": ["sweep", "mnist", "--grid", "lr=0.1
           "jobs": ["jobs", "mnist", "--slots", "1"], "infer": ["infer", "RUN"], "profile": ["profile", "mnist"],
           "schedule": ["schedule", "TABLE"], "leaderboard": ["leaderboard", "ENTRIES"],
           "similarity": ["similarity", "RUN"], "explain": ["explain", "RUN"], "predict": ["predict", "RUN", "--device", "V100"],
-          "kernels": ["kernels", "gemm"], "export": ["export", "RUN"], "fetch": ["data", "fetch", "imagenet"]}
+          "kernels": ["kernels", "gemm"], "export": ["export", "RUN"], "fetch": ["data", "fetch", "imagenet"],
+          "import-log": ["import-log", "LOG"]}
 
 
 def bounded_options() -> list[tuple[list[str], str]]:
@@ -123,6 +124,7 @@ def workspace(tmp_path_factory) -> Path:
     (root / "RUN").mkdir()
     (root / "TABLE").write_text(json.dumps({"job": "j", "rows": [{"workers": 1, "tta_s": 10.0}]}))
     (root / "ENTRIES").mkdir()
+    (root / "LOG").write_text(":::MLLOG {}\n")
     return root
 
 
@@ -131,8 +133,9 @@ def workspace(tmp_path_factory) -> Path:
 def test_every_numeric_option_refuses_what_is_out_of_range(workspace, drawn):
     (prefix, option), value = drawn
     before = snapshot(workspace)
-    args = [str(workspace / a) if a in ("RUN", "TABLE", "ENTRIES") else a for a in prefix]
-    tail = ["--out", str(workspace / "out")] if prefix[0] in ("run", "sweep", "scale", "jobs", "kernels", "export") \
+    args = [str(workspace / a) if a in ("RUN", "TABLE", "ENTRIES", "LOG") else a for a in prefix]
+    tail = ["--out", str(workspace / "out")] if prefix[0] in ("run", "sweep", "scale", "jobs", "kernels", "export",
+                                                              "import-log") \
         else ["--json"]
     code, out, err = run_cli([*args, f"{option}={value}", *tail])
     assert code == 2, (option, value, err)

@@ -114,6 +114,7 @@ OPTIONS: dict[str, Bound] = {
     "--cap": Bound(0.2, 1e7),                    # seconds one kernel row may take (its least: kernels/timing.py)
     "--max-problems": Bound(1, 100_000, integer=True),   # explain: distinct kernel problems timed
     "--pick": Bound(1, 1000, integer=True),
+    "--scale": Bound(1e-6, 1e6),                 # import-log: what each eval_accuracy is multiplied by
     # ImageNet's import (data fetch)
     "--max-side": Bound(32, 4096, integer=True),
     "--quality": Bound(1, 100, integer=True),

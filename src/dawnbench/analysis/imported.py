@@ -26,7 +26,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from dawnbench import schema
+from dawnbench import bounds, schema
 from dawnbench.analysis.mlperf import LogError, LogProblem, mllog_records, read_log
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.record import Evaluation, RunResult, Status, check_record, epochs_tsv
@@ -35,7 +35,6 @@ from dawnbench.io import atomic_write_json, atomic_write_text, read_foreign_text
 from dawnbench.tasks import TASKS, get_task
 
 CLOCK = "MLPerf's: run_start to run_stop, evaluations included"
-SCALE = schema._number(1e-6, 1e6, unit="the factor eval_accuracy is multiplied by")
 
 
 def _problem(path: Path, line: int | None, message: str) -> DawnbenchError:
@@ -46,9 +45,7 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     """The run folder made from the MLPerf log at ``path`` under ``out``; ``scale`` multiplies each
     ``eval_accuracy`` onto the task's scale (100 for a log of fractions of a task in percent)."""
     path, out = Path(path), Path(out)
-    why = schema.why_not(SCALE, scale, "--scale")
-    if why:
-        raise DawnbenchError(f"{why}; e.g. --scale 100 for a log that writes fractions of a task measured in percent.")
+    bounds.check_option("--scale", scale)
     try:
         read_log(path)                                 # the log as `analyze` reads it: run_start, run_stop, times
         text = read_foreign_text(path, "MLPerf log")

@@ -394,9 +394,9 @@ def _measure_throughput(entry: Entry, result: RunResult, device: torch.device,
         if probe is not None:
             flops = profiling.training_flops_per_sample(*probe)
         else:   # "—" in every table, and here why
-            problem = (f"no FLOP count: '{entry.name}' names no network and small training-shaped batch (an entry's "
-                       "flop_model(), dawnbench/entries/base.py; track(model=, example=) for a tracked script), so "
-                       "GFLOP/s and % of peak are unknown")
+            problem = (f"no FLOP count: entry '{entry.name}' defines no flop_model() (its network and a small "
+                       "training-shaped batch: see dawnbench/entries/base.py; a tracked script gives them as "
+                       "track(model=, example=)), so GFLOP/s and % of peak are unknown")
     except Exception as err:  # counting is a report, never a reason to lose the run
         problem = f"FLOP counting failed: {type(err).__name__}: {err}"
     last = result.evals[-1]
