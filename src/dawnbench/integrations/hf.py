@@ -25,8 +25,8 @@ from typing import Any
 from transformers import TrainerCallback
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.integrations import unscored
-from dawnbench.tracking import Tracker, track
+from dawnbench.integrations import metric_reader, tracker_for, unscored
+from dawnbench.tracking import Tracker
 
 
 def _never_evaluates(args: Any) -> bool:
@@ -37,12 +37,8 @@ def _never_evaluates(args: Any) -> bool:
 class DawnbenchCallback(TrainerCallback):
     def __init__(self, task: str = "mnist", *, predict: Callable[[Any], Any] | None = None,
                  accuracy: Callable[[dict[str, float]], float] | None = None, **options: Any) -> None:
-        if (predict is None) == (accuracy is None):
-            raise DawnbenchError("DawnbenchCallback: give predict= (the harness scores the model on the task's held "
-                                 "split) or accuracy= (a function of the Trainer's evaluation metrics: "
-                                 "self-reported), one of the two.")
         self.accuracy = accuracy
-        self.tracker: Tracker = track(task, predict=predict, **options)
+        self.tracker: Tracker = tracker_for(task, predict, accuracy, "the Trainer's evaluation metrics", options)
 
     def _point(self, args: Any, state: Any) -> tuple[float, int]:
         per_step = args.per_device_train_batch_size * args.gradient_accumulation_steps * max(1, args.world_size)
@@ -91,16 +87,8 @@ class DawnbenchCallback(TrainerCallback):
                     **kwargs: Any) -> None:
         if self.accuracy is None or self.tracker.over or not self.tracker.running:
             return
-        read, given = self.accuracy, dict(metrics or {})
-
-        def value() -> float:            # called by the tracker with the clock stopped
-            try:
-                return read(given)
-            except Exception as err:     # the metric the function reads is not among the Trainer's
-                raise DawnbenchError(f"DawnbenchCallback(accuracy=...) failed on the Trainer's metrics "
-                                     f"{sorted(given)}: {type(err).__name__}: {err}. Read one of those keys "
-                                     "(compute_metrics= on the Trainer makes them).") from None
-        self._evaluate(args, state, control, value)
+        self._evaluate(args, state, control, metric_reader(self.accuracy, dict(metrics or {}), "the Trainer's",
+                                                           "compute_metrics= on the Trainer makes them"))
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.tracker.running:

@@ -24,19 +24,15 @@ from typing import Any
 import lightning.pytorch as pl
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.integrations import unscored
-from dawnbench.tracking import Tracker, track
+from dawnbench.integrations import metric_reader, tracker_for, unscored
+from dawnbench.tracking import Tracker
 
 
 class DawnbenchCallback(pl.Callback):
     def __init__(self, task: str = "mnist", *, predict: Callable[[Any], Any] | None = None,
                  accuracy: Callable[[dict[str, float]], float] | None = None, **options: Any) -> None:
-        if (predict is None) == (accuracy is None):
-            raise DawnbenchError("DawnbenchCallback: give predict= (the harness scores the model on the task's held "
-                                 "split) or accuracy= (a function of the trainer's callback_metrics: self-reported), "
-                                 "one of the two.")
         self.accuracy = accuracy
-        self.tracker: Tracker = track(task, predict=predict, **options)
+        self.tracker: Tracker = tracker_for(task, predict, accuracy, "the trainer's callback_metrics", options)
         self._validated = False          # a validation point since the epoch began
 
     def _evaluate(self, trainer: pl.Trainer, accuracy: Callable[[], float] | None) -> None:
@@ -67,15 +63,8 @@ class DawnbenchCallback(pl.Callback):
         self._validated = True
         value = None
         if self.accuracy is not None:
-            read, metrics = self.accuracy, {k: float(v) for k, v in trainer.callback_metrics.items()}
-
-            def value() -> float:        # called by the tracker with the clock stopped
-                try:
-                    return read(metrics)
-                except Exception as err:  # the metric the function reads was not logged
-                    raise DawnbenchError(f"DawnbenchCallback(accuracy=...) failed on the trainer's metrics "
-                                         f"{sorted(metrics)}: {type(err).__name__}: {err}. Read one of those keys "
-                                         "(self.log(...) in validation_step makes them).") from None
+            value = metric_reader(self.accuracy, {k: float(v) for k, v in trainer.callback_metrics.items()},
+                                  "the trainer's", "self.log(...) in validation_step makes them")
         self._evaluate(trainer, value)
         self.tracker.resume()
 
