@@ -29,7 +29,7 @@ def _row(op: str, shapes: str, args: str = "", calls: int = 1, time_s: float = 1
     return {"op": op, "shapes": shapes, "dtype": "float32", "precision": precision, "calls": calls,
             "time_s": time_s, "share": None, "flops": flops_, "bytes": bytes_, "intensity": None,
             "flops_per_s": None, "bytes_per_s": None, "fraction_of_roof": None, "bound": "memory", "args": args,
-            "dims": parse_shapes(shapes), "arg_values": parse_args(args)}
+            "layout": "", "call": "", "dims": parse_shapes(shapes), "arg_values": parse_args(args)}
 
 
 def test_ops_map_to_the_kernel_problems_of_their_shapes():
@@ -181,8 +181,8 @@ def test_explain_times_the_kernels_of_a_real_profile_here(mnist_ready, tmp_path)
     assert main(["explain", str(tmp_path / "p"), "--json"]) == 0
     doc = json.loads((tmp_path / "p" / "explain.json").read_text())
     convs = [o for o in doc["ops"] if o["op"] in ("aten::convolution", "aten::convolution_backward")]
-    assert convs and all(o["from"] == "kernels" for o in convs)         # every convolution timed as a kernel
-    assert any(o["from"] == "kernels" for o in doc["ops"] if o["op"] in ("aten::addmm", "aten::mm"))
+    assert convs and all(o["from"] == "own call" for o in convs)        # every convolution timed as its own call
+    assert any(o["from"] == "own call" for o in doc["ops"] if o["op"] in ("aten::addmm", "aten::mm"))
     assert doc["predicted_step_s"] == pytest.approx(sum(o["predicted_s"] for o in doc["ops"]))
     assert doc["explained_share"] == pytest.approx(doc["predicted_step_s"] / doc["measured_step_s"])
     conv_classes = [c for c in doc["classes"] if c["class"].startswith("convolution")]
@@ -190,4 +190,4 @@ def test_explain_times_the_kernels_of_a_real_profile_here(mnist_ready, tmp_path)
     # the timed kernels land within a factor of three of the ops they stand for (same machine, same shapes)
     timed = doc["kernel_timed"]
     assert 1 / 3 < timed["predicted_s"] / timed["measured_s"] < 3
-    assert TSV_COLUMNS[-1] == "args" and "stride=1x1" in (tmp_path / "p" / "ops.tsv").read_text()
+    assert TSV_COLUMNS[-1] == "call" and "stride=1x1" in (tmp_path / "p" / "ops.tsv").read_text()

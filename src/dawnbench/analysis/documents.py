@@ -33,6 +33,7 @@ from typing_extensions import NotRequired, TypedDict  # pydantic reads typing_ex
 from dawnbench import schema
 from dawnbench.errors import FileError
 from dawnbench.harness.record import Measured, check_record
+from dawnbench.profiling.calls import check_call
 
 KERNELS_VERSION = 1
 MAX_ROWS = 100_000           # every problem × pass × precision of DeepBench's three sets is ~15,000
@@ -84,6 +85,7 @@ class ConvProblem(TypedDict):
     pad_h: Padding
     stride_w: schema.Dim
     stride_h: schema.Dim
+    layout: NotRequired[Literal["nchw", "nhwc"]]    # the tensors' memory order (an application's layer: nhwc)
 
 
 class RnnProblem(TypedDict):
@@ -98,11 +100,29 @@ class AllreduceProblem(TypedDict):
     floats: schema.Dim
 
 
+def _replayable(call: str) -> str:
+    why = check_call(call)
+    if why:
+        raise ValueError(f" is not a recorded call: {why}")
+    return call
+
+
+class ReplayProblem(TypedDict):
+    """A recorded op call of the applications set (kernels/problems.py, profiling/calls.py)."""
+
+    op: schema.Text                                 # aten::native_layer_norm
+    call: Annotated[str, AfterValidator(_replayable)]   # the call as one line of JSON
+    flops: NotRequired[schema.Flops]                # of one call, the census's count
+    bytes: NotRequired[schema.Bytes]                # of one call, the minimum traffic
+    entry: NotRequired[schema.Text]                 # the reference entry it was drawn from
+    share: NotRequired[schema.Share]                # of that entry's profiled step
+
+
 PARAMS = {"gemm": GemmProblem, "conv": Annotated[ConvProblem, AfterValidator(_convolves)], "rnn": RnnProblem,
           "allreduce": AllreduceProblem}
 
 KernelRow = TypedDict("KernelRow", {
-    "suite": Literal["gemm", "conv", "rnn", "allreduce"],  # DeepBench's suites (the params below are its)
+    "suite": Literal["gemm", "conv", "rnn", "allreduce", "memory"],  # DeepBench's four, and the memory-bound suite
     "set": NotRequired[schema.Text | None],         # DeepBench's problem set (training, inference_server…); null: all-reduce
     "pass": schema.Text,                            # forward, backward (data/weights), or the collective
     "precision": Precision,
@@ -118,6 +138,7 @@ KernelRow = TypedDict("KernelRow", {
     "gbps": NotRequired[schema.NonNegative],        # GB/s at the median
     "intensity": NotRequired[schema.Intensity | None],  # FLOP per byte; null: all-reduce
     "fraction_of_roof": NotRequired[schema.NonNegative | None],  # over the roofs of the same file
+    "fraction_of_bandwidth": NotRequired[schema.NonNegative | None],  # GB/s over the file's measured bandwidth
     "world_size": NotRequired[schema.PositiveCount],  # all-reduce: processes
     "algbw_gbps": NotRequired[schema.NonNegative],  # all-reduce: bytes over time (nccl-tests' algbw)
     "busbw_gbps": NotRequired[schema.NonNegative],  # all-reduce: algbw × 2(n−1)/n (nccl-tests' busbw)
@@ -144,6 +165,14 @@ class Step(TypedDict):
     bytes: NotRequired[schema.Bytes | None]             # moved by its ops
     intensity: NotRequired[schema.Intensity | None]     # FLOP per byte
     flops_per_s: NotRequired[schema.NonNegative | None]  # its FLOP over its time
+
+
+class ProfiledRun(TypedDict):
+    """The run a profile was made from: what ``predict PROFILE`` needs for epochs and TTA."""
+
+    dir: schema.Text
+    epochs_to_target: NotRequired[schema.Epochs | None]   # null: the run did not reach its target
+    samples_per_epoch: NotRequired[schema.PositiveCount | None]
 
 
 class ProfileSummary(TypedDict):
@@ -174,6 +203,8 @@ class ProfileSummary(TypedDict):
     roofs: NotRequired[Roofs | None]                    # the machine's, measured before the window
     resources: NotRequired[Measured | None]             # the resource monitor's summary over the window
     memory_plan: NotRequired[dict[schema.Text, Any] | None]  # the batches planned before it (harness/memory.py)
+    dispatch_s: NotRequired[dict[schema.Text, schema.Seconds] | None]  # the host's cost of issuing one op, per kind
+    run: NotRequired[ProfiledRun | None]                # the run it was made from (dawnbench profile RUN_DIR)
 
 
 def _above_roof(rate: float, roof: float | None) -> bool:
@@ -203,7 +234,9 @@ def kernels(doc: Any, path: Path) -> tuple[dict[str, Any], list[str]]:
 def _kernel_row(row: Any, i: int, roofs: dict[str, float]) -> str | None:
     """Why row ``i`` cannot be used (None: it can): a field out of its range, its problem's sizes (by suite),
     no time and no reason it was skipped, or a rate above the file's own roof."""
-    why = schema.why_not(KernelRow, row) or schema.why_not(PARAMS[row["suite"]], row["params"], "params")
+    why = schema.why_not(KernelRow, row) or schema.why_not(
+        ReplayProblem if isinstance(row["params"], dict) and "call" in row["params"] else PARAMS.get(row["suite"]),
+        row["params"], "params")
     if why or row.get("skipped"):
         return why
     missing = [k for k in ("median_s", "flops", "bytes") if k not in row]

@@ -213,23 +213,24 @@ def _allreduce_worker(options: Any, args: argparse.Namespace) -> int:
 
 
 def kernels_table(doc: dict[str, Any]) -> Table:
-    """Per suite and precision: rows run and skipped, the median GFLOP/s (GB/s for all-reduce) and the
-    geometric-mean time ratio against each device compared."""
+    """Per suite and precision: rows run and skipped, the median GFLOP/s (GB/s for all-reduce and the memory suite)
+    and the geometric-mean time ratio against each device compared."""
     from dawnbench.kernels.compare import group
 
     table = Table(title=f"DeepBench kernels · {doc['set']}{' (quick)' if doc['quick'] else ''} · "
                         f"{doc['hardware'].get('accelerator') or doc['hardware'].get('cpu')}")
     devices = [c["against"] for c in doc.get("comparison", [])]
-    for column in ("suite", "precision", "rows", "skipped", "median GFLOP/s", *devices):
+    for column in ("suite", "precision", "rows", "skipped", "median GFLOP/s or GB/s", *devices):
         table.add_column(column, justify="left" if column in ("suite", "precision") else "right")
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in doc["rows"]:
         groups.setdefault((row["suite"], row["precision"]), []).append(row)
     for (suite, precision), rows in groups.items():
         ran = [r for r in rows if not r.get("skipped")]
-        figure = "busbw_gbps" if suite == "allreduce" else "gflops"
+        figure = "busbw_gbps" if suite == "allreduce" else "gbps" if suite == "memory" else "gflops"
         values = sorted(r[figure] for r in ran)
-        median = f"{values[len(values) // 2]:.1f}" + (" GB/s" if suite == "allreduce" else "") if values else "—"
+        median = f"{values[len(values) // 2]:.1f}" + (" GB/s" if suite in ("allreduce", "memory") else "") \
+            if values else "—"
         ratios = []
         for comparison in doc.get("comparison", []):
             mine = group(comparison, suite, precision)
@@ -247,11 +248,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     from dawnbench.kernels.problems import SETS
 
     k = add_command(sub, "kernels", cmd_kernels,
-                    "DeepBench's GEMM, convolution, RNN and all-reduce, beside the published devices")
-    k.add_argument("suite", nargs="?", default="all", help="gemm, conv, rnn, allreduce, several with commas, or all "
-                                                          "(default)")
+                    "DeepBench's GEMM, convolution, RNN and all-reduce, and the memory-bound suite, beside the "
+                    "published devices")
+    k.add_argument("suite", nargs="?", default="all", help="gemm, conv, rnn, allreduce, memory, several with commas, "
+                                                          "or all (default)")
     k.add_argument("--set", default="training", choices=SETS, help="DeepBench's problem set (default training: the "
-                                                                    "one with published results)")
+                                                                    "one with published results), or applications: "
+                                                                    "the reference entries' own op calls (the memory "
+                                                                    "suite's, always)")
     k.add_argument("--precision", metavar="P[,P…]", help="fp32, tf32, bf16, fp16, or several (default: every one, "
                                                          "those this device has no fast path for skipped; fp32 with "
                                                          "--quick)")

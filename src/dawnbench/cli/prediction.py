@@ -65,14 +65,17 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     names = [d for d in args.device.split(",") if d] if args.device != "all" else list(DEVICES)
     with err.status(Text("predicting")) as status:
-        doc = predict(Path(args.path), names, epochs=args.epochs, progress=lambda line: status.update(Text(line)))
+        doc = predict(Path(args.path), names, epochs=args.epochs, progress=lambda line: status.update(Text(line)),
+                      batch=args.batch)
     emit(args, doc, lambda: _show_predict(doc, out))
     return EXIT_OK
 
 
 def _show_predict(doc: dict, out: Console) -> None:
     m = doc["measured"]
-    out.print(f"{doc['task']} · {doc['entry']} · {doc['precision']}, batch {doc['batch_size']}: profiled step "
+    at = (f"batch {doc['batch_size']} (profiled at {doc['profiled_batch_size']})"
+          if doc["batch_size"] != doc["profiled_batch_size"] else f"batch {doc['batch_size']}")
+    out.print(f"{doc['task']} · {doc['entry']} · {doc['precision']}, {at}: profiled step "
               f"{_s(m['step_s'])} on {doc['profiled_on']} (ops {_s(m['op_s'])}, the framework's time between them "
               f"{m['framework_share']:.0%}) · {doc['mapped_share_of_op_time']:.0%} of the op time in kernels mapped "
               f"to DeepBench problems", highlight=False)
@@ -120,3 +123,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="DeepBench's published devices (V100, P100, TitanXp, 1080Ti, M40, T4, KNL7250; all: every "
                           "one), or a kernels.json `dawnbench kernels` wrote on a machine (this one's: the check)")
     pre.add_argument("--epochs", type=float, help="epochs to target, where the path is a bare profile")
+    pre.add_argument("--batch", type=int, metavar="N", help="the step at another batch: every op's recorded call "
+                                                           "re-derived at N (the ops it cannot rescale are named)")

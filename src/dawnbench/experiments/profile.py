@@ -44,6 +44,7 @@ from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
 from dawnbench.io import atomic_write_json, inside, output_dir
 from dawnbench.precision import precision_scope
+from dawnbench.profiling.dispatch import measure_dispatch
 from dawnbench.profiling.flops import training_flops_per_sample
 from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.ops import Window, profile_window, write_ops
@@ -64,6 +65,7 @@ class ProfileOptions:
     overrides: dict[str, Any] = field(default_factory=dict)
     out: Path | None = None             # default: profiles/TASK-ENTRY-PRECISION
     subset: str | None = None           # ImageNet, SQuAD: the tree imported under this name
+    run: dict[str, Any] | None = None   # made from a run: its folder, epochs to target and samples per epoch
 
 
 def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -> ProfileOptions:
@@ -78,9 +80,13 @@ def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -
             "holds profile/, which explain and predict read." if result.get("tracked") else
             "made from an MLPerf log by import-log: it has no model to profile."))
     entry = recorded_entry(run_dir, result["entry"], trust_entry)
+    per_epoch = next((round(e["samples"] / e["epoch"]) for e in result.get("evals") or []
+                      if e.get("epoch") and e.get("samples")), None)
     opts = ProfileOptions(task=result["task"], entry=entry, precision=result.get("precision", "fp32"),
                           seed=result.get("seed") or 0, overrides=dict(result.get("hparams") or {}),
-                          out=inside(run_dir, "profile"), subset=result.get("subset"))
+                          out=inside(run_dir, "profile"), subset=result.get("subset"),
+                          run={"dir": str(run_dir), "epochs_to_target": result.get("epochs_to_target"),
+                               "samples_per_epoch": per_epoch})
     return with_changes(opts, **changes)
 
 
@@ -194,6 +200,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     with watched("the roof probes and the profiled window") as load:
         status("measuring this machine's roofs")
         roofs = measure_roofs(prep.device)
+        dispatch = measure_dispatch(prep.device)
         status(f"warm-up, then {opts.warm_steps} + 1 census + {opts.steps} profiled steps")
         with ResourceMonitor(out / "resources.tsv", devices=devices) as monitor:  # warm-up and window: the footprint
             window, extra = _window(entry, prep, opts, out)
@@ -205,6 +212,9 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     if entry_file:
         summary["entry_file"] = entry_file
     summary["memory_plan"] = plan.to_dict()
+    summary["dispatch_s"] = dispatch
+    if opts.run is not None:   # predict PROFILE gives TTA and cost from it, wherever the folder is copied
+        summary["run"] = opts.run
     write_profile(window, summary, out)
     summary["out"] = str(out)
 

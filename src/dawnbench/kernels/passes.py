@@ -5,7 +5,8 @@
 
 * GEMM: ``torch.mm(op(A), op(B), out=C)`` with DeepBench's transposes (a transposed operand is
   stored transposed and viewed back, as the BLAS call sees it).
-* Convolution (NCHW, the problem's padding and stride): forward ``F.conv2d``; the two backward
+* Convolution (NCHW, or channels-last where the problem says ``layout: nhwc`` — an application's layer as its
+  step ran it; the problem's padding and stride): forward ``F.conv2d``; the two backward
   passes are ATen's ``convolution_backward`` asked for the input gradient only, or the weight
   gradient only — the library call each is, on any device (cuDNN on a GPU, oneDNN on a CPU).
 * RNN: ``torch.nn.RNN`` (ReLU, DeepBench's vanilla cell), ``LSTM`` or ``GRU``, hidden → hidden (or
@@ -14,6 +15,10 @@
   Forward of the training set keeps what autograd needs (a training forward); of the inference
   sets runs under ``inference_mode``. Backward is one pass of autograd through the retained
   graph: inputs and parameters together.
+
+* A replay (the applications set and the memory suite, ``problems.py``): the recorded op call made again
+  (``profiling/calls.py``), its tensors in the dtypes, shapes and strides it ran with; a ValueError says why it
+  cannot be (a call this PyTorch refuses).
 
 Inputs are in the precision's type (fp32 for fp32 and tf32, bfloat16, float16); the library
 accumulates as it does. TF32 is allowed only for ``tf32``.
@@ -31,6 +36,7 @@ from torch import nn
 
 from dawnbench.kernels.problems import Problem, conv_output
 from dawnbench.precision import tf32_flags
+from dawnbench.profiling.calls import replay
 
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
@@ -39,6 +45,9 @@ CELLS = {"vanilla": partial(nn.RNN, nonlinearity="relu"), "lstm": nn.LSTM, "gru"
 
 def statement(problem: Problem, pass_name: str, precision: str, device: torch.device) -> Callable[[], Any]:
     """A callable that runs the pass once (its TF32 setting included)."""
+    if problem.replay:          # a recorded op call, at the dtypes and strides it ran with
+        fn, _ = replay(problem.params["call"], device)
+        return fn
     p, dtype = problem.ran, DTYPES[precision]
     make = {"gemm": _gemm, "conv": _conv, "rnn": _rnn}[problem.suite]
     fn = make(p, pass_name, dtype, device, problem.set == "training")
@@ -63,13 +72,14 @@ def _gemm(p: dict, pass_name: str, dtype: torch.dtype, device: torch.device, tra
 
 
 def _conv(p: dict, pass_name: str, dtype: torch.dtype, device: torch.device, training: bool) -> Callable[[], Any]:
-    x = _randn(p["n"], p["c"], p["h"], p["w"], dtype=dtype, device=device)
-    w = _randn(p["k"], p["c"], p["filter_h"], p["filter_w"], dtype=dtype, device=device)
+    order = torch.channels_last if p.get("layout") == "nhwc" else torch.contiguous_format
+    x = _randn(p["n"], p["c"], p["h"], p["w"], dtype=dtype, device=device).contiguous(memory_format=order)
+    w = _randn(p["k"], p["c"], p["filter_h"], p["filter_w"], dtype=dtype, device=device).contiguous(memory_format=order)
     stride, padding = (p["stride_h"], p["stride_w"]), (p["pad_h"], p["pad_w"])
     if pass_name == "forward":
         return lambda: F.conv2d(x, w, stride=stride, padding=padding)
     out_h, out_w = conv_output(p)
-    dy = _randn(p["n"], p["k"], out_h, out_w, dtype=dtype, device=device)
+    dy = _randn(p["n"], p["k"], out_h, out_w, dtype=dtype, device=device).contiguous(memory_format=order)
     mask = [True, False, False] if pass_name == "backward_inputs" else [False, True, False]
     return lambda: torch.ops.aten.convolution_backward(dy, x, w, None, stride, padding, (1, 1), False, (0, 0), 1,
                                                        mask)

@@ -17,7 +17,19 @@ application's layer: DeepBench's have none); all-reduce ``floats``. Its passes (
   machine translation 512 × 16, LSTM language model 4096 × 16, LSTM character LM 256 × 16,
   GRU DeepSpeech 2816 × 32, GRU speaker ID 1024 × 32), with their timesteps shortened where a
   pass would count more than ``QUICK_RNN_FLOPS`` (each row records the timesteps it ran);
-* all-reduce: 100,000, 4,194,304 and 38,360,000 floats, on 2 ranks.
+* all-reduce: 100,000, 4,194,304 and 38,360,000 floats, on 2 ranks;
+* memory: the rows of ``applications.csv`` marked ``quick`` (the heaviest of each entry and class).
+
+**The applications set** (``applications.csv``, written by ``benchmarks/application_problems.py`` from the
+reference entries' profiles, never by hand): every op call that carried at least ``APPLICATION_SHARE`` of some
+entry's profiled step, as the recorded call (``profiling/calls.py``: the op, its shapes, strides and arguments), with
+the entry, precision and op it came from and its share of that step. Its memory-bound classes (elementwise,
+normalisation, pooling, reductions and softmax, copies and layout changes, optimizer) are the **memory suite**
+(SPEC §19's fifth suite); its matrix multiplies, convolutions and recurrent layers are the gemm, conv and rnn suites'
+``applications`` set — timed as the step ran them (a channels-last convolution in channels-last, a ``bmm`` on
+strided views with its strides). A row of this set is a *replay* (``params["call"]``): one call of that op, its time
+and its minimum traffic (``params["bytes"]``, the census's count); its pass is ``backward`` where the op is a
+gradient's (its name says ``backward``), else ``forward``.
 """
 
 from __future__ import annotations
@@ -29,11 +41,14 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-SUITES = ("gemm", "conv", "rnn", "allreduce")
-SETS = ("training", "inference_server", "inference_device")
+from dawnbench.profiling.calls import footprint
+
+SUITES = ("gemm", "conv", "rnn", "allreduce", "memory")
+SETS = ("training", "inference_server", "inference_device", "applications")
+APPLICATIONS = "applications"        # the reference entries' own ops (applications.csv): the memory suite's set
 PUBLISHED_SET = "training"          # the set DeepBench published results for
 PASSES = {"gemm": ("forward",), "conv": ("forward", "backward_inputs", "backward_params"),
-          "rnn": ("forward", "backward"), "allreduce": ("allreduce",)}
+          "rnn": ("forward", "backward"), "allreduce": ("allreduce",), "memory": ("forward", "backward")}
 CELL_GATES = {"vanilla": 1, "gru": 3, "lstm": 4}   # g in DeepBench's 2·g·h²·n·t
 QUICK_GEMMS, QUICK_CONVS = 12, 10
 QUICK_RNN_FLOPS = 10e9                              # per pass, at most, in the quick set
@@ -41,6 +56,7 @@ QUICK_RNN = (("vanilla", 1760, 16), ("lstm", 512, 16), ("lstm", 4096, 16), ("lst
              ("gru", 2816, 32), ("gru", 1024, 32))  # (cell, hidden, batch): the characterisation's six
 QUICK_ALLREDUCE = (100_000, 4_194_304, 38_360_000)
 QUICK_RANKS = 2
+APPLICATION_SHARE = 0.01                            # of an entry's step, for an op call to join applications.csv
 _FILES = {"gemm": "gemm_problems.csv", "conv": "conv_problems.csv", "rnn": "rnn_problems.csv",
           "allreduce": "all_reduce_problems.csv"}
 _BOOLS = {"true": True, "false": False}
@@ -57,6 +73,11 @@ class Problem:
     def ran(self) -> dict[str, Any]:
         return {**self.params, **(self.run_params or {})}
 
+    @property
+    def replay(self) -> bool:
+        """One recorded op call made again (the applications set), not a DeepBench problem."""
+        return "call" in self.params
+
 
 def data_text(name: str) -> str:
     """A file of the carried DeepBench data (``deepbench/NAME``)."""
@@ -72,8 +93,24 @@ def _rows(suite: str) -> tuple[dict[str, Any], ...]:
     return tuple({k: _value(v) for k, v in row.items()} for row in csv.DictReader(io.StringIO(data_text(_FILES[suite]))))
 
 
+@cache
+def applications() -> tuple[Problem, ...]:
+    """Every row of ``applications.csv`` (see the module docstring), heaviest first."""
+    text = resources.files("dawnbench.kernels").joinpath("applications.csv").read_text(encoding="utf-8")
+    out = []
+    for row in csv.DictReader(io.StringIO(text)):
+        params = {"op": row["op"], "class": row["class"], "pass": row["pass"], "precision": row["precision"],
+                  "flops": float(row["flops"]), "bytes": float(row["bytes"]), "entry": row["entry"],
+                  "share": float(row["share"]), "quick": row["quick"] == "1", "call": row["call"]}
+        out.append(Problem(row["suite"], APPLICATIONS, params))
+    return tuple(out)
+
+
 def problems(suite: str, set_name: str) -> list[Problem]:
-    """Every problem of ``suite`` in ``set_name``, in DeepBench's order (all-reduce: all its sizes)."""
+    """Every problem of ``suite`` in ``set_name``, in DeepBench's order (all-reduce: all its sizes; the memory
+    suite and the applications set: applications.csv's rows)."""
+    if suite == "memory" or set_name == APPLICATIONS:
+        return [p for p in applications() if p.suite == suite]
     if suite == "allreduce":
         return [Problem("allreduce", None, {"floats": row["floats"]}) for row in _rows(suite)]
     return [Problem(suite, set_name, {k: v for k, v in row.items() if k != "set"})
@@ -86,6 +123,8 @@ def flops(problem: Problem, pass_name: str, params: dict[str, Any] | None = None
     two — an application's layer of input width i counts g·h·(h + i)·n·t, the same where i = h and
     in proportion to its work where not; all-reduce none."""
     p = problem.ran if params is None else params
+    if problem.replay:
+        return float(p["flops"])
     if problem.suite == "gemm":
         return 2.0 * p["m"] * p["n"] * p["k"]
     if problem.suite == "conv":
@@ -124,6 +163,8 @@ def tensor_elements(problem: Problem) -> dict[str, int]:
 def bytes_moved(problem: Problem, pass_name: str, element: int) -> float:
     """The minimum traffic of a pass — every input read once, every output written once — so the
     intensity and the memory throughput derived from it are lower bounds."""
+    if problem.replay:      # counted by the census at the dtypes it ran: ``element`` does not apply
+        return float(problem.params["bytes"])
     e = tensor_elements(problem)
     if problem.suite == "gemm":
         return float(e["a"] + e["b"] + e["c"]) * element
@@ -137,6 +178,8 @@ def bytes_moved(problem: Problem, pass_name: str, element: int) -> float:
 
 def memory_bytes(problem: Problem, pass_name: str, element: int) -> int:
     """What a pass holds at once: its operands, and for a backward their gradients and what autograd saved."""
+    if problem.replay:      # its tensors, and as much again for what it writes
+        return 2 * footprint(problem.params["call"])
     e = tensor_elements(problem)
     if problem.suite == "rnn":
         held = e["x"] + e["y"] + e["weights"] + 2 * e["state"] + e["saved"]
@@ -150,6 +193,8 @@ def quick(suite: str) -> list[Problem]:
     """The documented ``--quick`` subset of ``suite`` (see the module docstring)."""
     if suite == "allreduce":
         return [Problem("allreduce", None, {"floats": f}) for f in QUICK_ALLREDUCE]
+    if suite == "memory":
+        return [p for p in applications() if p.suite == "memory" and p.params["quick"]]
     training = problems(suite, "training")
     if suite == "rnn":
         chosen = []

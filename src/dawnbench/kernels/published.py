@@ -63,6 +63,8 @@ class Device:
     link: str
     released: str
     source: str
+    stream_bytes_per_s: float | None = None   # a published STREAM-class measurement of the device, where one is cited
+    stream_source: str = ""
 
 
 @cache
@@ -75,7 +77,9 @@ def devices() -> dict[str, Device]:
         if r["fp16_tflops"]:
             peaks["fp16-mixed"] = float(r["fp16_tflops"]) * 1e12
         out[r["device"]] = Device(r["device"], r["name"], peaks, float(r["memory_gbps"]) * 1e9, r["link"],
-                                  r["released"], r["source"])
+                                  r["released"], r["source"],
+                                  float(r["stream_gbps"]) * 1e9 if r.get("stream_gbps") else None,
+                                  r.get("stream_source") or "")
     return out
 
 
@@ -97,6 +101,8 @@ class Sheet:
 def problem_key(row: dict[str, Any]) -> tuple:
     """The published sheets' key of one of our rows: its problem's fields (all-reduce: size and ranks)."""
     p = row["params"]
+    if "call" in p:           # a replayed call of the applications set: no sheet has it
+        return ("call", p["call"])
     if row["suite"] == "gemm":
         return (p["m"], p["n"], p["k"], bool(p["a_transposed"]), bool(p["b_transposed"]))
     if row["suite"] == "conv":

@@ -46,11 +46,12 @@ from dawnbench.profiling.roofs import Roofs, measure_roofs
 CALLS = 5                    # a warm-up call and at least four timed ones: what a row's estimate counts
 CAP_S, QUICK_CAP_S = 30.0, 10.0  # seconds a row may take, by default
 MEMORY_SHARE = 0.5           # a row's operands must fit in this share of the free memory
-CSV_PARAMS = ("m", "n", "k", "a_transposed", "b_transposed", "w", "h", "c", "filter_w", "filter_h", "pad_w",
-              "pad_h", "stride_w", "stride_h", "hidden", "batch", "timesteps", "cell", "floats")
+CSV_PARAMS = ("op", "class", "entry", "m", "n", "k", "a_transposed", "b_transposed", "w", "h", "c", "filter_w",
+              "filter_h", "pad_w", "pad_h", "stride_w", "stride_h", "layout", "hidden", "batch", "timesteps", "cell",
+              "floats")
 CSV_COLUMNS = ("suite", "set", "pass", "precision", *CSV_PARAMS, "timesteps_run", "median_s", "iqr_s", "repeats", "calls",
-               "flops", "bytes", "gflops", "gbps", "intensity", "fraction_of_roof", "world_size", "algbw_gbps",
-               "busbw_gbps", "skipped")
+               "flops", "bytes", "gflops", "gbps", "intensity", "fraction_of_roof", "fraction_of_bandwidth", "world_size",
+               "algbw_gbps", "busbw_gbps", "skipped")
 
 
 @dataclass
@@ -78,7 +79,7 @@ class KernelOptions:
         unknown = [s for s in self.suites if s not in SUITES]
         if unknown or not self.suites:
             raise DawnbenchError(f"kernels {','.join(unknown) or '(none)'}: not a suite; use gemm, conv, rnn, "
-                                 "allreduce or all.")
+                                 "allreduce, memory or all.")
         if self.set_name not in SETS:
             raise DawnbenchError(f"--set {self.set_name}: not a DeepBench set; use one of {', '.join(SETS)}.")
         bad = [p for p in self.precisions or () if p not in PRECISIONS]
@@ -116,7 +117,9 @@ class Planned:
 
 
 def passes_of(problem: Problem) -> tuple[str, ...]:
-    """Training problems have backward passes; inference ones only a forward pass."""
+    """Training problems have backward passes; inference ones only a forward pass; a replay is its own one."""
+    if problem.replay:
+        return (problem.params["pass"],)
     return PASSES[problem.suite] if problem.set in ("training", None) else ("forward",)
 
 
@@ -132,6 +135,8 @@ def plan(options: KernelOptions, device: torch.device, roofs: Roofs) -> list[Pla
             can, why_not = runnable(precision, device)
             fast, why_slow = device_supports(precision, device)
             for problem in chosen:
+                if problem.replay and problem.params["precision"] != precision:
+                    continue        # a recorded call runs at the dtypes it was recorded with: its own precision
                 for pass_name in passes_of(problem):
                     row = Planned(problem, pass_name, precision)
                     if not can:
@@ -222,13 +227,16 @@ def measure_row(planned: Planned, device: torch.device, roofs: Roofs, max_s: flo
         return {**row, "skipped": str(err)}
     except (RuntimeError, NotImplementedError) as err:
         return {**row, "skipped": cannot_run(err)}
+    except ValueError as err:      # a recorded call this PyTorch will not make again
+        return {**row, "skipped": f"not replayed: {err}"}
     flops = problems.flops(problem, planned.pass_name)
     moved = problems.bytes_moved(problem, planned.pass_name, ELEMENT_BYTES[precision])
     achieved = flops / timing.median_s
     row.update(median_s=timing.median_s, iqr_s=timing.iqr_s, repeats=timing.repeats, calls=timing.calls,
                flops=flops, bytes=moved,
                gflops=achieved / 1e9, gbps=moved / timing.median_s / 1e9,
-               intensity=flops / moved if moved else None, fraction_of_roof=None)   # set by Document.add
+               intensity=flops / moved if moved else None, fraction_of_roof=None,   # set by Document.add
+               fraction_of_bandwidth=moved / timing.median_s / roofs.bandwidth if roofs.bandwidth else None)
     return row
 
 
@@ -254,7 +262,9 @@ class Document:
         if roof and row.get("median_s") and row.get("flops"):
             achieved = row["flops"] / row["median_s"]
             if achieved > roof:
-                self.roofs.raise_to(precision, achieved, f"{row['suite']} {row['pass']} {row['params']}")
+                params = row["params"]
+                what = f"{params['op']} of {params.get('entry')}" if "call" in params else str(params)
+                self.roofs.raise_to(precision, achieved, f"{row['suite']} {row['pass']} {what}")
                 self.doc["roofs"] = self.roofs.to_dict()
         self.doc["rows"].append(row)
         for each in self.doc["rows"]:

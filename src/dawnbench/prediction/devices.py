@@ -22,8 +22,19 @@ device's sheet is its published time; any other, its roofline time over the fitt
 without one row —
 the leave-one-out validation (``validate.py``).
 
-An op no kernel problem covers (elementwise, normalisation, copies…) is costed at the device's
-roofline, and never below ``floor_s``: the fastest GEMM on the device's sheet (the least a kernel
+**An op's own call** (the applications set: a ``kernels.json`` of ``--set applications`` or the memory suite,
+``kernels/problems.py``): where the device's file holds a time for the very call an op made (same op, shapes,
+strides, arguments, precision), that is its time ("measured"). **A class's curve**: every other op of a class the
+file has replayed rows of takes that class's efficiency — its roofline time over its real time — fitted on those
+rows the same way (the nearest ``NEIGHBOURS`` in log2 of the bytes moved, and of the FLOPs for a compute class), its
+roofline time over it ("curve"). Ops of a class with no rows fall to the roofline below, each said.
+
+**Bandwidth.** A measured machine's is its own (the roofs of its ``kernels.json``). A published device's is a
+published STREAM-class measurement of it where ``devices.csv`` cites one (dated), else its rated bandwidth — an
+upper bound no kernel reaches, said in the model's notes.
+
+An op no kernel problem covers (elementwise, normalisation, copies…) and no class curve reaches is costed at the
+device's roofline, and never below ``floor_s``: the fastest GEMM on the device's sheet (the least a kernel
 took there, launch included; GEMMs are the suite with small problems). A sheet without GEMM
 rows and a machine's own ``kernels.json`` (no small kernels) have no floor: those ops are costed at
 the roofline alone, an underestimate for small ones, and the model says so.
@@ -41,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.analysis import documents
+from dawnbench.analysis.kernel_classes import SUITE_OF
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 from dawnbench.kernels.passes import ELEMENT_BYTES
@@ -60,6 +72,7 @@ SOFTENING = 0.25     # squared log2-distance: a neighbour's weight stays finite 
 CELL_APART = 10.0    # a different recurrent cell: ten doublings away
 SUITES = ("gemm", "conv", "rnn")
 PUBLISHED_ELEMENT = {"fp32": 4, "fp16-mixed": 2}
+COMPUTE_CLASSES = frozenset(SUITE_OF)   # classes with a DeepBench suite: their curves also see the FLOPs
 NO_FLOOR = "no small GEMM timed: ops no kernel covers are costed at the roofline alone (small ones underestimated)"
 
 
@@ -72,6 +85,11 @@ class Row:
     key: tuple
     problem: Problem
     seconds: float
+
+
+def key_of(problem: Problem) -> tuple:
+    """A problem's key in a device's times: DeepBench's fields, or a replay's call."""
+    return problem_key({"suite": problem.suite, "params": problem.ran})
 
 
 @dataclass
@@ -88,6 +106,7 @@ class DeviceModel:
     device_type: str | None = None              # a measured machine's: cpu or cuda
     _exact: dict[tuple, float] = field(default_factory=dict, repr=False)
     _points: dict[tuple, list[tuple[tuple[float, ...], float, Row]]] = field(default_factory=dict, repr=False)
+    _curves: dict[tuple, list[tuple[tuple[float, ...], float, Row]]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for row in self.rows:
@@ -95,8 +114,13 @@ class DeviceModel:
             roof = self.roofline_s(row.problem, row.pass_name, row.precision)
             if roof is None:
                 continue
-            self._points.setdefault((row.suite, row.pass_name, row.precision), []).append(
-                (shape(row.problem), roof / row.seconds, row))
+            if row.problem.replay:        # a replayed call: a point of its class's curve
+                p = row.problem.params
+                self._curves.setdefault((p["class"], row.precision), []).append(
+                    (curve_shape(p["class"], p["flops"], p["bytes"]), roof / row.seconds, row))
+            else:
+                self._points.setdefault((row.suite, row.pass_name, row.precision), []).append(
+                    (shape(row.problem), roof / row.seconds, row))
 
     # --- building ----------------------------------------------------------------------
     @classmethod
@@ -112,7 +136,17 @@ class DeviceModel:
                 rows.append(Row(suite, pass_name, precision, key, _problem(suite, key), entry.seconds))
         floor = min((r.seconds for r in rows if r.suite == "gemm"), default=None)
         notes = [] if floor else [NO_FLOOR]
-        return cls(name, spec.label, "published", dict(spec.peak_flops), spec.memory_bytes_per_s,
+        if spec.stream_bytes_per_s:
+            bandwidth = spec.stream_bytes_per_s
+            notes.append(f"memory-bound ops at {bandwidth / 1e9:,.0f} GB/s, a published STREAM-class measurement "
+                         f"({spec.stream_source}), and never below the sheet's smallest kernel: DeepBench has no "
+                         "memory-bound rows")
+        else:
+            bandwidth = spec.memory_bytes_per_s
+            notes.append(f"memory-bound ops at the rated {bandwidth / 1e9:,.0f} GB/s (no published STREAM-class "
+                         "measurement of this device is cited here): an upper bound no kernel reaches, so they are "
+                         "predicted fast")
+        return cls(name, spec.label, "published", dict(spec.peak_flops), bandwidth,
                    f"{spec.source} (released {spec.released}); times: DeepBench's published results, checked "
                    f"({len(checked.left_out)} rows left out)", floor, rows, notes)
 
@@ -128,14 +162,17 @@ class DeviceModel:
                                  "`dawnbench kernels` wrote has them. Measure again.")
         rows = []
         for r in doc["rows"]:
-            if r["suite"] in SUITES and r.get("median_s") and not r.get("skipped"):
+            if r["suite"] in (*SUITES, "memory") and r.get("median_s") and not r.get("skipped"):
                 problem = Problem(r["suite"], r.get("set") or "training", dict(r["params"]),
                                   {"timesteps": r["timesteps_run"]} if r.get("timesteps_run") else None)
-                key = problem_key({"suite": r["suite"], "params": problem.ran})
-                rows.append(Row(r["suite"], r["pass"], r["precision"], key, problem, float(r["median_s"])))
+                if problem.replay and not problem.params.get("class"):
+                    continue
+                rows.append(Row(r["suite"], r["pass"], r["precision"], key_of(problem), problem,
+                                float(r["median_s"])))
         if not rows:
-            raise DawnbenchError(f"{path}: no timed GEMM, convolution or RNN row in it: nothing to fit a model of "
-                                 "this machine on. Run `dawnbench kernels --quick` (a few minutes) and pass its file.")
+            raise DawnbenchError(f"{path}: no timed GEMM, convolution, RNN or memory-bound row in it: nothing to fit a "
+                                 "model of this machine on. Run `dawnbench kernels --quick` (a few minutes) and pass "
+                                 "its file.")
         hardware = doc.get("hardware") or {}
         label = hardware.get("accelerator") or hardware.get("cpu") or str(path)
         return cls(str(path), str(label), "measured", peaks, bandwidth,
@@ -164,24 +201,37 @@ class DeviceModel:
         return max(flops(problem, pass_name) / peak, bytes_moved(problem, pass_name, self._element(precision))
                    / self.bandwidth)
 
+    def has_curve(self, cls: str, precision: str) -> bool:
+        return bool(self._curves.get((cls, precision)))
+
+    def curve_s(self, cls: str, op_flops: float, op_bytes: float, precision: str,
+                leave_out: Row | None = None) -> float | None:
+        """One call of an op of class ``cls`` at the class's fitted efficiency (None: no rows of the class)."""
+        points = [p for p in self._curves.get((cls, precision), []) if p[2] is not leave_out]
+        peak = self.peaks.get(precision) or self.peaks.get("fp32")
+        if not points or not peak:
+            return None
+        roof = max(op_flops / peak, op_bytes / self.bandwidth)
+        return roof / _nearest(curve_shape(cls, op_flops, op_bytes), points) if roof > 0 else None
+
     def efficiency(self, problem: Problem, pass_name: str, precision: str, leave_out: Row | None = None) -> float | None:
         """The fitted efficiency of a kernel of this form (None: the device has no rows of its suite and pass)."""
-        points = [p for p in self._points.get((problem.suite, pass_name, precision), []) if p[2] is not leave_out]
+        points = [p for p in self._points.get((problem.suite, pass_name, precision), [])
+                  if leave_out is None or not _same_problem(p[2], leave_out)]
         if not points:
             return None
-        here = shape(problem)
-        nearest = sorted((sum((a - b) ** 2 for a, b in zip(here, where)), eff) for where, eff, _ in points)
-        weights = [(1 / (d + SOFTENING), eff) for d, eff in nearest[:NEIGHBOURS]]
-        return math.exp(sum(w * math.log(eff) for w, eff in weights) / sum(w for w, _ in weights))
+        return _nearest(shape(problem), points)
 
     def kernel_s(self, kernel: Kernel, precision: str, leave_out: Row | None = None) -> tuple[float | None, str]:
         """Seconds of one call of ``kernel`` (all its repeats) and how it was found: "published" (the
         device's own time of that problem), "model" (roofline over fitted efficiency) or "none"."""
         problem, pass_name = kernel.problem, kernel.pass_name
-        key = problem_key({"suite": problem.suite, "params": problem.ran})
+        key = key_of(problem)
         exact = self._exact.get((problem.suite, pass_name, precision, key))
         if exact is not None and (leave_out is None or leave_out.key != key or leave_out.pass_name != pass_name):
             return exact * kernel.repeat, "published" if self.kind == "published" else "measured"
+        if problem.replay:
+            return None, "none"
         roof, eff = self.roofline_s(problem, pass_name, precision), self.efficiency(problem, pass_name, precision,
                                                                                     leave_out)
         if roof is None or not eff:
@@ -198,6 +248,29 @@ class DeviceModel:
         return {"name": self.name, "label": self.label, "kind": self.kind,
                 "peak_flops": self.peaks, "bandwidth_bytes_per_s": self.bandwidth, "floor_s": self.floor_s,
                 "rows": len(self.rows), "source": self.source, "notes": self.notes, "device_type": self.device_type}
+
+
+def _nearest(here: tuple[float, ...], points: list[tuple[tuple[float, ...], float, Row]]) -> float:
+    """The geometric mean of the efficiencies of the ``NEIGHBOURS`` points nearest ``here``, each weighted by
+    1 / (its squared distance + ``SOFTENING``)."""
+    nearest = sorted((sum((a - b) ** 2 for a, b in zip(here, where)), eff) for where, eff, _ in points)
+    weights = [(1 / (d + SOFTENING), eff) for d, eff in nearest[:NEIGHBOURS]]
+    return math.exp(sum(w * math.log(eff) for w, eff in weights) / sum(w for w, _ in weights))
+
+
+def _same_problem(row: Row, held: Row) -> bool:
+    """Whether ``row`` goes with the held-out ``held``: the row itself, or — a GEMM — the same m, n and k with other
+    transposes (they sit at distance 0 and differ by a few per cent: keeping them would flatter the fit)."""
+    if row is held:
+        return True
+    return row.suite == held.suite == "gemm" and row.precision == held.precision and row.key[:3] == held.key[:3]
+
+
+def curve_shape(cls: str, op_flops: float, op_bytes: float) -> tuple[float, ...]:
+    """A class curve's coordinates: log2 of the bytes moved, and of the FLOPs for a compute class."""
+    if cls in COMPUTE_CLASSES:
+        return math.log2(op_bytes + 1), math.log2(op_flops + 1)
+    return (math.log2(op_bytes + 1),)
 
 
 def shape(problem: Problem) -> tuple[float, ...]:

@@ -3,9 +3,11 @@ profiled it.
 
     doc = explain(Path("profiles/cifar10-cifar10-fast-fp32"), progress=print)
 
-Each kernel problem the step's ops run (``step.py``) is timed here by the kernels harness — the
-pass's statement (``kernels/passes.py``) timed as ``kernels`` times a row (``kernels/timing.py``),
-each distinct problem once — and every other op is costed from its bytes at the machine's
+Each op whose call the profile recorded is timed here as its own replay (``step.py``: the same op, shapes,
+strides and arguments — a channels-last convolution as channels-last, a layer norm as a layer norm); an op of a
+profile made before calls were recorded by the DeepBench problems it runs (GEMM, convolution, RNN). Each is timed
+by the kernels harness — the pass's statement (``kernels/passes.py``) timed as ``kernels`` times a row
+(``kernels/timing.py``), each distinct problem once — and every other op is costed from its bytes at the machine's
 measured bandwidth and its FLOPs at its roof, whichever is slower (the profile's own roofs). The
 **kernel-predicted step** is their sum per step; the **explained share** is it over the
 measured step (the window's wall time over its steps: the framework's time between ops
@@ -38,7 +40,7 @@ from dawnbench.kernels.passes import statement
 from dawnbench.kernels.run import Planned, cannot_run, fit, free_bytes
 from dawnbench.kernels.timing import TooSlow, time_call
 from dawnbench.precision import device_supports
-from dawnbench.prediction.step import Kernel, Step, read_step
+from dawnbench.prediction.step import Kernel, Step, StepOp, read_step
 from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.roofs import Roofs, measure_roofs
 
@@ -69,8 +71,15 @@ def _kernel_s(kernel: Kernel, precision: str, device: torch.device, cache: dict[
                 cache[key] = str(err)
             except (RuntimeError, NotImplementedError) as err:
                 cache[key] = cannot_run(err)     # a mapping or code bug is raised: never a quiet roofline
+            except ValueError as err:            # a recorded call this PyTorch will not make again
+                cache[key] = f"not replayed: {err}"
     found = cache[key]
     return found * kernel.repeat if isinstance(found, float) else found
+
+
+def _timed(op: StepOp) -> list[Kernel]:
+    """What explain times for an op: its own call where the profile recorded it, else its DeepBench problems."""
+    return [op.replay] if op.replay is not None else op.kernels
 
 
 def _key(kernel: Kernel, precision: str) -> tuple:
@@ -108,7 +117,7 @@ def _explain_ops(step: Step, device: torch.device, peaks: dict[str, float], band
     cache: dict[tuple, float | str] = {}
     weight: dict[tuple, float] = defaultdict(float)     # measured op time per distinct problem: the heaviest timed
     for op in step.ops:
-        for k in op.kernels:
+        for k in _timed(op):
             weight[_key(k, op.precision if op.precision in peaks else "fp32")] += op.seconds
     chosen = sorted(weight, key=lambda k: -weight[k])
     for key in chosen[max_problems:]:
@@ -117,23 +126,24 @@ def _explain_ops(step: Step, device: torch.device, peaks: dict[str, float], band
         notes.append(f"{len(chosen) - max_problems} of {len(chosen)} distinct kernel problems not timed (past "
                      f"--max-problems {max_problems}): their ops are costed by the roofline")
     total = min(len(chosen), max_problems)
-    progress(f"timing {total} kernel problems of {sum(1 for op in step.ops if op.kernels)} ops here "
+    progress(f"timing {total} kernel problems of {sum(1 for op in step.ops if _timed(op))} ops here "
              f"(at most {KERNEL_CAP_S:g} s each)")
     measured, predicted = defaultdict(float), defaultdict(float)
     rows = []
     for op in step.ops:
         precision = op.precision if op.precision in peaks else "fp32"
         seconds, how, why = None, "roofline", op.unmapped
-        if op.kernels:
+        if _timed(op):
             if not device_supports(precision, device)[0]:
                 why = f"{precision} has no fast path here"
             else:
-                parts = [_kernel_s(k, precision, device, cache, progress, total, now) for k in op.kernels]
+                parts = [_kernel_s(k, precision, device, cache, progress, total, now) for k in _timed(op)]
                 failed = [p for p in parts if isinstance(p, str)]
                 if failed:
                     why = failed[0]
                 else:
-                    seconds, how = sum(parts) * op.calls, "kernels"        # type: ignore[arg-type]
+                    seconds = sum(parts) * op.calls        # type: ignore[arg-type]
+                    how = "own call" if op.replay is not None else "kernels"
         if seconds is None:
             seconds = max(op.flops / peaks.get(precision, peaks["fp32"]), op.bytes / bandwidth)
         measured[op.kernel_class] += op.seconds
@@ -141,14 +151,14 @@ def _explain_ops(step: Step, device: torch.device, peaks: dict[str, float], band
         rows.append({"op": op.op, "shapes": op.shapes, "args": op.args, "class": op.kernel_class,
                      "calls": op.calls, "measured_s": op.seconds, "predicted_s": seconds, "from": how,
                      "kernels": [{"suite": k.problem.suite, "pass": k.pass_name, "params": k.problem.ran,
-                                  "repeat": k.repeat} for k in op.kernels],
+                                  "repeat": k.repeat} for k in op.kernels] if op.replay is None else [],
                      **({"why_roofline": why} if why else {})})
     total = sum(predicted.values())
     classes = [{"class": c, "measured_s": measured[c], "predicted_s": predicted[c],
                 "explained_share": predicted[c] / measured[c] if measured[c] else None,
                 "share_of_step": measured[c] / step.step_s}
                for c in sorted(measured, key=lambda c: -measured[c])]
-    kernel_ops = [r for r in rows if r["from"] == "kernels"]
+    kernel_ops = [r for r in rows if r["from"] in ("kernels", "own call")]
     return {
         "profile": str(step.profile), "task": step.task, "entry": step.entry, "precision": step.precision,
         "device": str(device), "steps": step.steps,

@@ -33,45 +33,62 @@ from typing import Any
 
 from dawnbench import bounds, data, pricing
 from dawnbench.analysis import documents
+from dawnbench.analysis.kernel_classes import CONV_FWD, CONV_INPUTS, CONV_PARAMS, MATMUL, RECURRENT
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
+from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.devices import DeviceModel, device_model
 from dawnbench.prediction.step import Step, read_step
+from dawnbench.profiling.dispatch import kind_of
 from dawnbench.tasks import get_task
 
+NO_CURVE_NEEDED = {MATMUL, CONV_FWD, CONV_INPUTS, CONV_PARAMS, RECURRENT}   # costed by their DeepBench problems
 CATALOG_NAMES = {"V100": "V100", "P100": "P100", "T4": "T4", "M40": "M40", "TitanXp": "Titan Xp",
                  "1080Ti": "1080 Ti", "KNL7250": "Xeon Phi"}   # how the price catalog names each device
 
 
 def predict_step(step: Step, model: DeviceModel) -> dict[str, Any]:
-    """The step's ops on ``model``: op time per step, by kernel class, and what each part rests on."""
+    """The step's ops on ``model``: op time per step, by kernel class, and what each part rests on — in order, the
+    device's time of the op's own call ("measured"), of its DeepBench problems ("published", "measured" or
+    "model"), its class's curve ("curve"), or the roofline ("roofline", with the reason)."""
     precision_notes: set[str] = set()
     by_class: dict[str, float] = defaultdict(float)
-    rests_on: dict[str, float] = defaultdict(float)      # "published" (or "measured"), "model", "roofline" → s
-    ops, missing = [], []
+    rests_on: dict[str, float] = defaultdict(float)
+    ops, missing, roofline = [], [], defaultdict(float)
     for op in step.ops:
         precision, note = model.precision_for(op.precision)
         if note:
             precision_notes.add(note)
-        seconds, how = 0.0, "roofline"
-        if op.kernels:
+        seconds, how = None, "roofline"
+        if op.replay is not None:
+            own, found = model.kernel_s(op.replay, precision)
+            if own is not None:
+                seconds, how = own * op.calls, found
+        if seconds is None and op.kernels:
             parts = [model.kernel_s(k, precision) for k in op.kernels]
             if all(s is not None for s, _ in parts):
                 seconds = sum(s for s, _ in parts) * op.calls          # type: ignore[misc]
                 kinds = {h for _, h in parts}       # a device's own time of every part, or the model for some
                 how = kinds.pop() if len(kinds) == 1 else "model"
-            else:
+            elif not model.has_curve(op.kernel_class, precision):
                 missing.append(f"{op.op} {op.shapes}: the device has no rows of its suite and pass to fit on")
-        if how == "roofline":
+        if seconds is None and op.calls:
+            curve = model.curve_s(op.kernel_class, op.flops / op.calls, op.bytes / op.calls, precision)
+            if curve is not None:
+                seconds, how = curve * op.calls, "curve"
+        if seconds is None:
             seconds = model.other_s(op.flops / op.calls, op.bytes / op.calls, precision) * op.calls
+            roofline[op.kernel_class] += seconds
         by_class[op.kernel_class] += seconds
         rests_on[how] += seconds
         ops.append({"op": op.op, "shapes": op.shapes, "class": op.kernel_class, "calls": op.calls,
                     "measured_s": op.seconds, "predicted_s": seconds, "from": how})
     total = sum(by_class.values())
+    bare = [f"{cls}: {seconds * 1e3:.3g} ms a step at the bare roofline — the device has no rows of this class"
+            for cls, seconds in sorted(roofline.items(), key=lambda kv: -kv[1]) if cls not in NO_CURVE_NEEDED]
     return {"op_s": total, "classes": dict(sorted(by_class.items(), key=lambda kv: -kv[1])),
             "rests_on": {k: {"seconds": v, "share": v / total if total else None} for k, v in rests_on.items()},
-            "notes": sorted(precision_notes) + missing, "ops": sorted(ops, key=lambda o: -o["predicted_s"])}
+            "notes": sorted(precision_notes) + missing + bare, "ops": sorted(ops, key=lambda o: -o["predicted_s"])}
 
 
 def _run_facts(path: Path) -> dict[str, Any] | None:
@@ -101,48 +118,87 @@ def samples_per_epoch(step: Step, run: dict[str, Any] | None) -> tuple[int | Non
 
 
 def predict(path: Path, device_names: list[str], epochs: float | None = None,
-            progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
-    """The step of ``path`` (a profile folder, or a run folder holding one) on each device; ``progress`` hears
-    which device is being predicted."""
+            progress: Callable[[str], None] = lambda line: None, batch: int | None = None) -> dict[str, Any]:
+    """The step of ``path`` (a profile folder, or a run folder holding one) on each device — at ``batch`` where
+    given (``batch.py``: every op's call re-derived at it); ``progress`` hears which device is being predicted."""
     started = time.perf_counter()
     if not device_names:
         raise DawnbenchError("--device: name at least one device (or all).")
     bounds.check_option("--epochs", epochs)
+    bounds.check_option("--batch", batch)
     models = [device_model(name) for name in device_names]
     notes: list[str] = []
     step = read_step(Path(path), notes)
+    profiled_batch = step.batch_size
+    if batch is not None and batch != step.batch_size:
+        progress(f"re-deriving {len(step.ops):,} ops at batch {batch}")
+        measured_step = step
+        step, rebatched = rebatch(step, batch)
+        notes += rebatched
+    else:
+        measured_step = step
     run = _run_facts(Path(path))
-    per_epoch, per_epoch_from = samples_per_epoch(step, run)
+    if run is None and (step.run or {}).get("samples_per_epoch"):
+        per_epoch, per_epoch_from = step.run["samples_per_epoch"], f"the run the profile was made from ({step.run['dir']})"
+    else:
+        per_epoch, per_epoch_from = samples_per_epoch(step, run)
     steps_per_epoch = per_epoch / step.batch_size if per_epoch and step.batch_size else None
     target_epochs, epochs_from = epochs, "--epochs" if epochs is not None else None
-    if target_epochs is None and run is not None and run.get("epochs_to_target"):
-        target_epochs, epochs_from = run["epochs_to_target"], f"the run's epochs to target ({run['dir']})"
-    framework = max(0.0, step.step_s - step.op_s)
+    for source in (run, step.run):
+        if target_epochs is None and source is not None and source.get("epochs_to_target"):
+            target_epochs, epochs_from = source["epochs_to_target"], f"the run's epochs to target ({source['dir']})"
+    framework = max(0.0, measured_step.step_s - measured_step.op_s)
+    host_floor, floor_from = host_floor_s(step, framework)
     doc: dict[str, Any] = {
         "profile": str(step.profile), "task": step.task, "entry": step.entry, "precision": step.precision,
-        "profiled_on": step.device, "batch_size": step.batch_size,
-        "measured": {"step_s": step.step_s, "op_s": step.op_s, "framework_s": framework,
-                     "framework_share": framework / step.step_s},
+        "profiled_on": step.device, "batch_size": step.batch_size, "profiled_batch_size": profiled_batch,
+        "measured": {"step_s": measured_step.step_s, "op_s": measured_step.op_s, "framework_s": framework,
+                     "framework_share": framework / measured_step.step_s},
         "samples_per_epoch": per_epoch, "samples_per_epoch_from": per_epoch_from,
         "steps_per_epoch": steps_per_epoch, "epochs_to_target": target_epochs, "epochs_from": epochs_from,
         "assumptions": [
-            "the framework's time between ops is not predicted: on a published device it is hidden under the ops, "
-            "on a measured machine of the profile's kind it is the profile's own",
+            "the framework's time between ops is not predicted: on a published device it is hidden under the ops — "
+            "but never below the host's floor (the ops a step issues at the host's measured cost, plus the "
+            "framework's time, where the profile was taken) — on a measured machine of the profile's kind it is "
+            "the profile's own",
             "the same epochs to target on every device (the same recipe, precision and batch)",
             "one device, no data-loading stall"],
         "mapped_share_of_op_time": sum(o.seconds for o in step.ops if o.kernels) / step.op_s,
+        "own_call_share_of_op_time": sum(o.seconds for o in step.ops if o.replay is not None) / step.op_s,
         "notes": notes, "devices": []}
     for i, model in enumerate(models, 1):
         progress(f"predicting {len(step.ops):,} ops on {model.name} ({i} of {len(models)})")
         predicted = predict_step(step, model)
         beside = framework if model.kind == "measured" and model.device_type == step.device else 0.0
         step_s = predicted["op_s"] + beside
+        host_bound = not beside and step_s < host_floor
+        if host_bound:
+            predicted["notes"].append(
+                f"the host binds: its ops alone take {step_s * 1e3:.3g} ms a step here, less than the "
+                f"{host_floor * 1e3:.3g} ms its host needs to issue them ({floor_from}): the step is the host's")
+            step_s = host_floor
         epoch_s = step_s * steps_per_epoch if steps_per_epoch else None
         tta_s = epoch_s * target_epochs if epoch_s is not None and target_epochs else None
-        doc["devices"].append({"device": model.describe(), **predicted, "framework_s": beside, "step_s": step_s,
+        doc["devices"].append({"device": model.describe(), **predicted, "framework_s": beside,
+                               "host_floor_s": host_floor, "host_bound": host_bound, "step_s": step_s,
                                "epoch_s": epoch_s, "tta_s": tta_s, "cost": _costs(model, tta_s)})
     doc["seconds"] = time.perf_counter() - started
     return doc
+
+
+def host_floor_s(step: Step, framework_s: float) -> tuple[float, str]:
+    """The least time the host needs to issue a step (SPEC §23): the framework's time between ops measured in the
+    profile, plus each op's calls times the host's cost of issuing one of its kind (measured where the profile was
+    taken); and where that comes from."""
+    if not step.dispatch_s:
+        return framework_s, ("the framework's time between ops in the profile; the profile has no dispatch "
+                             "measurement (made before it): profile again for the whole floor")
+    issue = sum(op.calls * step.dispatch_s.get(kind_of(op.kernel_class), step.dispatch_s.get("elementwise", 0.0))
+                for op in step.ops)
+    calls = sum(op.calls for op in step.ops)
+    return framework_s + issue, (f"{calls:,.0f} op calls a step at the host's measured cost of issuing each "
+                                 f"({issue * 1e3:.3g} ms), plus the framework's {framework_s * 1e3:.3g} ms between "
+                                 "ops, both measured where the profile was taken")
 
 
 def _costs(model: DeviceModel, tta_s: float | None) -> list[dict[str, Any]]:

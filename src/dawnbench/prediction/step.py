@@ -9,10 +9,11 @@ profile's table (``ops.tsv``) per step, with the kernel problems of DeepBench's 
 problems (``kernels/problems.py``):
 
 * matrix multiply — ``mm`` (M×K, K×N), ``addmm`` (bias, M×K, K×N), ``bmm``/``baddbmm`` (B batches of
-  one GEMM: the problem once, ``repeat`` B): GEMM ``m, n, k``, neither operand transposed (the
-  profile does not record strides);
-* convolution forward — a 2-D, ungrouped, undilated, untransposed ``convolution``: its NCHW input
-  and K×C×R×S filter, stride and padding; ``convolution_backward`` (grad_output, input, weight):
+  one GEMM: the problem once, ``repeat`` B): GEMM ``m, n, k``, an operand transposed where the profile's
+  ``layout`` says it was (``t``);
+* convolution forward — a 2-D, ungrouped, undilated, untransposed ``convolution``: its N×C×H×W input
+  and K×C×R×S filter, stride and padding, ``layout: nhwc`` where the step ran it channels-last;
+  ``convolution_backward`` (grad_output, input, weight):
   the backward wrt inputs and wrt parameters as the same problem's two passes, or the one pass
   wrt parameters where its FLOPs say it computed only that (``analysis/kernel_classes.py``'s rule);
 * recurrent — a single-direction layer of ``mkldnn_rnn_layer`` (CPU) or a one-layer ``_cudnn_rnn``
@@ -20,8 +21,12 @@ problems (``kernels/problems.py``):
   ``cell, hidden, batch, timesteps`` and the layer's ``input`` width.
 
 Every other op — and a mapped class whose arguments were not recorded (a profile made before
-``args``) — is costed by the roofline (``bytes`` and ``flops``); each such op says why it is not
-mapped. Times, FLOPs and bytes are per training step: the window's over its steps.
+``args``) — has no DeepBench problem; each such op of a mapped class says why.
+
+**Its own call.** An op whose call the profile recorded (``ops.tsv``'s ``call``, a profile of this version) also
+carries it as a *replay* problem (``kernels/problems.py``): the same op, shapes, strides and arguments — what
+``explain`` times here, and what a ``kernels.json`` of the applications set may hold a time for. Times, FLOPs and
+bytes are per training step: the window's over its steps.
 """
 
 from __future__ import annotations
@@ -37,12 +42,13 @@ from dawnbench.analysis.kernel_classes import (
     CONV_PARAMS,
     MATMUL,
     RECURRENT,
+    SUITE_OF,
     classify,
     op_class,
 )
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import inside, read_json
-from dawnbench.kernels.problems import Problem, flops
+from dawnbench.kernels.problems import APPLICATIONS, Problem, flops
 from dawnbench.profiling.ops import read_ops
 
 GEMMS = {"mm", "addmm", "bmm", "baddbmm"}
@@ -72,8 +78,10 @@ class StepOp:
     seconds: float                 # measured, per step (all its calls)
     flops: float                   # per step
     bytes: float                   # per step
-    kernels: list[Kernel] = field(default_factory=list)   # per call; empty: costed by the roofline
+    kernels: list[Kernel] = field(default_factory=list)   # per call: DeepBench's problems it runs
     unmapped: str | None = None    # why a matrix multiply, convolution or recurrent op has no kernel problem
+    replay: Kernel | None = None   # its own recorded call (see the module docstring)
+    layout: str = ""               # each tensor input's memory order (c, cl, t, s)
 
 
 @dataclass
@@ -88,25 +96,30 @@ class Step:
     step_s: float                  # measured: the window's wall time over its steps
     roofs: dict[str, Any]          # the profile's measured roofs
     ops: list[StepOp]
+    dispatch_s: dict[str, float] | None = None   # the host's cost of issuing one op, per kind (profiling/dispatch.py)
+    run: dict[str, Any] | None = None            # the run the profile was made from, as it recorded it
 
     @property
     def op_s(self) -> float:
         return sum(op.seconds for op in self.ops)
 
 
-def _gemm(base: str, dims: list[list[int]]) -> tuple[list[Kernel], str | None]:
-    mats = [d for d in dims if len(d) in (2, 3)]
-    operands = mats[-2:] if base in ("addmm", "baddbmm") else mats[:2]
+def _gemm(base: str, dims: list[list[int]], layout: list[str]) -> tuple[list[Kernel], str | None]:
+    picked = [(d, lay) for d, lay in zip(dims, layout + [""] * len(dims)) if len(d) in (2, 3)]
+    picked = picked[-2:] if base in ("addmm", "baddbmm") else picked[:2]
+    operands = [d for d, _ in picked]
     if len(operands) != 2 or len(operands[0]) != len(operands[1]):
         return [], f"{base} with inputs {dims}: not two matrices (or batches of them)"
     (*batch, m, k), (*_, k2, n) = operands
     if k != k2:
         return [], f"{base} with inputs {dims}: inner dimensions {k} and {k2} differ"
-    problem = Problem("gemm", "training", {"m": m, "n": n, "k": k, "a_transposed": False, "b_transposed": False})
+    a_t, b_t = (lay == "t" for _, lay in picked)
+    problem = Problem("gemm", "training", {"m": m, "n": n, "k": k, "a_transposed": a_t, "b_transposed": b_t})
     return [Kernel(problem, "forward", batch[0] if batch else 1)], None
 
 
-def _conv_params(x: list[int], w: list[int], args: dict[str, list[int]]) -> tuple[dict[str, int] | None, str | None]:
+def _conv_params(x: list[int], w: list[int], args: dict[str, list[int]],
+                 layout: str = "") -> tuple[dict[str, Any] | None, str | None]:
     if len(x) != 4 or len(w) != 4:
         return None, f"a convolution of inputs {x} and {w}: only 2-D (NCHW) convolutions are DeepBench's"
     if "stride" not in args or "padding" not in args:
@@ -118,7 +131,8 @@ def _conv_params(x: list[int], w: list[int], args: dict[str, list[int]]) -> tupl
     (stride_h, stride_w), (pad_h, pad_w) = (args["stride"] * 2)[:2], (args["padding"] * 2)[:2]
     n, c, h, width = x
     return {"w": width, "h": h, "c": c, "n": n, "k": w[0], "filter_w": w[3], "filter_h": w[2], "pad_w": pad_w,
-            "pad_h": pad_h, "stride_w": stride_w, "stride_h": stride_h}, None
+            "pad_h": pad_h, "stride_w": stride_w, "stride_h": stride_h, **({"layout": "nhwc"} if layout == "cl" else {})
+            }, None
 
 
 def _rnn(base: str, dims: list[list[int]], args: dict[str, list[int]]) -> tuple[list[Kernel], str | None]:
@@ -144,12 +158,13 @@ def map_op(row: dict[str, Any]) -> tuple[list[Kernel], str | None]:
     """The kernel problems one call of an ``ops.tsv`` row runs, or why it has none (see the module docstring)."""
     base = row["op"].split("::")[-1].split(".")[0]
     dims, args, calls = row["dims"], row["arg_values"], row["calls"]
+    layout = [part.strip() for part in (row.get("layout") or "").split(",")] if row.get("layout") else []
     if base in GEMMS:
-        return _gemm(base, dims)
+        return _gemm(base, dims, layout)
     if base in CONV_BACKWARD:
         if len(dims) < 3:
             return [], f"{base} with inputs {dims}: not (grad_output, input, weight)"
-        params, why = _conv_params(dims[1], dims[2], args)
+        params, why = _conv_params(dims[1], dims[2], args, layout[1] if len(layout) > 1 else "")
         if params is None:
             return [], why
         problem = Problem("conv", "training", params)
@@ -159,13 +174,24 @@ def map_op(row: dict[str, Any]) -> tuple[list[Kernel], str | None]:
     if op_class(row["op"]) == CONV_FWD:
         if len(dims) < 2:
             return [], f"{base} with inputs {dims}: not (input, weight)"
-        params, why = _conv_params(dims[0], dims[1], args)
+        params, why = _conv_params(dims[0], dims[1], args, layout[0] if layout else "")
         return ([Kernel(Problem("conv", "training", params), "forward")], None) if params else ([], why)
     if base in RNN_LAYERS:
         return _rnn(base, dims, args)
     if op_class(row["op"]) in (MATMUL, RECURRENT):
         return [], f"{base}: no DeepBench problem of this op's form (costed by the roofline)"
     return [], None
+
+
+def _replay(row: dict[str, Any], cls: str) -> Kernel | None:
+    """The op's own recorded call as a replay problem of the applications set, or None (no call recorded)."""
+    if not row.get("call"):
+        return None
+    pass_name = "backward" if "backward" in row["op"] else "forward"
+    params = {"op": row["op"], "class": cls, "pass": pass_name, "precision": row["precision"],
+              "flops": (row["flops"] or 0.0) / row["calls"], "bytes": (row["bytes"] or 0.0) / row["calls"],
+              "call": row["call"]}
+    return Kernel(Problem(SUITE_OF.get(cls, "memory"), APPLICATIONS, params), pass_name)
 
 
 def _class_of(row: dict[str, Any]) -> str:
@@ -198,15 +224,19 @@ def read_step(path: Path, notes: list[str] | None = None) -> Step:
     steps, window_s, roofs = summary["steps"], summary["window_s"], summary["roofs"]
     ops, left_out = [], []
     rows = read_ops(folder, left_out)
+    dropped = [n for n in left_out if ": left out: " in n]
     if notes is not None and left_out:
-        notes += left_out + [f"{len(left_out)} row(s) of ops.tsv left out: their time is not an op's here, so it "
-                             "counts in the framework's time between ops (the window's time less the ops')"]
+        notes += left_out + ([f"{len(dropped)} row(s) of ops.tsv left out: their time is not an op's here, so it "
+                              "counts in the framework's time between ops (the window's time less the ops')"]
+                             if dropped else [])
     for row in rows:
         kernels, why = map_op(row)
-        ops.append(StepOp(row["op"], row["shapes"], row.get("args") or "", row["precision"], _class_of(row),
+        cls = _class_of(row)
+        ops.append(StepOp(row["op"], row["shapes"], row.get("args") or "", row["precision"], cls,
                           row["calls"] / steps, row["time_s"] / steps, (row["flops"] or 0.0) / steps,
-                          (row["bytes"] or 0.0) / steps, kernels, why))
+                          (row["bytes"] or 0.0) / steps, kernels, why, _replay(row, cls), row.get("layout") or ""))
     samples = summary.get("samples_per_s")
     batch = round(samples * window_s / steps) if samples else None
     return Step(folder, summary["task"], str(summary.get("entry", "?")), str(summary.get("precision") or "fp32"),
-                str(summary.get("device", "cpu")), batch, steps, window_s / steps, roofs, ops)
+                str(summary.get("device", "cpu")), batch, steps, window_s / steps, roofs, ops,
+                summary.get("dispatch_s"), summary.get("run"))

@@ -53,12 +53,13 @@ from typing_extensions import TypedDict  # pydantic reads typing_extensions' Typ
 from dawnbench import schema
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import atomic_write_text, read_foreign_text
+from dawnbench.profiling.calls import MAX_CALL_CHARS, check_call, encode, layouts, traffic, with_shapes
 from dawnbench.profiling.flops import op_flops
 from dawnbench.profiling.steps import StepLimitReached
 
-GATHERS = {"index", "index_select", "gather", "embedding", "take", "take_along_dim"}
 TSV_COLUMNS = ("op", "shapes", "dtype", "precision", "calls", "time_s", "share", "flops", "bytes",
-               "intensity", "flops_per_s", "bytes_per_s", "fraction_of_roof", "bound", "args")
+               "intensity", "flops_per_s", "bytes_per_s", "fraction_of_roof", "bound", "args", "layout", "call")
+OLDER_COLUMNS = (TSV_COLUMNS[:-2], TSV_COLUMNS[:-3])   # a profile of before ``layout`` and ``call``; before ``args``
 # The non-tensor arguments that fix a kernel's problem beside its input shapes (a convolution's stride and
 # padding, a recurrent layer's cell and direction): recorded by name from the op's schema, as ``args``.
 PROBLEM_ARGS = ("stride", "padding", "dilation", "groups", "transposed", "output_padding", "mode", "hidden_size",
@@ -77,6 +78,8 @@ class OpCall:
     dims: str = ""             # the same shapes in the form the profiler records them (for the join)
     elements: int = 0          # the tensor inputs' elements (to scale a call matched by name only)
     args: str = ""             # its PROBLEM_ARGS, e.g. "stride=2x2 padding=1x1 dilation=1x1 groups=1"
+    layout: str = ""           # each tensor input's memory order (calls.layouts): "cl, cl, c"
+    call: str = ""             # the whole call as data (calls.encode): what a replay makes again
 
 
 class _Census(TorchDispatchMode):
@@ -103,19 +106,16 @@ class _Census(TorchDispatchMode):
         flops = op_flops(func, args, kwargs, out)
         inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        if getattr(func, "is_view", False):
-            moved = 0
-        elif packet.__name__ in GATHERS:    # reads the rows it picks, not the whole table it picks them from
-            moved = sum(t.nbytes for t in inputs if not t.is_floating_point()) + 2 * sum(t.nbytes for t in outputs)
-        else:
-            moved = sum(t.nbytes for t in inputs + outputs)
+        moved = traffic(func, args, kwargs, out)
         floats = [t.dtype for t in inputs if t.is_floating_point()] or [t.dtype for t in outputs]
         dtype = max(floats, key=lambda d: torch.finfo(d).bits if d.is_floating_point else 0, default=None)
+        call = "" if moved == 0 else encode(func, args, kwargs)     # views and bookkeeping are not replayed
         self.calls.append(OpCall(f"aten::{packet.__name__}", ", ".join("x".join(map(str, t.shape)) or "scalar"
                                                                        for t in inputs),
                                  str(dtype).removeprefix("torch.") if dtype is not None else "-", flops, moved,
                                  _dims([list(t.shape) for t in inputs]), sum(t.numel() for t in inputs),
-                                 _problem_args(func, args, kwargs)))
+                                 _problem_args(func, args, kwargs), layouts(args, kwargs),
+                                 call if len(call) <= MAX_CALL_CHARS else ""))
         return out
 
 
@@ -154,7 +154,7 @@ class Window:
               run_precision: str) -> list[dict[str, Any]]:
         """One row per op and input shapes, largest time first."""
         times = self.op_times_s()
-        groups: dict[tuple[str, str, str, str], dict[str, Any]] = defaultdict(
+        groups: dict[tuple[str, ...], dict[str, Any]] = defaultdict(
             lambda: {"calls": 0, "time_s": 0.0, "flops": 0.0, "bytes": 0.0})
         events = [(e.name, _dims(e.input_shapes)) for e in self.events]
         census = [(c.name, c.dims) for c in self.census]
@@ -168,13 +168,15 @@ class Window:
             j = matched.get(i, by_name.get(i))
             c = self.census[j] if j is not None else None
             if c is None:
-                key, scale = (event.name, UNMATCHED, "-", ""), 0.0
+                key, scale = (event.name, UNMATCHED, "-", "", "", ""), 0.0
             elif i in matched:
-                key, scale = (c.name, c.shapes, c.dtype, c.args), 1.0
+                key, scale = (c.name, c.shapes, c.dtype, c.args, c.layout, c.call), 1.0
             else:
                 shapes = [s for s in event.input_shapes if isinstance(s, (list, tuple)) and s]
                 elements = sum(math.prod(s) for s in shapes if all(isinstance(d, int) for d in s))
-                key = (c.name, ", ".join("x".join(map(str, s)) for s in shapes), c.dtype, c.args)
+                tensors = [list(s) for s in shapes]
+                key = (c.name, ", ".join("x".join(map(str, s)) for s in shapes), c.dtype, c.args, c.layout,
+                       with_shapes(c.call, tensors) if c.call else "")
                 scale = elements / c.elements if c.elements else 0.0
             g = groups[key]
             g["calls"] += 1
@@ -185,7 +187,7 @@ class Window:
         self.matched_share = sum(times[i] for i in matched) / total
         self.matched_by_name_share = sum(times[i] for i in by_name) / total
         rows = []
-        for (name, shapes, dtype, op_args), g in groups.items():
+        for (name, shapes, dtype, op_args, layout, call), g in groups.items():
             precision = _precision_of(dtype, run_precision)
             intensity = g["flops"] / g["bytes"] if g["bytes"] else None
             bound = "memory" if (intensity is None or intensity < ridge(precision)) else "compute"
@@ -200,7 +202,7 @@ class Window:
                          "flops_per_s": rate,
                          "bytes_per_s": g["bytes"] / g["time_s"] if g["time_s"] > 0 else None,
                          "fraction_of_roof": rate / flops_roof(precision) if rate else None,
-                         "bound": bound, "args": op_args})
+                         "bound": bound, "args": op_args, "layout": layout, "call": call})
         rows.sort(key=lambda r: -r["time_s"])
         self.rows = rows
         return rows
@@ -377,7 +379,7 @@ def write_ops(rows: list[dict[str, Any]], path: Path) -> None:
     atomic_write_text(path, buffer.getvalue())
 
 
-TEXT_COLUMNS = {"op", "shapes", "dtype", "precision", "bound", "args"}
+TEXT_COLUMNS = {"op", "shapes", "dtype", "precision", "bound", "args", "layout", "call"}
 MAX_CALLS = 1e9              # calls of one op in a profiled window: no window holds more
 # What each recorded argument can be (PROBLEM_ARGS): a stride, dilation, group count, layer count or width of
 # at least 1, a padding of at least 0, a flag or mode a small whole number.
@@ -439,6 +441,8 @@ class OpRow(TypedDict):
     fraction_of_roof: schema.OfRoof | None  # its FLOP/s over the FLOP roof of its precision
     bound: schema.Text                      # memory, compute (its intensity against the ridge), overhead or unknown
     args: schema.Text                       # its scalar arguments: stride=1x1 padding=0x0
+    layout: schema.Text                     # each tensor input's memory order: c, cl (channels-last), t, s
+    call: str                               # the whole call as one line of JSON (profiling/calls.py), or empty
 
 
 def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
@@ -456,16 +460,16 @@ def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
     if not lines:
         raise FileError(path, f"empty. {fix}")
     columns = tuple(lines[0])
-    if columns not in (TSV_COLUMNS, TSV_COLUMNS[:-1]):   # a profile of before ``args`` has all but it
+    if columns != TSV_COLUMNS and columns not in OLDER_COLUMNS:
         raise FileError(path, f"its header is not {', '.join(TSV_COLUMNS)}. {fix}", line=1)
     if len(lines) == 1:
         raise FileError(path, f"holds no ops, only its header. {fix}")
-    rows, left_out = [], []
+    rows, left_out, unreplayable = [], [], []
     for number, values in enumerate(lines[1:], 2):
         if len(values) != len(columns):
             raise FileError(path, f"{len(values)} columns where the header has {len(columns)}. {fix}", line=number)
         why = None
-        row: dict[str, Any] = {"args": ""}
+        row: dict[str, Any] = {"args": "", "layout": "", "call": ""}
         for column, value in zip(columns, values):
             if column in TEXT_COLUMNS:
                 row[column] = value
@@ -484,12 +488,17 @@ def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
                 row["dims"], row["arg_values"] = parse_shapes(row["shapes"]), parse_args(row["args"])
             except ValueError as err:
                 why = str(err)
+            broken = check_call(row["call"]) if why is None and row["call"] else None
+            if broken:          # the row stands, without a replay
+                row["call"] = ""
+                unreplayable.append(f"{path}:{number}: its call cannot be made again ({broken}): costed as if "
+                                    "it had none")
         if why:
             left_out.append(f"{path}:{number}: left out: {why}")
         else:
             rows.append(row)
     if notes is not None:
-        notes += left_out
+        notes += left_out + unreplayable
     if not rows:
         raise FileError(path, f"no row of it can be used ({left_out[0].split(': left out: ', 1)[1]}). {fix}")
     if not sum(r["time_s"] for r in rows) > 0:

@@ -1,0 +1,267 @@
+"""Whole training steps predicted from kernels (SPEC §23): the six reference entries on every machine met.
+
+    python benchmarks/whole_steps.py add-machine      # this machine: six profiles and its kernels.json (~20 min)
+    python benchmarks/whole_steps.py problems         # applications.csv from every machine's stored profiles
+    python benchmarks/whole_steps.py predict          # the matrix: each machine's steps from each machine's profiles
+    python benchmarks/whole_steps.py published        # ResNet-50 v1.5 on a V100 against NVIDIA's published images/s
+
+**add-machine** profiles the six entries (mnist small-cnn, cifar10 cifar10-fast and cifar10-resnet18, imagenet
+imagenet-resnet50 on a generated ILSVRC tree at batch ``IMAGENET_BATCH``, squad squad-minilm and squad-drqa on a
+generated SQuAD set), fp32 and, where this CPU has a bf16 fast path, bf16 — ``PROFILE_STEPS`` steps each — and runs
+``dawnbench kernels gemm,conv,rnn,memory --set applications`` (the fixed problem list, ``applications.csv``): each
+op call of the list timed here by the kernels harness. It keeps each profile's ``summary.json`` and ``ops.tsv`` and
+the ``kernels.json`` under ``docs/results/data/machines/MACHINE/`` (MACHINE: the CPU model, its vector extensions
+and its cores), the evidence every later prediction is made from.
+
+**problems** rewrites ``src/dawnbench/kernels/applications.csv`` from every stored machine's profiles: each op call
+that carried at least 1 % of some entry's profiled step (``problems.APPLICATION_SHARE``), with the entry, precision
+and op it came from. After it, ``add-machine`` again on each machine (its kernels must be timed on the new list).
+
+**predict** predicts each stored profile's measured step with every stored machine's ``kernels.json`` (``dawnbench
+predict PROFILE --device KERNELS``): on its own machine (the whole-step check: target ≤ 15 % per entry) and on every
+other (the cross-machine matrix: target median ≤ 20 %). The kernels never come from the profile's own op times.
+
+**published** profiles imagenet-resnet50 as ResNet-50 v1.5 at 224 px (no blur-pool, one resolution), fp32 at batch
+``RN50_PROFILE_BATCH`` and bf16 at a smaller one (the op list is what matters, not this CPU's speed), predicts it on
+DeepBench's V100 at the published batches (``predict --batch``: 112 fp32, 256 mixed precision) and compares the
+images/s with NVIDIA's published single-V100 training throughputs (``PUBLISHED_RN50``), each row checked first
+against the same table's 90-epoch training time (a row whose throughput and time disagree by more than
+``CONSISTENT`` is left out and named), each labelled with what differs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+import bench
+
+ROOT = Path(__file__).resolve().parents[1]
+MACHINES = bench.RESULTS / "machines"
+PROBLEMS = ROOT / "src" / "dawnbench" / "kernels" / "applications.csv"
+PROFILE_STEPS = 3
+IMAGENET_BATCH = 64
+ENTRIES = (("mnist", "small-cnn", []), ("cifar10", "cifar10-fast", []), ("cifar10", "cifar10-resnet18", []),
+           ("imagenet", "imagenet-resnet50", ["--subset", "gen", "--set", f"batch_size={IMAGENET_BATCH}"]),
+           ("squad", "squad-minilm", ["--subset", "gen"]), ("squad", "squad-drqa", ["--subset", "gen"]))
+RN50_224 = ["--subset", "gen", "--set", "min_res=224", "--set", "max_res=224", "--set", "eval_res=256", "--set",
+            "blurpool=false"]
+RN50_PROFILE_BATCH = {"fp32": 32, "bf16": 8}
+CONSISTENT = 0.15             # a published throughput against its own table's training time
+IMAGENET_TRAIN = 1_281_167
+# NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md ("Training performance: NVIDIA
+# DGX-1 16GB (8x V100 16GB)", 1 GPU, pytorch-21.03 NGC container) and configs.yml (DGX1V batch sizes, AMP in NHWC)
+PUBLISHED_RN50 = (
+    {"device": "V100", "precision": "fp32", "batch": 112, "images_per_s": 367, "hours_90_epochs": 92,
+     "layout": "NCHW", "what": "FP32"},
+    {"device": "V100", "precision": "bf16", "batch": 256, "images_per_s": 1200, "hours_90_epochs": 29,
+     "layout": "NHWC", "what": "AMP (fp16 with fp32 master weights)"},
+)
+PUBLISHED_SOURCE = ("NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, Training "
+                    "performance: NVIDIA DGX-1 16GB, 1 GPU (pytorch-21.03 container); batch sizes from configs.yml")
+QUICK_PER_CLASS = 1          # the memory suite's --quick: each entry's heaviest call of each memory-bound class
+
+
+def machine_name() -> str:
+    """The CPU model, its widest vector extension and its cores: one folder per kind of machine met."""
+    from dawnbench.environment import hardware_info
+
+    info = hardware_info(torch.device("cpu"))
+    flags = set(info["cpu_flags"])
+    vector = "amx" if {"amx_tile", "amx_bf16"} & flags else "avx512" if "avx512f" in flags else "avx2"
+    return re.sub(r"[^a-z0-9]+", "-", f"{info['cpu']} {vector} {info['cores']}c".lower()).strip("-")
+
+
+def add_machine(args) -> None:
+    from dawnbench.precision import device_supports
+
+    here = MACHINES / machine_name()
+    precisions = ["fp32"] + (["bf16"] if device_supports("bf16", torch.device("cpu"))[0] else [])
+    with tempfile.TemporaryDirectory(prefix="dawnbench-whole-") as tmp:
+        tmp_path = Path(tmp)
+        env = {"DAWNBENCH_DATA": str(tmp_path / "data")}
+        if not args.skip_profiles:
+            bench.python("-m", "dawnbench.data.imagenet.generate", str(tmp_path / "ilsvrc"), "--classes", "4",
+                         "--train", "80", "--val", "4", env=env)
+            bench.dawnbench("data", "fetch", "imagenet", "--from", str(tmp_path / "ilsvrc"), "--subset", "gen", env=env)
+            bench.python("-m", "dawnbench.data.squad.generate", str(tmp_path / "squad"), env=env)
+            bench.dawnbench("data", "fetch", "squad", "--from", str(tmp_path / "squad"), "--subset", "gen", env=env)
+            for task, entry, extra in ENTRIES:
+                if args.only and entry not in args.only.split(","):
+                    continue
+                for precision in precisions:
+                    name = f"{task}-{entry}-{precision}"
+                    bench.dawnbench("profile", task, "--entry", entry, *extra, "--precision", precision, "--steps",
+                                    str(PROFILE_STEPS), "--out", str(tmp_path / name), "--json",
+                                    env=env if "--subset" in extra else None)   # MNIST, CIFAR-10: the usual cache
+                    kept = here / "profiles" / name
+                    kept.mkdir(parents=True, exist_ok=True)
+                    for file in ("summary.json", "ops.tsv"):
+                        shutil.copyfile(tmp_path / name / file, kept / file)
+        if args.no_kernels or not PROBLEMS.is_file():
+            print("profiles stored" if args.no_kernels else
+                  f"no {PROBLEMS} yet: run the `problems` stage, then `add-machine --skip-profiles`")
+            return
+        started = time.perf_counter()
+        bench.dawnbench("kernels", "memory", "--quick", "--out", str(tmp_path / "quick"), "--json")
+        quick_s = time.perf_counter() - started
+        started = time.perf_counter()
+        bench.dawnbench("kernels", "gemm,conv,rnn,memory", "--set", "applications", "--precision", ",".join(precisions),
+                        "--out", str(tmp_path / "kernels"), "--json")
+        whole_s = time.perf_counter() - started
+        here.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(tmp_path / "kernels" / "kernels.json", here / "kernels.json")
+        quick = json.loads((tmp_path / "quick" / "kernels.json").read_text())
+        bench.write("machine", {"machine": here.name, "precisions": precisions, "memory_quick_wall_s": quick_s,
+                                "memory_quick_rows": len(quick["rows"]), "applications_wall_s": whole_s,
+                                "memory_quick": [{k: r.get(k) for k in ("pass", "precision", "median_s", "gbps",
+                                                                         "fraction_of_bandwidth", "skipped")}
+                                                 | {"op": r["params"]["op"], "class": r["params"]["class"]}
+                                                 for r in quick["rows"]], "roofs": quick["roofs"]},
+                    out=here / "machine.json")
+    print(f"machine stored: {here}")
+
+
+def problems(args) -> None:
+    """applications.csv from every stored profile (see the module docstring)."""
+    from dawnbench.analysis.kernel_classes import COMMUNICATION, SUITE_OF, op_class
+    from dawnbench.kernels.problems import APPLICATION_SHARE
+    from dawnbench.profiling.ops import read_ops
+
+    chosen: dict[tuple[str, str], dict] = {}
+    for folder in sorted(MACHINES.glob("*/profiles/*")):
+        summary = json.loads((folder / "summary.json").read_text())
+        entry = f"{summary['task']} {summary.get('entry')} {summary.get('precision') or 'fp32'}"
+        for row in read_ops(folder):
+            share = row["time_s"] / summary["window_s"]
+            cls = op_class(row["op"])
+            if not row["call"] or share < APPLICATION_SHARE or cls == COMMUNICATION:
+                continue
+            key = (row["call"], row["precision"])
+            if key not in chosen or chosen[key]["share"] < share:
+                suite = SUITE_OF.get(cls, "memory") if "convolution_backward" not in row["op"] else "conv"
+                chosen[key] = {"suite": suite, "class": cls, "op": row["op"],
+                               "pass": "backward" if "backward" in row["op"] else "forward",
+                               "precision": row["precision"], "flops": f"{(row['flops'] or 0) / row['calls']:.6g}",
+                               "bytes": f"{(row['bytes'] or 0) / row['calls']:.6g}", "entry": entry,
+                               "share": f"{share:.4f}", "quick": "0", "call": row["call"]}
+    rows = sorted(chosen.values(), key=lambda r: -float(r["share"]))
+    heaviest: dict[tuple[str, str], int] = {}
+    for row in rows:       # the memory suite's --quick: each entry's heaviest of each class
+        group = (row["entry"], row["class"])
+        if row["suite"] == "memory" and heaviest.get(group, 0) < QUICK_PER_CLASS:
+            heaviest[group] = heaviest.get(group, 0) + 1
+            row["quick"] = "1"
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, ["suite", "class", "op", "pass", "precision", "flops", "bytes", "entry", "share",
+                                     "quick", "call"], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    PROBLEMS.write_text(buffer.getvalue())
+    counts = {s: sum(r["suite"] == s for r in rows) for s in ("gemm", "conv", "rnn", "memory")}
+    print(f"{PROBLEMS}: {len(rows)} calls {counts}, {sum(r['quick'] == '1' for r in rows)} in the memory suite's --quick")
+
+
+def predict(args) -> None:
+    """Every stored profile predicted with every stored machine's kernels.json."""
+    machines = sorted(m for m in MACHINES.iterdir() if (m / "kernels.json").is_file())
+    cells = []
+    for source in machines:
+        for profile in sorted((source / "profiles").iterdir()):
+            for target in machines:
+                target_profile = target / "profiles" / profile.name
+                if not target_profile.is_dir():
+                    continue
+                doc = json.loads(bench.dawnbench("predict", str(profile), "--device", str(target / "kernels.json"),
+                                                 "--epochs", "1", "--json", quiet=True).stdout)
+                summary = json.loads((target_profile / "summary.json").read_text())
+                measured = summary["window_s"] / summary["steps"]
+                [device] = doc["devices"]
+                cells.append({"profile": profile.name, "profiled_on": source.name, "kernels_of": target.name,
+                              "predicted_step_s": device["step_s"], "measured_step_s": measured,
+                              "error": device["step_s"] / measured - 1, "rests_on": device["rests_on"],
+                              "framework_s": device["framework_s"], "classes": device["classes"],
+                              "notes": device["notes"][:5]})
+                print(f"{profile.name:38} {source.name} → {target.name}: predicted {device['step_s']:.4g} s, "
+                      f"measured {measured:.4g} s ({cells[-1]['error']:+.1%})", flush=True)
+    same = [abs(c["error"]) for c in cells if c["profiled_on"] == c["kernels_of"]]
+    across = [abs(c["error"]) for c in cells if c["profiled_on"] != c["kernels_of"]]
+    figures = {"machines": [m.name for m in machines], "cells": cells,
+               "same_machine": {"rows": len(same), "median": statistics.median(same) if same else None,
+                                "max": max(same) if same else None,
+                                "within_15": sum(e <= 0.15 for e in same)},
+               "across_machines": {"rows": len(across), "median": statistics.median(across) if across else None,
+                                   "max": max(across) if across else None}}
+    print(json.dumps({k: v for k, v in figures.items() if k != "cells"}, indent=1))
+    bench.store(args, "whole_steps", figures)
+
+
+def published(args) -> None:
+    """ResNet-50 v1.5 on a V100 predicted against NVIDIA's published images/s (see the module docstring)."""
+    here = MACHINES / machine_name() / "profiles"
+    rows, left_out = [], []
+    with tempfile.TemporaryDirectory(prefix="dawnbench-rn50-") as tmp:
+        tmp_path = Path(tmp)
+        env = {"DAWNBENCH_DATA": str(tmp_path / "data")}
+        bench.python("-m", "dawnbench.data.imagenet.generate", str(tmp_path / "ilsvrc"), "--classes", "4", "--train",
+                     "80", "--val", "4", env=env)
+        bench.dawnbench("data", "fetch", "imagenet", "--from", str(tmp_path / "ilsvrc"), "--subset", "gen", env=env)
+        for row in PUBLISHED_RN50:
+            stated = 90 * IMAGENET_TRAIN / row["images_per_s"] / 3600
+            if abs(stated / row["hours_90_epochs"] - 1) > CONSISTENT:
+                left_out.append({**row, "why": f"{row['images_per_s']} images/s make 90 epochs {stated:.0f} h, the "
+                                                f"table says {row['hours_90_epochs']} h"})
+                continue
+            name = f"imagenet-resnet50-224-{row['precision']}"
+            folder = here / name
+            if not (folder / "ops.tsv").is_file():
+                bench.dawnbench("profile", "imagenet", "--entry", "imagenet-resnet50", *RN50_224, "--set",
+                                f"batch_size={RN50_PROFILE_BATCH[row['precision']]}", "--precision", row["precision"],
+                                "--steps", "2", "--out", str(tmp_path / name), "--json", env=env)
+                folder.mkdir(parents=True, exist_ok=True)
+                for file in ("summary.json", "ops.tsv"):
+                    shutil.copyfile(tmp_path / name / file, folder / file)
+            doc = json.loads(bench.dawnbench("predict", str(folder), "--device", row["device"], "--batch",
+                                             str(row["batch"]), "--epochs", "1", "--json").stdout)
+            [device] = doc["devices"]
+            predicted = row["batch"] / device["step_s"]
+            rows.append({**row, "stated_hours_check": stated, "profiled_batch": doc["profiled_batch_size"],
+                         "predicted_images_per_s": predicted, "ratio": predicted / row["images_per_s"],
+                         "step_s": device["step_s"], "host_bound": device["host_bound"],
+                         "host_floor_s": device["host_floor_s"], "rests_on": device["rests_on"],
+                         "classes": device["classes"], "notes": [*doc["notes"], *device["notes"]][:8],
+                         "differs": [f"this project's ResNet-50 (imagenet-resnet50 at 224 px, no blur-pool), channels-"
+                                     f"last; published: NVIDIA's, {row['layout']}",
+                                     f"profiled at batch {doc['profiled_batch_size']} on this CPU and re-derived at "
+                                     f"{row['batch']}", "bf16 profile predicted with DeepBench's fp16-mixed rows"
+                                     if row["precision"] == "bf16" else "fp32 both sides",
+                                     "published: the whole training loop (data loading by DALI or PyTorch included)"]})
+            print(f"{row['what']}: predicted {predicted:,.0f} images/s, published {row['images_per_s']:,} "
+                  f"({rows[-1]['ratio']:.2f}×)", flush=True)
+    bench.store(args, "rn50_published", {"source": PUBLISHED_SOURCE, "rows": rows, "left_out": left_out})
+
+
+def main() -> int:
+    parser = bench.parser(__doc__)
+    parser.add_argument("stage", choices=("add-machine", "problems", "predict", "published"))
+    parser.add_argument("--skip-profiles", action="store_true", help="add-machine: keep the stored profiles, time "
+                                                                     "the kernels again")
+    parser.add_argument("--no-kernels", action="store_true", help="add-machine: the profiles only")
+    parser.add_argument("--only", metavar="ENTRY[,ENTRY…]", help="add-machine: profile only these entries again")
+    args = parser.parse_args()
+    {"add-machine": add_machine, "problems": problems, "predict": predict, "published": published}[args.stage](args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""A profiled step at another batch (SPEC §23, ``predict --batch N``): each op's recorded call re-derived at
+batch N, its FLOPs and bytes counted again, its DeepBench problems mapped again.
+
+    step, notes = rebatch(read_step(Path("profiles/imagenet-resnet50-fp32")), 256)
+
+**Which dimensions are the batch.** The profile's batch B is known (its samples over its steps). A tensor's
+dimension is the batch's when it is B·k for a per-sample factor k — 1, or a sequence length (a k for which the
+step holds a B×k×… tensor: a transformer's tokens flattened to B·k rows) — and it sits where a batch sits: the first
+dimension of an activation, or the second of a two-dimensional operand stored transposed (a weight gradient's
+``mm`` reads the batch along its columns). Arguments named like a layer's state (``weight``, ``bias``, running
+and saved statistics) are never the batch. Such a dimension becomes N·k; every other stays. An op none of whose
+tensors has a batch dimension (the optimizer, a weight's own ops) is the same at any batch — except a recurrent
+layer, whose time-major T×B×F input is not recognised: it is named as not rescaled.
+
+**Counting again.** The re-derived call is made on PyTorch's ``meta`` device — shapes only, no memory, no
+arithmetic — which gives its outputs, so its minimum traffic (the census's rule) and FLOPs
+(``torch.utils.flop_counter``'s formulas) are counted as a profile counts them. An op whose call was not recorded
+(a profile made before ``call``), or whose re-derived call PyTorch refuses, cannot be rescaled: it keeps its
+batch-B problems, and the prediction names it. The framework's time between ops is taken as the same at any
+batch (it is per op, not per sample).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from typing import Any
+
+import torch
+
+from dawnbench import bounds
+from dawnbench.analysis.kernel_classes import RECURRENT
+from dawnbench.errors import DawnbenchError
+from dawnbench.prediction.step import Step, StepOp, map_op
+from dawnbench.profiling.calls import decode, positional, replay, strides_like, tensor_specs
+from dawnbench.profiling.flops import op_flops
+from dawnbench.profiling.ops import parse_args, parse_shapes
+
+STATE_ARGS = {"weight", "bias", "running_mean", "running_var", "save_mean", "save_invstd", "save_var",
+              "weight_g", "weight_v"}
+META = torch.device("meta")
+
+
+def per_sample_factors(step: Step) -> set[int]:
+    """1, and every k for which some recorded call holds a three-dimensional B×k×… tensor (B: the profile's batch;
+    a sequence of k tokens — an image's B×C×H×W says nothing of the kind)."""
+    batch = step.batch_size or 0
+    factors = {1}
+    for op in step.ops:
+        if op.replay is None:
+            continue
+        for value in json.loads(op.replay.problem.params["call"])["args"].values():
+            for t in tensor_specs(value):
+                if len(t["t"]) == 3 and t["t"][0] == batch and t["t"][1] > 1:
+                    factors.add(t["t"][1])
+    return factors
+
+
+def _rescale(spec: dict[str, Any], arg: str, batch: int, new: int, factors: set[int]) -> tuple[dict[str, Any], bool]:
+    """The tensor with its batch dimensions at ``new`` (see the module docstring), and whether any changed."""
+    if arg in STATE_ARGS:
+        return spec, False
+    shape, strides = list(spec["t"]), spec.get("st")
+    transposed = strides is not None and len(shape) == 2 and strides[0] == 1
+    positions = [1] if transposed else [0]
+    changed = False
+    for i in positions:
+        if i < len(shape) and shape[i] % batch == 0 and shape[i] // batch in factors:
+            shape[i] = shape[i] // batch * new
+            changed = True
+    if not changed:
+        return spec, False
+    out = {"t": shape, "d": spec["d"]}
+    if strides is not None:      # the same memory order at the new sizes
+        out["st"] = strides_like(strides, shape)
+    return out, True
+
+
+def _rebuild(value: Any, arg: str, batch: int, new: int, factors: set[int]) -> tuple[Any, bool]:
+    if isinstance(value, dict) and "t" in value:
+        return _rescale(value, arg, batch, new, factors)
+    if isinstance(value, list):
+        parts = [_rebuild(v, arg, batch, new, factors) for v in value]
+        return [p for p, _ in parts], any(c for _, c in parts)
+    return value, False
+
+
+def rebatch(step: Step, new: int) -> tuple[Step, list[str]]:
+    """``step`` at batch ``new`` (see the module docstring), and a note per op that could not be rescaled."""
+    bounds.check_option("--batch", new)
+    if not step.batch_size:
+        raise DawnbenchError(f"--batch {new}: the profile {step.profile} does not say its batch (no samples_per_s in "
+                             "its summary.json), so no dimension can be known as the batch's. Profile again.")
+    batch, factors = step.batch_size, per_sample_factors(step)
+    ops, kept = [], Counter()
+    for op in step.ops:
+        if op.replay is None and not op.bytes and not op.flops:   # a view or bookkeeping: no work at any batch
+            ops.append(op)
+            continue
+        moved = _op_at(op, batch, new, factors)
+        if moved is None:
+            kept[op.op] += 1
+            ops.append(op)
+        else:
+            ops.append(moved)
+    notes = [f"--batch {new}: {count} {name} row(s) could not be rescaled (no recorded call, or PyTorch refused the "
+             f"call at the new sizes): kept at batch {batch}" for name, count in kept.most_common()]
+    return dataclasses.replace(step, ops=ops, batch_size=new), notes
+
+
+def _op_at(op: StepOp, batch: int, new: int, factors: set[int]) -> StepOp | None:
+    """One op at the new batch, or None where it cannot be re-derived."""
+    if op.replay is None:
+        return None
+    params = op.replay.problem.params
+    try:
+        func, recorded = decode(params["call"])
+    except ValueError:
+        return None
+    rebuilt, changed = {}, False
+    for arg, value in recorded.items():
+        rebuilt[arg], moved = _rebuild(value, arg, batch, new, factors)
+        changed = changed or moved
+    if not changed:               # the same at any batch: a weight's own op, the optimizer — but a recurrent layer's
+        return None if op.kernel_class == RECURRENT else op   # time-major T×B×F input is not recognised: named
+    call = json.dumps({"op": json.loads(params["call"])["op"], "args": rebuilt}, separators=(",", ":"))
+    try:
+        fn, moved_bytes = replay(call, META)
+        flops = op_flops(func, *positional(func, fn.keywords), fn())
+    except (ValueError, RuntimeError, NotImplementedError, TypeError):
+        return None
+    shapes = ", ".join("x".join(map(str, t["t"])) or "scalar" for v in rebuilt.values() for t in tensor_specs(v))
+    row = {"op": op.op, "shapes": shapes, "dims": parse_shapes(shapes), "arg_values": parse_args(op.args),
+           "calls": op.calls, "flops": flops * op.calls, "layout": op.layout}
+    kernels, why = map_op(row)
+    replayed = dataclasses.replace(op.replay, problem=dataclasses.replace(
+        op.replay.problem, params={**params, "call": call, "flops": flops, "bytes": float(moved_bytes)}))
+    return dataclasses.replace(op, shapes=shapes, flops=flops * op.calls, bytes=float(moved_bytes) * op.calls,
+                               kernels=kernels, unmapped=why, replay=replayed)
+

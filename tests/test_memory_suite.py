@@ -1,0 +1,285 @@
+"""The memory-bound suite and whole steps (SPEC §19 fifth suite, §23): calls recorded and made again, the
+applications set, class curves, the host floor, a profile's run, and no op's own time in its prediction."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from dawnbench.cli import main
+from dawnbench.kernels.problems import applications, problems, quick
+from dawnbench.prediction.devices import DeviceModel
+from dawnbench.prediction.predict import predict
+from dawnbench.profiling.calls import REFUSED, check_call, encode, layouts, replay, traffic
+from dawnbench.profiling.ops import read_ops, write_ops
+
+
+class _Recorder(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, int, str]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if func.namespace == "aten":
+            self.calls.append((encode(func, args, kwargs), traffic(func, args, kwargs, out), layouts(args, kwargs)))
+        return out
+
+
+def _a_training_step() -> list[tuple[str, int, str]]:
+    """Every ATen call of one step of a small network with the ops the suite covers: a channels-last convolution,
+    batch and layer norm, ReLU, max pooling, dropout, an embedding, attention on strided views, a loss, Adam."""
+    torch.manual_seed(0)
+    cnn = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                              torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 10))
+    cnn = cnn.to(memory_format=torch.channels_last)
+    embed, norm = torch.nn.Embedding(50, 16), torch.nn.LayerNorm(16)
+    attention = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+    params = [*cnn.parameters(), *embed.parameters(), *norm.parameters(), *attention.parameters()]
+    optimizer = torch.optim.Adam(params, lr=1e-3)
+    images = torch.randn(4, 3, 16, 16).to(memory_format=torch.channels_last)
+    labels, words = torch.randint(0, 10, (4,)), torch.randint(0, 50, (4, 7))
+    recorder = _Recorder()
+    with recorder:
+        hidden = norm(embed(words))
+        loss = torch.nn.functional.cross_entropy(cnn(images), labels) + \
+            torch.nn.functional.dropout(attention(hidden, hidden, hidden)[0], 0.1).sum()
+        loss.backward()
+        optimizer.step()
+    return recorder.calls
+
+
+def test_every_call_of_a_training_step_is_made_again_with_its_traffic():
+    calls = _a_training_step()
+    names = {json.loads(c)["op"].split(".")[0] for c, _, _ in calls}
+    assert {"aten::convolution", "aten::native_batch_norm", "aten::native_layer_norm", "aten::max_pool2d_with_indices",
+            "aten::embedding", "aten::bmm", "aten::bernoulli_"} <= names
+    for call, moved, _ in calls:
+        if moved == 0:                            # a view: the census records no call for it
+            continue
+        if any(word in json.loads(call)["op"] for word in REFUSED):
+            assert "not made again" in check_call(call)
+            continue
+        fn, replayed = replay(call, torch.device("cpu"))
+        fn()
+        assert replayed == moved, call[:120]      # the same minimum traffic as the census counted
+    # layouts: the convolution's input and weight channels-last, attention's bmm on strided views
+    conv = next(lay for c, _, lay in calls if c.startswith('{"op":"aten::convolution.'))
+    assert conv.startswith("cl, cl")
+    assert any(lay != "c, c" and c.startswith('{"op":"aten::bmm.') for c, _, lay in calls)
+
+
+@pytest.mark.parametrize("text, why", [
+    ("", "one line of JSON"),
+    ("{", "not JSON"),
+    ('{"op": "os::system.default", "args": {}}', "not an ATen overload"),
+    ('{"op": "aten::no_such_op.default", "args": {}}', "no such ATen overload"),
+    ('{"op": "aten::relu.default", "args": {"self": {"t": [1e308], "d": "float32"}}}', "shape"),
+    ('{"op": "aten::relu.default", "args": {"self": {"t": [0, -3], "d": "float32"}}}', "shape"),
+    ('{"op": "aten::relu.default", "args": {"self": {"t": [4], "d": "complex128"}}}', "dtype"),
+    ('{"op": "aten::relu.default", "args": {"self": {"t": [4, 4], "d": "float32", "st": [1]}}}', "strides"),
+    ('{"op": "aten::as_strided.default", "args": {"self": {"t": [4], "d": "float32"}, "size": [4], "stride": [1099511627776]}}',
+     "memory geometry"),
+    ('{"op": "aten::new_zeros.default", "args": {"self": {"t": [1], "d": "float32"}, "size": [1073741824, 1073741824]}}',
+     "more than"),
+])
+def test_a_call_that_cannot_be_made_says_why(text, why):
+    assert why in check_call(text)
+    with pytest.raises(ValueError, match=why):
+        replay(text, torch.device("cpu"))
+
+
+def test_a_call_too_large_to_allocate_is_refused_before_anything_is_made():
+    huge = '{"op": "aten::relu.default", "args": {"self": {"t": [65536, 65536], "d": "float32"}}}'
+    with pytest.raises(ValueError, match="more than"):
+        replay(huge, torch.device("cpu"))
+
+
+def test_the_applications_set_is_the_reference_entries_own_calls_each_saying_where_it_came_from():
+    rows = applications()
+    assert rows and all(p.replay and p.params["entry"] and p.params["share"] >= 0.01 for p in rows)
+    memory = problems("memory", "training")
+    assert memory and all(p.suite == "memory" for p in memory)
+    assert {p.params["class"] for p in memory} >= {"elementwise", "normalisation", "pooling"}
+    assert 0 < len(quick("memory")) < len(memory)
+    assert all(check_call(p.params["call"]) is None for p in rows)
+
+
+def _kernels_file(path: Path, rows: list[dict]) -> Path:
+    path.write_text(json.dumps({"kind": "dawnbench-kernels", "version": 1, "rows": rows, "hardware": {"cpu": "test",
+                                "device": "cpu"}, "roofs": {"flops": {"fp32": 1e11}, "bandwidth_bytes_per_s": 1e10}}))
+    return path
+
+
+def _replay_row(call: str, moved: int, seconds: float, cls: str, suite: str = "memory") -> dict:
+    return {"suite": suite, "set": "applications", "pass": "forward", "precision": "fp32",
+            "params": {"op": json.loads(call)["op"], "class": cls, "pass": "forward", "precision": "fp32",
+                       "flops": 0.0, "bytes": float(moved), "call": call},
+            "median_s": seconds, "flops": 0.0, "bytes": float(moved)}
+
+
+def _one_op_profile(folder: Path, call: str, moved: int, op: str, time_s: float, dispatch: bool = False,
+                    run: dict | None = None) -> Path:
+    folder.mkdir(parents=True)
+    write_ops([{"op": op, "shapes": "64x64", "dtype": "float32", "precision": "fp32", "calls": 2, "time_s": time_s,
+                "share": 1.0, "flops": 0.0, "bytes": 2.0 * moved, "intensity": 0.0, "flops_per_s": None,
+                "bytes_per_s": None, "fraction_of_roof": None, "bound": "memory", "args": "", "layout": "c",
+                "call": call}], folder / "ops.tsv")
+    summary = {"task": "mnist", "entry": "small-cnn", "precision": "fp32", "device": "cpu", "steps": 2,
+               "window_s": time_s / 0.9, "samples_per_s": 64 * 2 / (time_s / 0.9),
+               "roofs": {"flops": {"fp32": 1e11}, "bandwidth_bytes_per_s": 1e10}}
+    if dispatch:
+        summary["dispatch_s"] = {"elementwise": 2e-4, "matrix multiply": 3e-4, "convolution": 4e-4}
+    if run:
+        summary["run"] = run
+    (folder / "summary.json").write_text(json.dumps(summary))
+    return folder
+
+
+RELU = '{"op":"aten::relu.default","args":{"self":{"t":[64,64],"d":"float32"}}}'
+GELU = '{"op":"aten::gelu.default","args":{"self":{"t":[64,64],"d":"float32"},"approximate":"none"}}'
+
+
+def test_an_op_takes_its_own_calls_time_else_its_class_curve_else_the_roofline(tmp_path):
+    moved = 64 * 64 * 4 * 2
+    kernels = _kernels_file(tmp_path / "kernels.json", [_replay_row(RELU, moved, 5e-5, "elementwise")])
+    own = predict(_one_op_profile(tmp_path / "relu", RELU, moved, "aten::relu", 1e-3), [str(kernels)], epochs=1)
+    [d] = own["devices"]
+    assert d["ops"][0]["from"] == "measured" and d["ops"][0]["predicted_s"] == pytest.approx(5e-5)   # a call a step
+    # a GELU of the same size has no row of its own: the elementwise class's efficiency (one point: 1.6e-5 s of
+    # roofline over 5e-5 s) at its own roofline
+    other = predict(_one_op_profile(tmp_path / "gelu", GELU, moved, "aten::gelu", 1e-3), [str(kernels)], epochs=1)
+    [d] = other["devices"]
+    assert d["ops"][0]["from"] == "curve" and d["ops"][0]["predicted_s"] == pytest.approx(5e-5, rel=1e-6)
+    # no rows of the class at all: the bare roofline, said per class
+    norm = _kernels_file(tmp_path / "norm.json", [_replay_row(RELU, moved, 5e-5, "normalisation")])
+    [d] = predict(tmp_path / "gelu", [str(norm)], epochs=1)["devices"]
+    assert d["ops"][0]["from"] == "roofline" and any("elementwise" in n and "bare roofline" in n for n in d["notes"])
+
+
+def test_no_ops_measured_time_reaches_its_prediction(tmp_path):
+    """The profile's op times scaled a thousandfold: every op's prediction is unchanged."""
+    moved = 64 * 64 * 4 * 2
+    kernels = _kernels_file(tmp_path / "kernels.json", [_replay_row(RELU, moved, 5e-5, "elementwise")])
+    for name, seconds in (("a", 1e-3), ("b", 1.0)):
+        _one_op_profile(tmp_path / name, RELU if name == "a" else RELU, moved, "aten::relu", seconds)
+    for device in (str(kernels), "V100"):
+        [a] = predict(tmp_path / "a", [device], epochs=1)["devices"]
+        [b] = predict(tmp_path / "b", [device], epochs=1)["devices"]
+        assert [o["predicted_s"] for o in a["ops"]] == [o["predicted_s"] for o in b["ops"]]
+
+
+def test_a_step_on_an_accelerator_is_never_faster_than_its_host_can_issue_it(tmp_path):
+    moved = 64 * 64 * 4 * 2
+    folder = _one_op_profile(tmp_path / "p", RELU, moved, "aten::relu", 1e-3, dispatch=True)
+    [d] = predict(folder, ["V100"], epochs=1)["devices"]
+    framework = 1e-3 / 0.9 / 2 - 1e-3 / 2
+    assert d["host_bound"] and d["step_s"] == pytest.approx(framework + 1 * 2e-4)   # one call a step at 0.2 ms
+    assert any("the host binds" in n for n in d["notes"])
+    assert d["op_s"] < d["step_s"]
+
+
+def test_a_profile_made_from_a_run_carries_its_epochs_to_target(tmp_path):
+    folder = _one_op_profile(tmp_path / "p", RELU, 1, "aten::relu", 1e-3,
+                             run={"dir": "runs/x", "epochs_to_target": 2.5, "samples_per_epoch": 6400})
+    doc = predict(folder, ["V100"])
+    assert doc["epochs_to_target"] == 2.5 and "runs/x" in doc["epochs_from"]
+    assert doc["samples_per_epoch"] == 6400 and doc["steps_per_epoch"] == pytest.approx(100)
+    assert doc["devices"][0]["tta_s"] == pytest.approx(doc["devices"][0]["epoch_s"] * 2.5)
+
+
+def test_published_gpus_take_a_cited_stream_measurement_for_memory_bound_ops():
+    v100, m40 = DeviceModel.published("V100"), DeviceModel.published("M40")
+    assert v100.bandwidth == 750e9 and any("STREAM-class" in n and "arXiv:1804.06826" in n for n in v100.notes)
+    assert any("rated" in n and "upper bound" in n for n in m40.notes)
+
+
+def test_leave_one_out_leaves_out_the_other_transposes_of_the_same_gemm():
+    model = DeviceModel.published("V100")
+    held = next(r for r in model.rows if r.suite == "gemm" and any(
+        o is not r and o.suite == "gemm" and o.key[:3] == r.key[:3] and o.precision == r.precision
+        for o in model.rows))
+    twins = [r for r in model.rows if r.suite == "gemm" and r.key[:3] == held.key[:3] and r.precision == held.precision]
+    from dawnbench.prediction.step import Kernel
+    without = model.kernel_s(Kernel(held.problem, held.pass_name), held.precision, leave_out=held)[0]
+    rest = copy.copy(model)
+    rest = DeviceModel(model.name, model.label, model.kind, model.peaks, model.bandwidth, "", model.floor_s,
+                       [r for r in model.rows if r not in twins])
+    assert without == pytest.approx(rest.kernel_s(Kernel(held.problem, held.pass_name), held.precision)[0])
+
+
+def test_an_ops_table_with_a_damaged_call_keeps_the_row_without_a_replay(tmp_path):
+    folder = _one_op_profile(tmp_path / "p", RELU, 1, "aten::relu", 1e-3)
+    text = (folder / "ops.tsv").read_text().replace('"aten::relu.default"', '"os::system.default"')
+    (folder / "ops.tsv").write_text(text)
+    notes: list[str] = []
+    [row] = read_ops(folder, notes)
+    assert row["call"] == "" and any("cannot be made again" in n for n in notes)
+
+
+def test_the_memory_suite_runs_and_reports_bandwidth(tmp_path, capsys):
+    assert main(["kernels", "memory", "--quick", "--cap", "0.5", "--max-seconds", "20", "--out", str(tmp_path),
+                 "--json"]) == 0
+    doc = json.loads((tmp_path / "kernels.json").read_text())
+    timed = [r for r in doc["rows"] if r.get("median_s")]
+    assert timed and all(r["suite"] == "memory" and r["gbps"] > 0 and r["fraction_of_bandwidth"] > 0 for r in timed)
+    model = DeviceModel.measured(tmp_path / "kernels.json")
+    assert model.has_curve(timed[0]["params"]["class"], "fp32")
+
+
+def test_a_step_re_derived_at_another_batch_scales_the_batch_and_nothing_else(tmp_path):
+    calls = _a_training_step()                 # batch 4: images 4×3×16×16, words 4×7
+    rows = []
+    for call, moved, layout in calls:
+        doc = json.loads(call)
+        if moved == 0 or any(word in doc["op"] for word in REFUSED):   # as the census: views and .item() left out
+            continue
+        shapes = ", ".join("x".join(map(str, v["t"])) or "scalar" for v in doc["args"].values()
+                           if isinstance(v, dict) and "t" in v)
+        rows.append({"op": doc["op"].split(".")[0], "shapes": shapes, "dtype": "float32", "precision": "fp32",
+                     "calls": 1, "time_s": 1e-4, "share": None, "flops": 0.0, "bytes": float(moved),
+                     "intensity": None, "flops_per_s": None, "bytes_per_s": None, "fraction_of_roof": None,
+                     "bound": "memory", "args": "", "layout": layout, "call": call})
+    folder = tmp_path / "p"
+    folder.mkdir()
+    write_ops(rows, folder / "ops.tsv")
+    window = len(rows) * 1e-4 / 0.9
+    (folder / "summary.json").write_text(json.dumps({
+        "task": "mnist", "entry": "small-cnn", "precision": "fp32", "device": "cpu", "steps": 1, "window_s": window,
+        "samples_per_s": 4 / window, "roofs": {"flops": {"fp32": 1e11}, "bandwidth_bytes_per_s": 1e10}}))
+    from dawnbench.prediction.batch import rebatch
+    from dawnbench.prediction.step import read_step
+
+    step = read_step(folder)
+    assert step.batch_size == 4
+    wide, notes = rebatch(step, 8)
+    assert wide.batch_size == 8 and not notes
+    by_call = {json.loads(o.replay.problem.params["call"])["op"]: o for o in wide.ops if o.replay}
+    conv = json.loads(by_call["aten::convolution.default"].replay.problem.params["call"])["args"]
+    assert conv["input"]["t"] == [8, 3, 16, 16] and conv["weight"]["t"] == [8, 3, 3, 3]   # a weight of 8: not the batch
+    assert conv["input"]["st"] == [768, 1, 48, 3]                   # still channels-last at the new size
+    embedding = json.loads(by_call["aten::embedding.default"].replay.problem.params["call"])["args"]
+    assert embedding["indices"]["t"] == [8, 7] and embedding["weight"]["t"] == [50, 16]
+    # the attention's projections read the tokens flattened, 4·7 = 28 rows: 8·7 = 56 now
+    assert any(json.loads(o.replay.problem.params["call"])["args"].get("mat1", {}).get("t", [0])[0] == 56
+               for o in wide.ops if o.replay and o.op == "aten::addmm")
+    before = {id(o): o for o in step.ops}
+    for old, new in zip(step.ops, wide.ops):
+        if new is old:                    # the same at any batch: nothing of it was the batch's
+            continue
+        assert new.bytes > old.bytes and before[id(old)] is old
+    adam = [n for o, n in zip(step.ops, wide.ops) if o.op.startswith("aten::_foreach") or "addcdiv" in o.op]
+    assert adam and all(n.bytes == o.bytes for o, n in zip(step.ops, wide.ops) if o.op.startswith("aten::_foreach"))
+    # a profile made before calls were recorded: every op kept at its batch, and named
+    plain = tmp_path / "q"
+    plain.mkdir()
+    write_ops([{**r, "call": "", "layout": ""} for r in rows], plain / "ops.tsv")
+    (plain / "summary.json").write_text((folder / "summary.json").read_text())
+    _, notes = rebatch(read_step(plain), 8)
+    assert notes and all("could not be rescaled" in n for n in notes)
