@@ -23,7 +23,8 @@ other (the cross-machine matrix: target median ≤ 20 %). The kernels never come
 
 **published** profiles imagenet-resnet50 as ResNet-50 v1.5 at 224 px (no blur-pool, one resolution), fp32 at batch
 ``RN50_PROFILE_BATCH`` and bf16 at a smaller one (the op list is what matters, not this CPU's speed), predicts it on
-DeepBench's V100 at the published batches (``predict --batch``: 112 fp32, 256 mixed precision) and compares the
+DeepBench's V100 at the published batches (``predict --batch``: 112 fp32, 256 mixed precision; a precision this CPU
+cannot profile is listed as unmeasured) and compares the
 images/s with NVIDIA's published single-V100 training throughputs (``PUBLISHED_RN50``), each row checked first
 against the same table's 90-epoch training time (a row whose throughput and time disagree by more than
 ``CONSISTENT`` is left out and named), each labelled with what differs.
@@ -208,8 +209,11 @@ def predict(args) -> None:
 
 def published(args) -> None:
     """ResNet-50 v1.5 on a V100 predicted against NVIDIA's published images/s (see the module docstring)."""
-    here = MACHINES / machine_name() / "profiles"
-    rows, left_out = [], []
+    from dawnbench.precision import device_supports
+
+    here = MACHINES / machine_name() / "published"      # not the six entries' profiles: no part of applications.csv
+
+    rows, left_out, unmeasured = [], [], []
     with tempfile.TemporaryDirectory(prefix="dawnbench-rn50-") as tmp:
         tmp_path = Path(tmp)
         env = {"DAWNBENCH_DATA": str(tmp_path / "data")}
@@ -221,6 +225,10 @@ def published(args) -> None:
             if abs(stated / row["hours_90_epochs"] - 1) > CONSISTENT:
                 left_out.append({**row, "why": f"{row['images_per_s']} images/s make 90 epochs {stated:.0f} h, the "
                                                 f"table says {row['hours_90_epochs']} h"})
+                continue
+            runs, why = device_supports(row["precision"], torch.device("cpu"))
+            if not runs:
+                unmeasured.append({**row, "why": f"no {row['precision']} profile on this CPU: {why}"})
                 continue
             name = f"imagenet-resnet50-224-{row['precision']}"
             folder = here / name
@@ -248,7 +256,8 @@ def published(args) -> None:
                                      "published: the whole training loop (data loading by DALI or PyTorch included)"]})
             print(f"{row['what']}: predicted {predicted:,.0f} images/s, published {row['images_per_s']:,} "
                   f"({rows[-1]['ratio']:.2f}×)", flush=True)
-    bench.store(args, "rn50_published", {"source": PUBLISHED_SOURCE, "rows": rows, "left_out": left_out})
+    bench.store(args, "rn50_published", {"source": PUBLISHED_SOURCE, "rows": rows, "left_out": left_out,
+                                         "unmeasured": unmeasured})
 
 
 def main() -> int:

@@ -148,7 +148,7 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
         if target_epochs is None and source is not None and source.get("epochs_to_target"):
             target_epochs, epochs_from = source["epochs_to_target"], f"the run's epochs to target ({source['dir']})"
     framework = max(0.0, measured_step.step_s - measured_step.op_s)
-    host_floor, floor_from = host_floor_s(step, framework)
+    host_floor, floor_from = host_floor_s(step)
     doc: dict[str, Any] = {
         "profile": str(step.profile), "task": step.task, "entry": step.entry, "precision": step.precision,
         "profiled_on": step.device, "batch_size": step.batch_size, "profiled_batch_size": profiled_batch,
@@ -158,9 +158,8 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
         "steps_per_epoch": steps_per_epoch, "epochs_to_target": target_epochs, "epochs_from": epochs_from,
         "assumptions": [
             "the framework's time between ops is not predicted: on a published device it is hidden under the ops — "
-            "but never below the host's floor (the ops a step issues at the host's measured cost, plus the "
-            "framework's time, where the profile was taken) — on a measured machine of the profile's kind it is "
-            "the profile's own",
+            "but never below the host's floor (the ops a step issues, each at the host's measured cost of issuing "
+            "one, where the profile was taken) — on a measured machine of the profile's kind it is the profile's own",
             "the same epochs to target on every device (the same recipe, precision and batch)",
             "one device, no data-loading stall"],
         "mapped_share_of_op_time": sum(o.seconds for o in step.ops if o.kernels) / step.op_s,
@@ -186,19 +185,18 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
     return doc
 
 
-def host_floor_s(step: Step, framework_s: float) -> tuple[float, str]:
-    """The least time the host needs to issue a step (SPEC §23): the framework's time between ops measured in the
-    profile, plus each op's calls times the host's cost of issuing one of its kind (measured where the profile was
-    taken); and where that comes from."""
+def host_floor_s(step: Step) -> tuple[float, str]:
+    """The least time the host needs to issue a step's ops (SPEC §23): each op's calls times the host's cost of
+    issuing one op of its kind, measured where the profile was taken; and where that comes from. The profile's
+    other time between ops (Python, autograd, on a small CPU its input pipeline too) is not counted: it says what
+    that machine did, not what an accelerator's host must do."""
     if not step.dispatch_s:
-        return framework_s, ("the framework's time between ops in the profile; the profile has no dispatch "
-                             "measurement (made before it): profile again for the whole floor")
+        return 0.0, "no floor: the profile has no dispatch measurement (made before it); profile again"
     issue = sum(op.calls * step.dispatch_s.get(kind_of(op.kernel_class), step.dispatch_s.get("elementwise", 0.0))
                 for op in step.ops)
     calls = sum(op.calls for op in step.ops)
-    return framework_s + issue, (f"{calls:,.0f} op calls a step at the host's measured cost of issuing each "
-                                 f"({issue * 1e3:.3g} ms), plus the framework's {framework_s * 1e3:.3g} ms between "
-                                 "ops, both measured where the profile was taken")
+    return issue, (f"{calls:,.0f} op calls a step at the host's measured cost of issuing each one, measured where "
+                   "the profile was taken")
 
 
 def _costs(model: DeviceModel, tta_s: float | None) -> list[dict[str, Any]]:
