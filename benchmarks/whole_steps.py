@@ -192,7 +192,12 @@ def predict(args) -> None:
                               "predicted_step_s": device["step_s"], "measured_step_s": measured,
                               "error": device["step_s"] / measured - 1, "rests_on": device["rests_on"],
                               "framework_s": device["framework_s"], "classes": device["classes"],
-                              "notes": device["notes"][:5]})
+                              "notes": device["notes"][:5],
+                              "process_cpu_pct_max": (summary.get("resources") or {}).get("proc_cpu_pct", {}).get("max"),
+                              "gaps": [{k: o[k] for k in ("op", "shapes", "class", "calls", "measured_s", "predicted_s",
+                                                          "from")}
+                                       for o in sorted(device["ops"], key=lambda o: -abs(o["measured_s"] -
+                                                                                         o["predicted_s"]))[:5]]})
                 print(f"{profile.name:38} {source.name} → {target.name}: predicted {device['step_s']:.4g} s, "
                       f"measured {measured:.4g} s ({cells[-1]['error']:+.1%})", flush=True)
     same = [abs(c["error"]) for c in cells if c["profiled_on"] == c["kernels_of"]]

@@ -173,6 +173,7 @@ class ProfiledRun(TypedDict):
     dir: schema.Text
     epochs_to_target: NotRequired[schema.Epochs | None]   # null: the run did not reach its target
     samples_per_epoch: NotRequired[schema.PositiveCount | None]
+    subset: NotRequired[schema.Text | None]               # a quick trial or a generated subset: unofficial epochs
 
 
 class ProfileSummary(TypedDict):

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +39,12 @@ def _precisions(text: str | None) -> tuple[str, ...] | None:
 
 def options_from(args: argparse.Namespace) -> Any:
     from dawnbench.kernels import KernelOptions
-    from dawnbench.kernels.problems import SUITES
+    from dawnbench.kernels.problems import APPLICATIONS, SUITES
 
     suites = SUITES if args.suite == "all" else tuple(s for s in args.suite.split(",") if s)
     compare = tuple(c for item in args.compare for c in item.split(","))   # an empty one is refused
-    return KernelOptions(suites=suites, set_name=args.set, precisions=_precisions(args.precision),
+    set_name = APPLICATIONS if suites == ("memory",) else args.set      # the memory suite's problems are its
+    return KernelOptions(suites=suites, set_name=set_name, precisions=_precisions(args.precision),
                          device=args.device, quick=args.quick, cap_s=args.cap, max_seconds=args.max_seconds,
                          out=Path(args.out), compare=compare)
 
@@ -69,10 +74,13 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     def progress(done: int, total: int, eta_s: float, row: dict[str, Any]) -> None:
         what = f"{row['suite']} {row['pass']} {row['precision']}"
-        line = f"{what}: skipped" if row.get("skipped") else f"{what}: {row['gflops']:.1f} GFLOP/s"
+        if row.get("skipped"):
+            line = f"{what}: skipped"
+        else:
+            line = f"{what}: " + (f"{row['gbps']:.1f} GB/s" if row["suite"] == "memory" else f"{row['gflops']:.1f} GFLOP/s")
         bar.update(task, completed=done, line=line)
 
-    with bar:
+    with bar, terminated_as_interrupt():   # `kill` or a timeout: the rows so far kept, the file marked interrupted
         document = run_kernels(options, progress=progress, announce=announce)
     try:
         if workers is not None:
@@ -81,7 +89,8 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
         document.doc["interrupted"] = True
         document.finish()
         raise
-    targets = options.compare or (_published_devices() if options.set_name == PUBLISHED_SET else ())
+    deepbench = any(s != "memory" for s in options.suites)      # the published sheets have no memory-bound rows
+    targets = options.compare or (_published_devices() if options.set_name == PUBLISHED_SET and deepbench else ())
     doc = compared(document, targets)
     document.finish()
     from dawnbench.cli.figures import kernel_figures
@@ -95,11 +104,29 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
                 out.print(f"{comparison['against']}: {len(comparison['left_out'])} row(s) left out of the comparison, "
                           f"e.g. {comparison['left_out'][0]['reason']} (all of them: comparison[].left_out in "
                           "kernels.json)", style="dim", highlight=False)
-        out.print(f"rows: {document.path} · table: {document.out / 'kernels.csv'} · figures: "
-                  f"{', '.join(doc['figures'])}", highlight=False)
+        figures = f" · figures: {', '.join(doc['figures'])}" if doc["figures"] else ""
+        out.print(f"rows: {document.path} · table: {document.out / 'kernels.csv'}{figures}", highlight=False)
         print_notes(doc.get("notes", []), err)
     emit(args, doc, show)
     return EXIT_INTERRUPTED if doc.get("interrupted") else EXIT_OK
+
+
+@contextlib.contextmanager
+def terminated_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt for the moment (the main thread only): a killed command ends as an
+    interrupted one does, its file marked ``interrupted``."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _published_devices() -> tuple[str, ...]:
@@ -231,6 +258,9 @@ def kernels_table(doc: dict[str, Any]) -> Table:
         values = sorted(r[figure] for r in ran)
         median = f"{values[len(values) // 2]:.1f}" + (" GB/s" if suite in ("allreduce", "memory") else "") \
             if values else "—"
+        shares = sorted(r["fraction_of_bandwidth"] for r in ran if r.get("fraction_of_bandwidth"))
+        if suite == "memory" and shares:      # of the copy bandwidth the roofs measured
+            median += f" ({shares[len(shares) // 2]:.0%} of the copy)"
         ratios = []
         for comparison in doc.get("comparison", []):
             mine = group(comparison, suite, precision)

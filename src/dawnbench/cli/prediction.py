@@ -94,6 +94,10 @@ def _show_predict(doc: dict, out: Console) -> None:
     out.print(f"epoch: {doc['samples_per_epoch'] or '?'} samples ({doc['samples_per_epoch_from']}); TTA: {tta}",
               highlight=False)
     for d in doc["devices"]:
+        if d["host_bound"]:
+            out.print(f"{d['device']['label']}: the host binds — its ops take less than the "
+                      f"{_s(d['host_floor_s'])} the host needs to issue them, so the step is the host's",
+                      highlight=False)
         if d["framework_s"]:
             out.print(f"{d['device']['label']}: the step holds the profile's own framework time, "
                       f"{_s(d['framework_s'])}", style="dim", highlight=False)

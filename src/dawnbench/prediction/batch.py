@@ -4,13 +4,16 @@ batch N, its FLOPs and bytes counted again, its DeepBench problems mapped again.
     step, notes = rebatch(read_step(Path("profiles/imagenet-resnet50-fp32")), 256)
 
 **Which dimensions are the batch.** The profile's batch B is known (its samples over its steps). A tensor's
-dimension is the batch's when it is B·k for a per-sample factor k — 1, or a sequence length (a k for which the
-step holds a B×k×… tensor: a transformer's tokens flattened to B·k rows) — and it sits where a batch sits: the first
+dimension is the batch's when it is B·k for a per-sample factor k — 1, or a sequence length (a k for which the step
+holds a B×k×… tensor: a transformer's tokens flattened to B·k rows) — and it sits where a batch sits: the first
 dimension of an activation, or the second of a two-dimensional operand stored transposed (a weight gradient's
-``mm`` reads the batch along its columns). Arguments named like a layer's state (``weight``, ``bias``, running
-and saved statistics) are never the batch. Such a dimension becomes N·k; every other stays. An op none of whose
-tensors has a batch dimension (the optimizer, a weight's own ops) is the same at any batch — except a recurrent
-layer, whose time-major T×B×F input is not recognised: it is named as not rescaled.
+``mm`` reads the batch along its columns). Arguments named like a layer's state (``weight``, ``bias``, running and
+saved statistics) are never the batch, nor is any tensor of a parameter's shape and dtype (the census marks the
+layers' parameters: their gradients, momentum buffers and Adam states have their shapes) — a 64-channel weight
+stays 64 channels when the batch was 64, while the batch's 64 integer labels become N. Such a dimension becomes
+N·k; every other stays. An op none of whose tensors has a batch dimension (the optimizer, a weight's own ops) is
+the same at any batch — except a recurrent layer, whose time-major T×B×F input is not recognised: it is named as
+not rescaled.
 
 **Counting again.** The re-derived call is made on PyTorch's ``meta`` device — shapes only, no memory, no
 arithmetic — which gives its outputs, so its minimum traffic (the census's rule) and FLOPs
@@ -57,9 +60,20 @@ def per_sample_factors(step: Step) -> set[int]:
     return factors
 
 
-def _rescale(spec: dict[str, Any], arg: str, batch: int, new: int, factors: set[int]) -> tuple[dict[str, Any], bool]:
+def parameter_shapes(step: Step) -> set[tuple[Any, ...]]:
+    """The shapes (and dtypes) of the layers' parameters, as the census marked them in the recorded calls."""
+    shapes = set()
+    for op in step.ops:
+        if op.replay is not None:
+            for value in json.loads(op.replay.problem.params["call"])["args"].values():
+                shapes.update((*t["t"], t["d"]) for t in tensor_specs(value) if t.get("p"))
+    return shapes
+
+
+def _rescale(spec: dict[str, Any], arg: str, batch: int, new: int, factors: set[int],
+             parameters: set[tuple[Any, ...]]) -> tuple[dict[str, Any], bool]:
     """The tensor with its batch dimensions at ``new`` (see the module docstring), and whether any changed."""
-    if arg in STATE_ARGS:
+    if arg in STATE_ARGS or (*spec["t"], spec["d"]) in parameters:
         return spec, False
     shape, strides = list(spec["t"]), spec.get("st")
     transposed = strides is not None and len(shape) == 2 and strides[0] == 1
@@ -77,11 +91,12 @@ def _rescale(spec: dict[str, Any], arg: str, batch: int, new: int, factors: set[
     return out, True
 
 
-def _rebuild(value: Any, arg: str, batch: int, new: int, factors: set[int]) -> tuple[Any, bool]:
+def _rebuild(value: Any, arg: str, batch: int, new: int, factors: set[int],
+             parameters: set[tuple[Any, ...]]) -> tuple[Any, bool]:
     if isinstance(value, dict) and "t" in value:
-        return _rescale(value, arg, batch, new, factors)
+        return _rescale(value, arg, batch, new, factors, parameters)
     if isinstance(value, list):
-        parts = [_rebuild(v, arg, batch, new, factors) for v in value]
+        parts = [_rebuild(v, arg, batch, new, factors, parameters) for v in value]
         return [p for p, _ in parts], any(c for _, c in parts)
     return value, False
 
@@ -92,44 +107,47 @@ def rebatch(step: Step, new: int) -> tuple[Step, list[str]]:
     if not step.batch_size:
         raise DawnbenchError(f"--batch {new}: the profile {step.profile} does not say its batch (no samples_per_s in "
                              "its summary.json), so no dimension can be known as the batch's. Profile again.")
-    batch, factors = step.batch_size, per_sample_factors(step)
+    batch, factors, parameters = step.batch_size, per_sample_factors(step), parameter_shapes(step)
     ops, kept = [], Counter()
     for op in step.ops:
         if op.replay is None and not op.bytes and not op.flops:   # a view or bookkeeping: no work at any batch
             ops.append(op)
             continue
-        moved = _op_at(op, batch, new, factors)
+        moved, why = _op_at(op, batch, new, factors, parameters)
         if moved is None:
-            kept[op.op] += 1
+            kept[(op.op, why)] += 1
             ops.append(op)
         else:
             ops.append(moved)
-    notes = [f"--batch {new}: {count} {name} row(s) could not be rescaled (no recorded call, or PyTorch refused the "
-             f"call at the new sizes): kept at batch {batch}" for name, count in kept.most_common()]
+    notes = [f"--batch {new}: {count} {name} row(s) could not be rescaled ({why}): kept at batch {batch}"
+             for (name, why), count in kept.most_common()]
     return dataclasses.replace(step, ops=ops, batch_size=new), notes
 
 
-def _op_at(op: StepOp, batch: int, new: int, factors: set[int]) -> StepOp | None:
-    """One op at the new batch, or None where it cannot be re-derived."""
+def _op_at(op: StepOp, batch: int, new: int, factors: set[int],
+           parameters: set[tuple[Any, ...]]) -> tuple[StepOp | None, str]:
+    """One op at the new batch, or None and why it cannot be re-derived."""
     if op.replay is None:
-        return None
+        return None, "no recorded call: a profile made before calls were recorded"
     params = op.replay.problem.params
     try:
         func, recorded = decode(params["call"])
-    except ValueError:
-        return None
+    except ValueError as err:
+        return None, f"its call cannot be read: {err}"
     rebuilt, changed = {}, False
     for arg, value in recorded.items():
-        rebuilt[arg], moved = _rebuild(value, arg, batch, new, factors)
+        rebuilt[arg], moved = _rebuild(value, arg, batch, new, factors, parameters)
         changed = changed or moved
     if not changed:               # the same at any batch: a weight's own op, the optimizer — but a recurrent layer's
-        return None if op.kernel_class == RECURRENT else op   # time-major T×B×F input is not recognised: named
+        if op.kernel_class == RECURRENT:       # time-major T×B×F input is not recognised: named
+            return None, "a recurrent layer's time-major input is not recognised as the batch's"
+        return op, ""
     call = json.dumps({"op": json.loads(params["call"])["op"], "args": rebuilt}, separators=(",", ":"))
     try:
         fn, moved_bytes = replay(call, META)
         flops = op_flops(func, *positional(func, fn.keywords), fn())
-    except (ValueError, RuntimeError, NotImplementedError, TypeError):
-        return None
+    except (ValueError, RuntimeError, NotImplementedError, TypeError) as err:
+        return None, f"PyTorch refused the call at the new sizes: {str(err)[:120]}"
     shapes = ", ".join("x".join(map(str, t["t"])) or "scalar" for v in rebuilt.values() for t in tensor_specs(v))
     row = {"op": op.op, "shapes": shapes, "dims": parse_shapes(shapes), "arg_values": parse_args(op.args),
            "calls": op.calls, "flops": flops * op.calls, "layout": op.layout}
@@ -137,5 +155,4 @@ def _op_at(op: StepOp, batch: int, new: int, factors: set[int]) -> StepOp | None
     replayed = dataclasses.replace(op.replay, problem=dataclasses.replace(
         op.replay.problem, params={**params, "call": call, "flops": flops, "bytes": float(moved_bytes)}))
     return dataclasses.replace(op, shapes=shapes, flops=flops * op.calls, bytes=float(moved_bytes) * op.calls,
-                               kernels=kernels, unmapped=why, replay=replayed)
-
+                               kernels=kernels, unmapped=why, replay=replayed), ""

@@ -173,6 +173,9 @@ class DeviceModel:
             raise DawnbenchError(f"{path}: no timed GEMM, convolution, RNN or memory-bound row in it: nothing to fit a "
                                  "model of this machine on. Run `dawnbench kernels --quick` (a few minutes) and pass "
                                  "its file.")
+        if doc.get("interrupted"):
+            notes.append(f"{path} was interrupted before its last row: the rows it lacks fall to the model, the "
+                         "curves or the roofline")
         hardware = doc.get("hardware") or {}
         label = hardware.get("accelerator") or hardware.get("cpu") or str(path)
         return cls(str(path), str(label), "measured", peaks, bandwidth,
@@ -299,11 +302,16 @@ def _problem(suite: str, key: tuple) -> Problem:
 
 def device_model(name: str) -> DeviceModel:
     """``--device``: a published device's name, or the path of a ``kernels.json``."""
-    if name in DEVICES:
-        return DeviceModel.published(name)
+    named = {d.lower(): d for d in DEVICES}.get(name.lower())
+    if named is not None:
+        return DeviceModel.published(named)
     path = Path(name)
     if path.is_dir():
         path = path / "kernels.json"
+    if path.suffix == ".json" and not path.exists():
+        raise DawnbenchError(f"--device {name}: no such file. Pass the kernels.json `dawnbench kernels` wrote on a "
+                             "machine (`dawnbench kernels --quick --out DIR` writes DIR/kernels.json), or name a "
+                             f"device DeepBench published ({', '.join(DEVICES)}).")
     if path.suffix == ".json" or path.is_file():
         return DeviceModel.measured(path)
     raise DawnbenchError(f"--device {name}: neither a device DeepBench published ({', '.join(DEVICES)}) nor a "

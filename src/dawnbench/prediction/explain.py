@@ -109,11 +109,13 @@ def explain(path: Path, device_name: str = "auto", progress: Callable[[str], Non
 def _explain_ops(step: Step, device: torch.device, peaks: dict[str, float], bandwidth: float, now: Roofs,
                  max_problems: int, notes: list[str], progress: Callable[[str], None]) -> dict[str, Any]:
     """Each op of ``step`` timed by its kernels here, or costed by the roofline; the step's explained share."""
+    raised = step.roofs.get("raised") or {}
     for precision, peak in peaks.items():
-        rate = now.flops.get(precision)
+        rate = now.flops.get(precision)                  # measured now: the probes' best
+        peak = float((raised.get(precision) or {}).get("probes_best") or peak)   # the profile's probes, not a raise
         if rate and abs(rate / peak - 1) > ROOF_TOLERANCE:
             notes.append(f"the {precision} roof measured now ({rate / 1e9:,.0f} GFLOP/s) is {rate / peak:.2f}× the "
-                         f"profile's: the profile was made on another machine, or under other load")
+                         f"profile's probes: the profile was made on another machine, or under other load")
     cache: dict[tuple, float | str] = {}
     weight: dict[tuple, float] = defaultdict(float)     # measured op time per distinct problem: the heaviest timed
     for op in step.ops:

@@ -84,7 +84,8 @@ def predict_step(step: Step, model: DeviceModel) -> dict[str, Any]:
         ops.append({"op": op.op, "shapes": op.shapes, "class": op.kernel_class, "calls": op.calls,
                     "measured_s": op.seconds, "predicted_s": seconds, "from": how})
     total = sum(by_class.values())
-    bare = [f"{cls}: {seconds * 1e3:.3g} ms a step at the bare roofline — the device has no rows of this class"
+    floor = f", never below {model.floor_s * 1e6:.3g} µs a call (the sheet's smallest kernel)" if model.floor_s else ""
+    bare = [f"{cls}: {seconds * 1e3:.3g} ms a step at the bare roofline{floor} — the device has no rows of this class"
             for cls, seconds in sorted(roofline.items(), key=lambda kv: -kv[1]) if cls not in NO_CURVE_NEEDED]
     return {"op_s": total, "classes": dict(sorted(by_class.items(), key=lambda kv: -kv[1])),
             "rests_on": {k: {"seconds": v, "share": v / total if total else None} for k, v in rests_on.items()},
@@ -147,6 +148,11 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
     for source in (run, step.run):
         if target_epochs is None and source is not None and source.get("epochs_to_target"):
             target_epochs, epochs_from = source["epochs_to_target"], f"the run's epochs to target ({source['dir']})"
+    for source in (run, step.run):
+        if source is not None and source.get("subset"):
+            notes.append(f"the run ({source['dir']}) trained on a subset ({source['subset']}), unofficial: its epochs "
+                         "to target are its schedule's, not the task's")
+            break
     framework = max(0.0, measured_step.step_s - measured_step.op_s)
     host_floor, floor_from = host_floor_s(step)
     doc: dict[str, Any] = {
@@ -172,7 +178,7 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
         step_s = predicted["op_s"] + beside
         host_bound = not beside and step_s < host_floor
         if host_bound:
-            predicted["notes"].append(
+            predicted["notes"].insert(0,
                 f"the host binds: its ops alone take {step_s * 1e3:.3g} ms a step here, less than the "
                 f"{host_floor * 1e3:.3g} ms its host needs to issue them ({floor_from}): the step is the host's")
             step_s = host_floor

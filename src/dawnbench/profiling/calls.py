@@ -6,10 +6,11 @@
     fn.keywords                                                             # the arguments it was given
 
 **The record** (``ops.tsv``'s ``call`` column, one line of JSON): the ATen overload and every argument by its
-schema name — a tensor as its shape, dtype and, where it is not contiguous, its strides (``{"t": [64, 16, 28,
-28], "d": "float32", "st": [...]}``); lists as lists; numbers, flags, strings and None as themselves; a dtype,
-memory format or layout by name; a device or generator as null (the replay runs where it is timed). No value of a
-tensor is kept: a call is its shapes, strides and arguments, which is what sets its time.
+schema name — a tensor as its shape, dtype and, where it is not contiguous, its strides (``{"t": [64, 16, 28, 28],
+"d": "float32", "st": [...]}``; ``"p": 1`` where it is a layer's parameter); lists as lists; numbers, flags,
+strings and None as themselves; a dtype, memory format or layout by name; a device or generator as null (the replay
+runs where it is timed). No value of a tensor is kept: a call is its shapes, strides and arguments, which is what
+sets its time.
 
 **The replay** makes each tensor fresh with the recorded shape, dtype and strides (floating values from a normal
 distribution), passes the recorded arguments, and calls the same overload. An integer tensor holds indices, so its
@@ -84,6 +85,8 @@ def _encode_value(value: Any) -> Any:
         out: dict[str, Any] = {"t": list(value.shape), "d": str(value.dtype).removeprefix("torch.")}
         if not value.is_contiguous():
             out["st"] = list(value.stride())
+        if isinstance(value, torch.nn.Parameter):
+            out["p"] = 1               # a layer's weight: never the batch's (prediction/batch.py)
         return out
     if isinstance(value, (list, tuple)):
         return [_encode_value(v) for v in value]
