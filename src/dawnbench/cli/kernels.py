@@ -106,6 +106,8 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
                           "kernels.json)", style="dim", highlight=False)
         figures = f" · figures: {', '.join(doc['figures'])}" if doc["figures"] else ""
         out.print(f"rows: {document.path} · table: {document.out / 'kernels.csv'}{figures}", highlight=False)
+        if document.kept is not None:
+            err.print(f"the kernels.json that was in {document.out} is kept as {document.kept}", highlight=False)
         print_notes(doc.get("notes", []), err)
     emit(args, doc, show)
     return EXIT_INTERRUPTED if doc.get("interrupted") else EXIT_OK

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dawnbench.cli.common import EXIT_OK, add_command, emit
+from dawnbench.errors import DawnbenchError
 
 
 def _s(seconds: float | None) -> str:
@@ -29,7 +30,11 @@ def _usd(dollars: float) -> str:
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.io import atomic_write_json
     from dawnbench.prediction.explain import explain
+    from dawnbench.prediction.step import profile_folder
 
+    target = profile_folder(Path(args.profile)) / "explain.json"
+    if target.is_dir():     # refused before the timing, not after it
+        raise DawnbenchError(f"{target}: a folder where explain writes its explain.json. Move it away and run again.")
     with err.status(Text("explaining")) as status:
         doc = explain(Path(args.profile), args.device, progress=lambda line: status.update(Text(line)),
                       max_problems=args.max_problems)

@@ -39,6 +39,7 @@ from dawnbench.kernels.passes import ELEMENT_BYTES, statement
 from dawnbench.kernels.problems import PASSES, SETS, SUITES, Problem
 from dawnbench.kernels.timing import TooSlow, time_call
 from dawnbench.precision import PRECISIONS, device_supports
+from dawnbench.profiling.calls import meta_cost
 from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
@@ -151,8 +152,10 @@ def plan(options: KernelOptions, device: torch.device, roofs: Roofs) -> list[Pla
 
 def _one_call_s(problem: Problem, pass_name: str, precision: str, roofs: Roofs) -> float:
     rate = roofs.flops.get(precision) or roofs.flops["fp32"]
-    return max(problems.flops(problem, pass_name) / rate,
-               problems.bytes_moved(problem, pass_name, ELEMENT_BYTES[precision]) / roofs.bandwidth)
+    work = problems.flops(problem, pass_name), problems.bytes_moved(problem, pass_name, ELEMENT_BYTES[precision])
+    if problem.replay:     # counted from the call itself, whatever the file that carried it claims
+        work = tuple(map(max, work, meta_cost(problem.params["call"])))
+    return max(work[0] / rate, work[1] / roofs.bandwidth)
 
 
 def fit(row: Planned, device: torch.device, roofs: Roofs, cap_s: float, free: int) -> Planned:
@@ -240,11 +243,25 @@ def measure_row(planned: Planned, device: torch.device, roofs: Roofs, max_s: flo
     return row
 
 
+def keep_earlier(path: Path) -> Path | None:
+    """An earlier ``kernels.json`` where this one will be written, renamed beside it (``kernels-1.json``, …):
+    nothing measured before is overwritten. Returns the new name, or None where there was none."""
+    if not path.is_file() or path.is_symlink():
+        return None
+    for n in range(1, 10_000):
+        kept = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        if not kept.exists() and not kept.is_symlink():
+            path.rename(kept)
+            return kept
+    raise DawnbenchError(f"{path.parent}: ten thousand earlier kernels.json files kept here; write to another --out.")
+
+
 class Document:
-    """``kernels.json`` as it grows: rewritten whole after every row."""
+    """``kernels.json`` as it grows: rewritten whole after every row (an earlier one in its folder kept aside)."""
 
     def __init__(self, options: KernelOptions, device: torch.device, roofs: Roofs):
         self.out = output_dir(options.out)
+        self.kept = keep_earlier(self.out / "kernels.json")
         self.roofs = copy.deepcopy(roofs)      # raised by this document's rows, not the process's cached roofs
         self.doc: dict[str, Any] = {
             "kind": "dawnbench-kernels", "version": 1, "set": options.set_name, "quick": options.quick,

@@ -128,7 +128,7 @@ def _op_at(op: StepOp, batch: int, new: int, factors: set[int],
            parameters: set[tuple[Any, ...]]) -> tuple[StepOp | None, str]:
     """One op at the new batch, or None and why it cannot be re-derived."""
     if op.replay is None:
-        return None, "no recorded call: a profile made before calls were recorded"
+        return None, "no call to make again: none recorded (a profile made before calls were), or refused when read"
     params = op.replay.problem.params
     try:
         func, recorded = decode(params["call"])

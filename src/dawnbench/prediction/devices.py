@@ -112,7 +112,7 @@ class DeviceModel:
         for row in self.rows:
             self._exact[(row.suite, row.pass_name, row.precision, row.key)] = row.seconds
             roof = self.roofline_s(row.problem, row.pass_name, row.precision)
-            if roof is None:
+            if not roof:          # no work counted (a file's zero bytes and FLOPs): no efficiency to fit on
                 continue
             if row.problem.replay:        # a replayed call: a point of its class's curve
                 p = row.problem.params
@@ -160,15 +160,22 @@ class DeviceModel:
         if not peaks or bandwidth <= 0:
             raise DawnbenchError(f"{path}: no measured roofs (flops, bandwidth_bytes_per_s) in it; a kernels.json "
                                  "`dawnbench kernels` wrote has them. Measure again.")
-        rows = []
+        rows: list[Row] = []
+        seen: dict[tuple, Row] = {}
         for r in doc["rows"]:
             if r["suite"] in (*SUITES, "memory") and r.get("median_s") and not r.get("skipped"):
                 problem = Problem(r["suite"], r.get("set") or "training", dict(r["params"]),
                                   {"timesteps": r["timesteps_run"]} if r.get("timesteps_run") else None)
                 if problem.replay and not problem.params.get("class"):
                     continue
-                rows.append(Row(r["suite"], r["pass"], r["precision"], key_of(problem), problem,
-                                float(r["median_s"])))
+                row = Row(r["suite"], r["pass"], r["precision"], key_of(problem), problem, float(r["median_s"]))
+                same = (row.suite, row.pass_name, row.precision, row.key)
+                if same in seen:          # the first is kept: a copy never decides a time, said
+                    notes.append(f"{path}: a row repeats an earlier one's problem, pass and precision "
+                                 f"({row.seconds:.4g} s against {seen[same].seconds:.4g} s): the first is used")
+                    continue
+                seen[same] = row
+                rows.append(row)
         if not rows:
             raise DawnbenchError(f"{path}: no timed GEMM, convolution, RNN or memory-bound row in it: nothing to fit a "
                                  "model of this machine on. Run `dawnbench kernels --quick` (a few minutes) and pass "

@@ -56,6 +56,8 @@ CONV_BACKWARD = {"convolution_backward", "mkldnn_convolution_backward", "cudnn_c
                  "_convolution_backward", "convolution_backward_overrideable"}
 RNN_LAYERS = {"mkldnn_rnn_layer": "forward", "mkldnn_rnn_layer_backward": "backward", "_cudnn_rnn": "forward",
               "_cudnn_rnn_backward": "backward"}
+MAX_BATCH = 2**24                  # samples a step: a batch beyond this is a broken summary, not a batch
+OPS_OVER_WINDOW = 1.1              # the ops' time may pass the window's by the profiler's rounding, no more
 CUDNN_MODES = {0: "vanilla", 2: "lstm", 3: "gru"}   # cuDNN's RNN modes (1, tanh, is no DeepBench cell)
 
 
@@ -237,6 +239,14 @@ def read_step(path: Path, notes: list[str] | None = None) -> Step:
                           (row["bytes"] or 0.0) / steps, kernels, why, _replay(row, cls), row.get("layout") or ""))
     samples = summary.get("samples_per_s")
     batch = round(samples * window_s / steps) if samples else None
+    if batch is not None and not 1 <= batch <= MAX_BATCH:
+        raise FileError(folder / "summary.json", f"samples_per_s {samples:.4g} over {steps} steps of {window_s:.4g} s "
+                                                 f"makes a batch of {batch:.4g}: no batch is that. Profile again.")
+    op_s = sum(op.seconds for op in ops)
+    if op_s > OPS_OVER_WINDOW * window_s / steps:
+        raise FileError(folder / "ops.tsv", f"its ops take {op_s:.4g} s a step, more than the profiled step's "
+                                            f"{window_s / steps:.4g} s (summary.json): ops never outlast the window "
+                                            "they ran in, so rows are repeated or times wrong. Profile again.")
     return Step(folder, summary["task"], str(summary.get("entry", "?")), str(summary.get("precision") or "fp32"),
                 str(summary.get("device", "cpu")), batch, steps, window_s / steps, roofs, ops,
                 summary.get("dispatch_s"), summary.get("run"))

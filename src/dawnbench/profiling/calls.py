@@ -38,13 +38,17 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 GATHERS = {"index", "index_select", "gather", "embedding", "take", "take_along_dim"}
-MAX_CALL_CHARS = 200_000          # a recorded call longer than this is not a call (an optimizer's hundreds of tensors fit)
+MAX_CALL_CHARS = 100_000          # a recorded call longer than this is not a call (within the TSV reader's field limit)
 MAX_REPLAY_ELEMENTS = 2**29       # the elements one replayed call may allocate in all (2 GiB of fp32)
 LARGE_SCALAR = 2**20              # a whole-number argument this large is a count of elements to make
 # Ops that take memory geometry or storage as arguments (a crafted call could read outside a tensor's memory), or
 # reach outside the process's tensors: never made again, whatever a file says.
-REFUSED = ("as_strided", "set_", "resize", "unsafe", "from_file", "_local_scalar", "storage", "_nested", "sparse",
-           "to_mkldnn", "record_stream", "_cudnn", "_cufft", "_fused_moving", "_assert", "_print")
+REFUSED = frozenset({"strided", "set", "resize", "unsafe", "storage", "nested", "sparse", "cufft",
+                     "moving", "assert", "print", "alias", "linalg", "eig", "svd", "cholesky", "lu", "qr", "solve",
+                     "inverse", "det", "logdet", "slogdet", "fft", "stft", "lstsq", "pinv", "file"})
+# REFUSED: words of an op's name (``linalg_eig``: linalg, eig); REFUSED_PHRASES: parts of it
+REFUSED_PHRASES = ("matrix_exp", "local_scalar", "to_mkldnn", "record_stream")
+MAX_DEPTH = 6                     # arguments nest at most this deep (a list of tensors of a tensor spec: 3)
 _NAMED = {torch.memory_format: "mf", torch.layout: "layout", torch.dtype: "dtype"}
 _DTYPES = {str(d).removeprefix("torch."): d for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16,
                                                        torch.int64, torch.int32, torch.int16, torch.int8,
@@ -57,7 +61,9 @@ def _tensor_bound(shape_of: Callable[[str], list[int] | None], arg: str, dim: in
     shape = shape_of(arg)
     if not shape:
         return None
-    return shape[dim] if dim is not None and -len(shape) <= dim < len(shape) else None
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -len(shape) <= dim < len(shape):
+        return None
+    return shape[dim]
 
 
 def _scalar(name: str) -> Callable[[Callable, dict], int | None]:
@@ -182,19 +188,41 @@ def decode(text: str) -> tuple[Any, dict[str, Any]]:
         doc = json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(f"not JSON ({err.msg} at character {err.pos})") from None
+    except RecursionError:
+        raise ValueError(f"nests deeper than any op's arguments (at most {MAX_DEPTH} levels)") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("op"), str) or not isinstance(doc.get("args"), dict):
         raise ValueError('not {"op": "aten::name.overload", "args": {…}}')
     name, _, overload = doc["op"].partition(".")
     namespace, _, base = name.partition("::")
     if namespace != "aten" or not base.isidentifier() or not (overload or "default").isidentifier():
         raise ValueError(f"op {doc['op'][:80]!r} is not an ATen overload (aten::name.overload)")
-    if any(word in base for word in REFUSED):
-        raise ValueError(f"op {doc['op'][:80]!r} takes memory geometry or storage as arguments: not made again")
+    if REFUSED & set(base.strip("_").split("_")) or any(phrase in base for phrase in REFUSED_PHRASES):
+        raise ValueError(f"op {doc['op'][:80]!r} takes memory geometry or storage as arguments, or is no kernel of a "
+                         "training step: not made again")
     try:
         func = getattr(getattr(torch.ops.aten, base), overload or "default")
     except (AttributeError, RuntimeError):
         raise ValueError(f"op {doc['op'][:80]!r}: this PyTorch has no such ATen overload") from None
+    if not isinstance(func, torch._ops.OpOverload):
+        raise ValueError(f"op {doc['op'][:80]!r} is not an ATen overload (aten::name.overload)")
+    names = {a.name for a in func._schema.arguments}
+    if getattr(func, "is_view", False) or {"size", "stride"} <= names:
+        raise ValueError(f"op {doc['op'][:80]!r} is a view or takes a size and strides (memory geometry): not made "
+                         "again — a view moves nothing, and the census records none")
+    if _depth(doc["args"]) > MAX_DEPTH:
+        raise ValueError(f"its arguments nest deeper than {MAX_DEPTH} levels: no op's do")
     return func, doc["args"]
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    """How deep lists and objects nest (stopped early: a hostile file is not walked to the bottom)."""
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, dict):
+        return max((_depth(v, level + 1) for v in value.values()), default=level)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level)
+    return level
 
 
 def _elements(value: Any) -> int:
@@ -239,7 +267,7 @@ def _check_tensor(spec: dict[str, Any]) -> int:
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= 2**31
                                               for d in shape) or len(shape) > 8:
         raise ValueError(f"a tensor's shape {str(shape)[:60]} is not a list of at most 8 sizes from 0 to 2^31")
-    if spec.get("d") not in _DTYPES:
+    if not isinstance(spec.get("d"), str) or spec["d"] not in _DTYPES:
         raise ValueError(f"a tensor's dtype {str(spec.get('d'))[:30]!r} is not one of {', '.join(_DTYPES)}")
     if strides is not None and (not isinstance(strides, list) or len(strides) != len(shape) or not all(
             isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= 2**40 for s in strides)):
@@ -268,7 +296,20 @@ def replay(text: str, device: torch.device) -> tuple[Callable[[], Any], int]:
     """A callable that runs the recorded call once on ``device``, and that call's minimum traffic in bytes. A
     ValueError says why a call cannot be made again (not a call, an unknown op, arguments this op refuses)."""
     func, recorded = decode(text)
-    _within_budget(recorded)
+    if device.type != "meta":
+        _within_budget(recorded)
+        out_elements = sum(t.numel() for t in tree_flatten(_call(func, recorded, torch.device("meta"))[0])[0]
+                           if isinstance(t, torch.Tensor))
+        if out_elements > MAX_REPLAY_ELEMENTS:
+            raise ValueError(f"it would write {out_elements:,} elements, more than the {MAX_REPLAY_ELEMENTS:,} a "
+                             "replayed call may allocate")
+    out, kwargs = _call(func, recorded, device)
+    moved = traffic(func, (), kwargs, out)
+    return functools.partial(func, **kwargs), moved
+
+
+def _call(func: Any, recorded: dict[str, Any], device: torch.device) -> tuple[Any, dict[str, Any]]:
+    """The recorded call made once on ``device``: its output and the arguments it was given."""
 
     def shape_of(arg: str) -> list[int] | None:
         value = recorded.get(arg)
@@ -276,7 +317,11 @@ def replay(text: str, device: torch.device) -> tuple[Callable[[], Any], int]:
 
     base = func._overloadpacket.__name__
     index_arg, bound = INDEX_BOUNDS.get(base, (None, None))
-    high = bound(shape_of, recorded) if bound else None
+    try:
+        high = bound(shape_of, recorded) if bound else None
+    except (TypeError, IndexError, KeyError):
+        high = None
+    high = high if isinstance(high, int) and not isinstance(high, bool) and high > 0 else None
     floats = _float_dims(recorded)
     default_high = min(floats) if floats else 1
 
@@ -287,9 +332,9 @@ def replay(text: str, device: torch.device) -> tuple[Callable[[], Any], int]:
             if "f" in value:
                 return float(value["f"])
             if "dtype" in value:
-                return _DTYPES.get(value["dtype"]) or _refuse(f"dtype {value['dtype']!r}")
+                return _DTYPES.get(str(value["dtype"])) or _refuse(f"dtype {str(value['dtype'])[:40]!r}")
             if "mf" in value:
-                return _FORMATS.get(value["mf"]) or _refuse(f"memory format {value['mf']!r}")
+                return _FORMATS.get(str(value["mf"])) or _refuse(f"memory format {str(value['mf'])[:40]!r}")
             if "layout" in value:
                 return torch.strided
             _refuse(f"argument {arg} of a kind not recorded ({str(value)[:60]})")
@@ -297,15 +342,28 @@ def replay(text: str, device: torch.device) -> tuple[Callable[[], Any], int]:
             return [make(v, arg) for v in value]
         return value
 
-    kwargs = {arg: make(value, arg) for arg, value in recorded.items()}
-    if "device" in kwargs:
-        kwargs["device"] = device
     try:
+        kwargs = {arg: make(value, arg) for arg, value in recorded.items()}
+        if any(a.name == "device" for a in func._schema.arguments):   # a factory makes its tensor here, not elsewhere
+            kwargs["device"] = device
         out = func(**kwargs)
-    except (RuntimeError, TypeError, IndexError) as err:
-        raise ValueError(f"{base} refused the recorded arguments: {str(err).strip().splitlines()[0][:200]}") from None
-    moved = traffic(func, (), kwargs, out)
-    return functools.partial(func, **kwargs), moved
+    except (RuntimeError, TypeError, IndexError, OverflowError, NotImplementedError) as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise ValueError(f"{base} refused the recorded arguments: {first[:200]}") from None
+    return out, kwargs
+
+
+def meta_cost(text: str) -> tuple[float, float]:
+    """(FLOPs, bytes) of one call, counted on PyTorch's ``meta`` device (shapes only, nothing allocated) — what the
+    call will cost, whatever a file claims; (0, 0) for a call that cannot be made."""
+    from dawnbench.profiling.flops import op_flops
+
+    try:
+        func, recorded = decode(text)
+        out, kwargs = _call(func, recorded, torch.device("meta"))
+        return float(op_flops(func, *positional(func, kwargs), out)), float(traffic(func, (), kwargs, out))
+    except (ValueError, RuntimeError, TypeError):
+        return 0.0, 0.0
 
 
 def positional(func: Any, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:

@@ -445,6 +445,18 @@ class OpRow(TypedDict):
     call: str                               # the whole call as one line of JSON (profiling/calls.py), or empty
 
 
+def _call_op(call: str) -> str:
+    """The ATen op a recorded call names, without its overload (``aten::mm``)."""
+    return str(json.loads(call)["op"]).split(".")[0]
+
+
+def _layout_fits(layout: str, dims: list[list[int]]) -> bool:
+    """A layout column names one memory order per tensor input (as many as its shapes, in order), each one of
+    ``c``, ``cl``, ``t``, ``s``."""
+    parts = [p.strip() for p in layout.split(",")]
+    return all(p in ("c", "cl", "t", "s") for p in parts) and len(parts) == len(dims)
+
+
 def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
     """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers, each row checked against
     :class:`OpRow`, its shapes and its args (``dims``, ``arg_values``: parsed). A row that cannot be true — a zero
@@ -489,6 +501,12 @@ def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
             except ValueError as err:
                 why = str(err)
             broken = check_call(row["call"]) if why is None and row["call"] else None
+            if broken is None and row["call"] and _call_op(row["call"]) != row["op"]:
+                broken = f"it calls {_call_op(row['call'])[:60]}, not the row's {row['op'][:60]}"
+            if why is None and row["layout"] and not _layout_fits(row["layout"], row["dims"]):
+                unreplayable.append(f"{path}:{number}: its layout {row['layout'][:60]!r} is not one of c, cl, t, s, - "
+                                    "per input: read as unknown")
+                row["layout"] = ""
             if broken:          # the row stands, without a replay
                 row["call"] = ""
                 unreplayable.append(f"{path}:{number}: its call cannot be made again ({broken}): costed as if "
