@@ -17,9 +17,10 @@ ops whose measured and predicted times differ the most, in seconds per step.
 **Bounded before it starts.** A problem is judged before it is allocated, as ``kernels`` judges a
 row (:func:`dawnbench.kernels.run.fit`): one whose operands would need more than half the free
 memory, or whose calls at this machine's roofs would pass the per-problem cap (``KERNEL_CAP_S``), is
-not timed — its ops are costed by the roofline, and each says why. At most ``max_problems``
-distinct problems are timed, those of the most measured time first; the rest are costed by the
-roofline, said as such.
+not timed — its ops are costed by the roofline, and each says why. The heaviest distinct problems
+holding ``COVERED`` of the timed ops' time are timed, at most ``max_problems`` of them, those of the most
+measured time first; the rest — the long tail of tiny calls, or past the limit — are costed by the roofline,
+said as such.
 
 The profile must come from this machine (its kernels are timed here): the roofs measured now are
 compared with the profile's, and a difference over ``ROOF_TOLERANCE`` is noted.
@@ -48,6 +49,7 @@ KERNEL_CAP_S = 5.0         # seconds one kernel problem may be timed for
 MAX_PROBLEMS = 200         # distinct problems timed at most (--max-problems): the heaviest first
 ROOF_TOLERANCE = 0.3       # the roofs measured now against the profile's: further apart, a note
 GAPS = 10
+COVERED = 0.99             # the heaviest problems holding this share of the timed ops' time are timed; the rest not
 
 
 def _kernel_s(kernel: Kernel, precision: str, device: torch.device, cache: dict[tuple, float | str],
@@ -122,11 +124,26 @@ def _explain_ops(step: Step, device: torch.device, peaks: dict[str, float], band
         for k in _timed(op):
             weight[_key(k, op.precision if op.precision in peaks else "fp32")] += op.seconds
     chosen = sorted(weight, key=lambda k: -weight[k])
+    # the heaviest problems that hold COVERED of the timed ops' time: the long tail of tiny calls is not worth the
+    # seconds its timing takes (each problem is timed for at least timing.MIN_RUN_S)
+    whole, running, enough = sum(weight.values()), 0.0, len(chosen)
+    for i, key in enumerate(chosen):
+        running += weight[key]
+        if running >= COVERED * whole:
+            enough = i + 1
+            break
+    tail = chosen[enough:]
+    for key in tail:
+        cache[key] = f"not timed: one of the {len(tail)} lightest problems, {1 - COVERED:.0%} of the op time together"
+    if tail:
+        notes.append(f"{len(tail)} of {len(chosen)} distinct kernel problems not timed (together under "
+                     f"{1 - COVERED:.0%} of the op time): their ops are costed by the roofline")
+    chosen = chosen[:enough]
     for key in chosen[max_problems:]:
         cache[key] = f"not timed: past the {max_problems} heaviest distinct problems (--max-problems)"
     if len(chosen) > max_problems:
-        notes.append(f"{len(chosen) - max_problems} of {len(chosen)} distinct kernel problems not timed (past "
-                     f"--max-problems {max_problems}): their ops are costed by the roofline")
+        notes.append(f"{len(chosen) - max_problems} of {len(chosen) + len(tail)} distinct kernel problems not timed "
+                     f"(past --max-problems {max_problems}): their ops are costed by the roofline")
     total = min(len(chosen), max_problems)
     progress(f"timing {total} kernel problems of {sum(1 for op in step.ops if _timed(op))} ops here "
              f"(at most {KERNEL_CAP_S:g} s each)")
