@@ -4,6 +4,7 @@
     python benchmarks/whole_steps.py problems         # applications.csv from every machine's stored profiles
     python benchmarks/whole_steps.py predict          # the matrix: each machine's steps from each machine's profiles
     python benchmarks/whole_steps.py published        # ResNet-50 v1.5 on a V100 against NVIDIA's published images/s
+    python benchmarks/whole_steps.py validate         # leave-one-out over DeepBench's published rows, restated
 
 **add-machine** profiles the six entries (mnist small-cnn, cifar10 cifar10-fast and cifar10-resnet18, imagenet
 imagenet-resnet50 on a generated ILSVRC tree at batch ``IMAGENET_BATCH``, squad squad-minilm and squad-drqa on a
@@ -265,15 +266,32 @@ def published(args) -> None:
                                          "unmeasured": unmeasured})
 
 
+def validate(args) -> None:
+    """The model against DeepBench's published rows (``prediction.validate``), with leave-one-out leaving out a held
+    GEMM's other transposes too; the figure of the leave-one-out points drawn again."""
+    from prediction import loo_figure
+
+    from dawnbench.prediction.validate import validate as check
+
+    figures = check()
+    loo_figure(figures, ROOT / "docs" / "img" / "prediction-loo.png")
+    for device in figures["devices"].values():   # the points drawn: kept, rounded
+        device["points"] = {s: [[float(f"{a:.4g}"), float(f"{b:.4g}")] for a, b in pts]
+                            for s, pts in device["points"].items()}
+    print(json.dumps({"leave_one_out": figures["leave_one_out"], "across": figures["across_devices"]}, indent=1))
+    bench.store(args, "validation", figures)
+
+
 def main() -> int:
     parser = bench.parser(__doc__)
-    parser.add_argument("stage", choices=("add-machine", "problems", "predict", "published"))
+    parser.add_argument("stage", choices=("add-machine", "problems", "predict", "published", "validate"))
     parser.add_argument("--skip-profiles", action="store_true", help="add-machine: keep the stored profiles, time "
                                                                      "the kernels again")
     parser.add_argument("--no-kernels", action="store_true", help="add-machine: the profiles only")
     parser.add_argument("--only", metavar="ENTRY[,ENTRY…]", help="add-machine: profile only these entries again")
     args = parser.parse_args()
-    {"add-machine": add_machine, "problems": problems, "predict": predict, "published": published}[args.stage](args)
+    {"add-machine": add_machine, "problems": problems, "predict": predict, "published": published,
+     "validate": validate}[args.stage](args)
     return 0
 
 
