@@ -130,14 +130,11 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
     models = [device_model(name) for name in device_names]
     notes: list[str] = []
     step = read_step(Path(path), notes)
-    profiled_batch = step.batch_size
+    measured_step, profiled_batch = step, step.batch_size      # what was measured, whatever batch is predicted
     if batch is not None and batch != step.batch_size:
         progress(f"re-deriving {len(step.ops):,} ops at batch {batch}")
-        measured_step = step
         step, rebatched = rebatch(step, batch)
         notes += rebatched
-    else:
-        measured_step = step
     run = _run_facts(Path(path))
     if run is None and (step.run or {}).get("samples_per_epoch"):
         per_epoch, per_epoch_from = step.run["samples_per_epoch"], f"the run the profile was made from ({step.run['dir']})"
