@@ -84,6 +84,13 @@ def machine_name() -> str:
     return re.sub(r"[^a-z0-9]+", "-", f"{info['cpu']} {vector} {info['cores']}c".lower()).strip("-")
 
 
+def generated_imagenet(tmp_path: Path, env: dict[str, str]) -> None:
+    """A generated ILSVRC tree imported as ``imagenet@gen`` into ``env``'s data cache (ImageNet is not reachable)."""
+    bench.python("-m", "dawnbench.data.imagenet.generate", str(tmp_path / "ilsvrc"), "--classes", "4", "--train", "80",
+                 "--val", "4", env=env)
+    bench.dawnbench("data", "fetch", "imagenet", "--from", str(tmp_path / "ilsvrc"), "--subset", "gen", env=env)
+
+
 def add_machine(args) -> None:
     from dawnbench.precision import device_supports
 
@@ -93,9 +100,7 @@ def add_machine(args) -> None:
         tmp_path = Path(tmp)
         env = {"DAWNBENCH_DATA": str(tmp_path / "data")}
         if not args.skip_profiles:
-            bench.python("-m", "dawnbench.data.imagenet.generate", str(tmp_path / "ilsvrc"), "--classes", "4",
-                         "--train", "80", "--val", "4", env=env)
-            bench.dawnbench("data", "fetch", "imagenet", "--from", str(tmp_path / "ilsvrc"), "--subset", "gen", env=env)
+            generated_imagenet(tmp_path, env)
             bench.python("-m", "dawnbench.data.squad.generate", str(tmp_path / "squad"), env=env)
             bench.dawnbench("data", "fetch", "squad", "--from", str(tmp_path / "squad"), "--subset", "gen", env=env)
             for task, entry, extra in ENTRIES:
@@ -223,9 +228,7 @@ def published(args) -> None:
     with tempfile.TemporaryDirectory(prefix="dawnbench-rn50-") as tmp:
         tmp_path = Path(tmp)
         env = {"DAWNBENCH_DATA": str(tmp_path / "data")}
-        bench.python("-m", "dawnbench.data.imagenet.generate", str(tmp_path / "ilsvrc"), "--classes", "4", "--train",
-                     "80", "--val", "4", env=env)
-        bench.dawnbench("data", "fetch", "imagenet", "--from", str(tmp_path / "ilsvrc"), "--subset", "gen", env=env)
+        generated_imagenet(tmp_path, env)
         for row in PUBLISHED_RN50:
             stated = 90 * IMAGENET_TRAIN / row["images_per_s"] / 3600
             if abs(stated / row["hours_90_epochs"] - 1) > CONSISTENT:
@@ -269,9 +272,8 @@ def published(args) -> None:
 def validate(args) -> None:
     """The model against DeepBench's published rows (``prediction.validate``), with leave-one-out leaving out a held
     GEMM's other transposes too; the figure of the leave-one-out points drawn again."""
-    from prediction import loo_figure
-
     from dawnbench.prediction.validate import validate as check
+    from prediction import loo_figure
 
     figures = check()
     loo_figure(figures, ROOT / "docs" / "img" / "prediction-loo.png")

@@ -45,29 +45,21 @@ STATE_ARGS = {"weight", "bias", "running_mean", "running_var", "save_mean", "sav
 META = torch.device("meta")
 
 
-def per_sample_factors(step: Step) -> set[int]:
+def _recorded_tensors(step: Step) -> list[dict[str, Any]]:
+    """Every tensor of every recorded call of the step, as the census wrote it."""
+    return [t for op in step.ops if op.replay is not None
+            for value in json.loads(op.replay.problem.params["call"])["args"].values() for t in tensor_specs(value)]
+
+
+def per_sample_factors(tensors: list[dict[str, Any]], batch: int) -> set[int]:
     """1, and every k for which some recorded call holds a three-dimensional B×k×… tensor (B: the profile's batch;
     a sequence of k tokens — an image's B×C×H×W says nothing of the kind)."""
-    batch = step.batch_size or 0
-    factors = {1}
-    for op in step.ops:
-        if op.replay is None:
-            continue
-        for value in json.loads(op.replay.problem.params["call"])["args"].values():
-            for t in tensor_specs(value):
-                if len(t["t"]) == 3 and t["t"][0] == batch and t["t"][1] > 1:
-                    factors.add(t["t"][1])
-    return factors
+    return {1} | {t["t"][1] for t in tensors if len(t["t"]) == 3 and t["t"][0] == batch and t["t"][1] > 1}
 
 
-def parameter_shapes(step: Step) -> set[tuple[Any, ...]]:
+def parameter_shapes(tensors: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
     """The shapes (and dtypes) of the layers' parameters, as the census marked them in the recorded calls."""
-    shapes = set()
-    for op in step.ops:
-        if op.replay is not None:
-            for value in json.loads(op.replay.problem.params["call"])["args"].values():
-                shapes.update((*t["t"], t["d"]) for t in tensor_specs(value) if t.get("p"))
-    return shapes
+    return {(*t["t"], t["d"]) for t in tensors if t.get("p")}
 
 
 def _rescale(spec: dict[str, Any], arg: str, batch: int, new: int, factors: set[int],
@@ -107,7 +99,8 @@ def rebatch(step: Step, new: int) -> tuple[Step, list[str]]:
     if not step.batch_size:
         raise DawnbenchError(f"--batch {new}: the profile {step.profile} does not say its batch (no samples_per_s in "
                              "its summary.json), so no dimension can be known as the batch's. Profile again.")
-    batch, factors, parameters = step.batch_size, per_sample_factors(step), parameter_shapes(step)
+    batch, tensors = step.batch_size, _recorded_tensors(step)
+    factors, parameters = per_sample_factors(tensors, batch), parameter_shapes(tensors)
     ops, kept = [], Counter()
     for op in step.ops:
         if op.replay is None and not op.bytes and not op.flops:   # a view or bookkeeping: no work at any batch

@@ -243,23 +243,9 @@ def footprint(text: str) -> int:
     """Bytes the call's tensors hold (their storages), without making them; 0 for a call that cannot be read."""
     try:
         _, recorded = decode(text)
+        return sum(_check_tensor(t) * _DTYPES[t["d"]].itemsize for v in recorded.values() for t in tensor_specs(v))
     except ValueError:
         return 0
-    total = 0
-
-    def walk(value: Any) -> None:
-        nonlocal total
-        if isinstance(value, dict) and "t" in value:
-            total += _check_tensor(value) * _DTYPES[value["d"]].itemsize
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-    try:
-        for v in recorded.values():
-            walk(v)
-    except ValueError:
-        return 0
-    return total
 
 
 def _check_tensor(spec: dict[str, Any]) -> int:
@@ -379,17 +365,9 @@ def positional(func: Any, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any]
 
 def _float_dims(recorded: dict[str, Any]) -> list[int]:
     """Every dimension of the call's floating tensors (an index with no rule is drawn below the smallest)."""
-    dims: list[int] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict) and "t" in value and _DTYPES.get(value.get("d"), torch.int64).is_floating_point:
-            dims.extend(d for d in value["t"] if d > 0)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-    for v in recorded.values():
-        walk(v)
-    return dims
+    return [d for v in recorded.values() for t in tensor_specs(v)
+            if isinstance(t.get("d"), str) and _DTYPES.get(t["d"], torch.int64).is_floating_point
+            for d in t["t"] if isinstance(d, int) and d > 0]
 
 
 def _refuse(what: str) -> Any:
