@@ -3,8 +3,9 @@
     python benchmarks/whole_steps.py add-machine      # this machine: six profiles and its kernels.json (~20 min)
     python benchmarks/whole_steps.py problems         # applications.csv from every machine's stored profiles
     python benchmarks/whole_steps.py predict          # the matrix: each machine's steps from each machine's profiles
-    python benchmarks/whole_steps.py published        # ResNet-50 v1.5 on a V100 against NVIDIA's published images/s
+    python benchmarks/whole_steps.py published        # ResNet-50 and BERT-large on a V100 against NVIDIA's figures
     python benchmarks/whole_steps.py validate         # leave-one-out over DeepBench's published rows, restated
+    python benchmarks/whole_steps.py host             # the two missed entries' steps with host effects removed
 
 **add-machine** profiles the six entries (mnist small-cnn, cifar10 cifar10-fast and cifar10-resnet18, imagenet
 imagenet-resnet50 on a generated ILSVRC tree at batch ``IMAGENET_BATCH``, squad squad-minilm and squad-drqa on a
@@ -22,13 +23,20 @@ and op it came from. After it, ``add-machine`` again on each machine (its kernel
 predict PROFILE --device KERNELS``): on its own machine (the whole-step check: target ≤ 15 % per entry) and on every
 other (the cross-machine matrix: target median ≤ 20 %). The kernels never come from the profile's own op times.
 
-**published** profiles imagenet-resnet50 as ResNet-50 v1.5 at 224 px (no blur-pool, one resolution), fp32 at batch
-``RN50_PROFILE_BATCH`` and bf16 at a smaller one (the op list is what matters, not this CPU's speed), predicts it on
-DeepBench's V100 at the published batches (``predict --batch``: 112 fp32, 256 mixed precision; a precision this CPU
-cannot profile is listed as unmeasured) and compares the
-images/s with NVIDIA's published single-V100 training throughputs (``PUBLISHED_RN50``), each row checked first
-against the same table's 90-epoch training time (a row whose throughput and time disagree by more than
-``CONSISTENT`` is left out and named), each labelled with what differs.
+**published** compares predictions with NVIDIA's published single-V100 training throughputs (``PUBLISHED``):
+ResNet-50 v1.5 at 224 px (imagenet-resnet50 with no blur-pool and one resolution) and BERT-large fine-tuning on SQuAD
+at 384 tokens (squad-minilm with ``encoder=bert-large``: BERT-large's shapes, randomly initialised). Each is profiled
+here at a small batch (the op list is what matters, not this CPU's speed), predicted on DeepBench's V100 at the
+published batch (``predict --batch``) and precision (a precision this CPU cannot profile is listed as unmeasured),
+each row checked first against its own table (``disagreement``: a row that disagrees with itself is left out and
+named) and labelled with what differs.
+
+**host** measures what the kernels cannot see: imagenet-resnet50 and squad-minilm (the two entries whose steps ran
+slower than their ops one at a time) profiled again in one sitting as they train and with each of two host effects
+removed — the input pipeline's worker process beside the step on two cores (``--set workers=0``: decoding in the
+step's own process) and fresh 4 KiB pages faulted in for the step's large tensors (``THP_MEM_ALLOC_ENABLE=1``:
+PyTorch's own switch to huge pages for its CPU allocations) — each predicted with this machine's kernels.json, with
+the profile command's minor page faults and system CPU seconds (``getrusage`` of the child).
 """
 
 from __future__ import annotations
@@ -56,21 +64,67 @@ IMAGENET_BATCH = 64
 ENTRIES = (("mnist", "small-cnn", []), ("cifar10", "cifar10-fast", []), ("cifar10", "cifar10-resnet18", []),
            ("imagenet", "imagenet-resnet50", ["--subset", "gen", "--set", f"batch_size={IMAGENET_BATCH}"]),
            ("squad", "squad-minilm", ["--subset", "gen"]), ("squad", "squad-drqa", ["--subset", "gen"]))
-RN50_224 = ["--subset", "gen", "--set", "min_res=224", "--set", "max_res=224", "--set", "eval_res=256", "--set",
-            "blurpool=false"]
-RN50_PROFILE_BATCH = {"fp32": 32, "bf16": 8}
-CONSISTENT = 0.15             # a published throughput against its own table's training time
 IMAGENET_TRAIN = 1_281_167
-# NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md ("Training performance: NVIDIA
-# DGX-1 16GB (8x V100 16GB)", 1 GPU, pytorch-21.03 NGC container) and configs.yml (DGX1V batch sizes, AMP in NHWC)
-PUBLISHED_RN50 = (
-    {"device": "V100", "precision": "fp32", "batch": 112, "images_per_s": 367, "hours_90_epochs": 92,
-     "layout": "NCHW", "what": "FP32"},
-    {"device": "V100", "precision": "bf16", "batch": 256, "images_per_s": 1200, "hours_90_epochs": 29,
-     "layout": "NHWC", "what": "AMP (fp16 with fp32 master weights)"},
-)
-PUBLISHED_SOURCE = ("NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, Training "
-                    "performance: NVIDIA DGX-1 16GB, 1 GPU (pytorch-21.03 container); batch sizes from configs.yml")
+# Each model this project can profile that NVIDIA publishes single-V100 training throughputs of: how it is profiled
+# here (task, entry, options, the batch per precision: the op list is what matters, not this CPU's speed), the
+# published rows (at their batch and precision) and the source. Each row is checked against its own table first.
+PUBLISHED = {
+    "ResNet-50 v1.5": {
+        "profile": ["imagenet", "--entry", "imagenet-resnet50", "--subset", "gen", "--set", "min_res=224", "--set",
+                    "max_res=224", "--set", "eval_res=256", "--set", "blurpool=false"],
+        "folder": "imagenet-resnet50-224", "profile_batch": {"fp32": 32, "bf16": 8}, "unit": "images/s",
+        "source": "NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, Training "
+                  "performance: NVIDIA DGX-1 16GB, 1 GPU (pytorch-21.03 container); batch sizes from configs.yml",
+        "ours": "this project's ResNet-50 (imagenet-resnet50 at 224 px, no blur-pool), channels-last",
+        "rows": (
+            {"device": "V100", "precision": "fp32", "batch": 112, "per_s": 367, "hours_90_epochs": 92,
+             "theirs": "NVIDIA's, NCHW", "what": "FP32"},
+            {"device": "V100", "precision": "bf16", "batch": 256, "per_s": 1200, "hours_90_epochs": 29,
+             "theirs": "NVIDIA's, NHWC", "what": "AMP (fp16 with fp32 master weights)"},
+        ),
+    },
+    "BERT-large, SQuAD fine-tuning, 384 tokens": {
+        "profile": ["squad", "--entry", "squad-minilm", "--subset", "gen", "--set", "encoder=bert-large"],
+        "folder": "squad-bert-large", "profile_batch": {"fp32": 2, "bf16": 2}, "unit": "sequences/s",
+        "source": "NVIDIA DeepLearningExamples, PyTorch/LanguageModeling/BERT/README.md (March 2020), Training "
+                  "performance, Fine-tuning NVIDIA DGX-1 With 16G and With 32G, 1 GPU (pytorch:19.07-py3 container)",
+        "ours": "Hugging Face's BertForQuestionAnswering at BERT-large's shapes (squad-minilm --set "
+                "encoder=bert-large), AdamW as torch runs it",
+        "rows": (
+            {"device": "V100", "precision": "fp32", "batch": 4, "per_s": 8.96, "mixed_per_s": 35.88,
+             "speedup": "3.99", "theirs": "NVIDIA's with its fused kernels (apex), V100 16 GB",
+             "what": "FP32, DGX-1 16G"},
+            {"device": "V100", "precision": "fp32", "batch": 8, "per_s": 8.64, "mixed_per_s": 36.04,
+             "speedup": "4.171", "theirs": "NVIDIA's with its fused kernels (apex), V100 32 GB",
+             "what": "FP32, DGX-1 32G"},
+            {"device": "V100", "precision": "bf16", "batch": 8, "per_s": 36.04, "fp32_per_s": 8.64,
+             "speedup": "4.171", "theirs": "NVIDIA's with its fused kernels (apex), V100 32 GB",
+             "what": "mixed precision (fp16, apex AMP), DGX-1 32G"},
+        ),
+    },
+}
+CONSISTENT = 0.15             # a published throughput against its own table's training time
+
+
+def disagreement(row: dict) -> str | None:
+    """Why a published row disagrees with its own table, or None: a ResNet-50 throughput against the table's 90-epoch
+    time (within ``CONSISTENT``: the time includes evaluation); a BERT pair of throughputs against the table's stated
+    speed-up, to the digits printed (each figure may be off by half its last digit, no more)."""
+    if "hours_90_epochs" in row:
+        hours = 90 * IMAGENET_TRAIN / row["per_s"] / 3600
+        if abs(hours / row["hours_90_epochs"] - 1) > CONSISTENT:
+            return f"{row['per_s']} images/s make 90 epochs {hours:.0f} h, the table says {row['hours_90_epochs']} h"
+        return None
+    fp32, mixed = (row["per_s"], row["mixed_per_s"]) if "mixed_per_s" in row else (row["fp32_per_s"], row["per_s"])
+    half = 0.005                                     # both throughputs are printed to 0.01
+    low, high = (mixed - half) / (fp32 + half), (mixed + half) / (fp32 - half)
+    step = 10.0 ** -len(row["speedup"].split(".")[1]) / 2
+    if high < float(row["speedup"]) - step or low > float(row["speedup"]) + step:
+        return (f"{mixed} / {fp32} sequences/s is a speed-up of {low:.4f}–{high:.4f}, the table says "
+                f"{row['speedup']}")
+    return None
+
+
 QUICK_PER_CLASS = 1          # the memory suite's --quick: each entry's heaviest call of each memory-bound class
 
 
@@ -91,6 +145,12 @@ def generated_imagenet(tmp_path: Path, env: dict[str, str]) -> None:
     bench.dawnbench("data", "fetch", "imagenet", "--from", str(tmp_path / "ilsvrc"), "--subset", "gen", env=env)
 
 
+def generated_squad(tmp_path: Path, env: dict[str, str]) -> None:
+    """A generated SQuAD v1.1 set imported as ``squad@gen`` into ``env``'s data cache (SQuAD is not reachable)."""
+    bench.python("-m", "dawnbench.data.squad.generate", str(tmp_path / "squad"), env=env)
+    bench.dawnbench("data", "fetch", "squad", "--from", str(tmp_path / "squad"), "--subset", "gen", env=env)
+
+
 def add_machine(args) -> None:
     from dawnbench.precision import device_supports
 
@@ -101,8 +161,7 @@ def add_machine(args) -> None:
         env = {"DAWNBENCH_DATA": str(tmp_path / "data")}
         if not args.skip_profiles:
             generated_imagenet(tmp_path, env)
-            bench.python("-m", "dawnbench.data.squad.generate", str(tmp_path / "squad"), env=env)
-            bench.dawnbench("data", "fetch", "squad", "--from", str(tmp_path / "squad"), "--subset", "gen", env=env)
+            generated_squad(tmp_path, env)
             for task, entry, extra in ENTRIES:
                 if args.only and entry not in args.only.split(","):
                     continue
@@ -219,54 +278,98 @@ def predict(args) -> None:
 
 
 def published(args) -> None:
-    """ResNet-50 v1.5 on a V100 predicted against NVIDIA's published images/s (see the module docstring)."""
+    """Published single-V100 training throughputs predicted (see the module docstring)."""
     from dawnbench.precision import device_supports
 
     here = MACHINES / machine_name() / "published"      # not the six entries' profiles: no part of applications.csv
-
     rows, left_out, unmeasured = [], [], []
-    with tempfile.TemporaryDirectory(prefix="dawnbench-rn50-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="dawnbench-published-") as tmp:
         tmp_path = Path(tmp)
         env = {"DAWNBENCH_DATA": str(tmp_path / "data")}
         generated_imagenet(tmp_path, env)
-        for row in PUBLISHED_RN50:
-            stated = 90 * IMAGENET_TRAIN / row["images_per_s"] / 3600
-            if abs(stated / row["hours_90_epochs"] - 1) > CONSISTENT:
-                left_out.append({**row, "why": f"{row['images_per_s']} images/s make 90 epochs {stated:.0f} h, the "
-                                                f"table says {row['hours_90_epochs']} h"})
-                continue
-            runs, why = device_supports(row["precision"], torch.device("cpu"))
-            if not runs:
-                unmeasured.append({**row, "why": f"no {row['precision']} profile on this CPU: {why}"})
-                continue
-            name = f"imagenet-resnet50-224-{row['precision']}"
-            folder = here / name
-            if not (folder / "ops.tsv").is_file():
-                bench.dawnbench("profile", "imagenet", "--entry", "imagenet-resnet50", *RN50_224, "--set",
-                                f"batch_size={RN50_PROFILE_BATCH[row['precision']]}", "--precision", row["precision"],
-                                "--steps", "2", "--out", str(tmp_path / name), "--json", env=env)
-                folder.mkdir(parents=True, exist_ok=True)
-                for file in ("summary.json", "ops.tsv"):
-                    shutil.copyfile(tmp_path / name / file, folder / file)
-            doc = json.loads(bench.dawnbench("predict", str(folder), "--device", row["device"], "--batch",
-                                             str(row["batch"]), "--epochs", "1", "--json").stdout)
-            [device] = doc["devices"]
-            predicted = row["batch"] / device["step_s"]
-            rows.append({**row, "stated_hours_check": stated, "profiled_batch": doc["profiled_batch_size"],
-                         "predicted_images_per_s": predicted, "ratio": predicted / row["images_per_s"],
-                         "step_s": device["step_s"], "host_bound": device["host_bound"],
-                         "host_floor_s": device["host_floor_s"], "rests_on": device["rests_on"],
-                         "classes": device["classes"], "notes": [*doc["notes"], *device["notes"]][:8],
-                         "differs": [f"this project's ResNet-50 (imagenet-resnet50 at 224 px, no blur-pool), channels-"
-                                     f"last; published: NVIDIA's, {row['layout']}",
-                                     f"profiled at batch {doc['profiled_batch_size']} on this CPU and re-derived at "
-                                     f"{row['batch']}", "bf16 profile predicted with DeepBench's fp16-mixed rows"
-                                     if row["precision"] == "bf16" else "fp32 both sides",
-                                     "published: the whole training loop (data loading by DALI or PyTorch included)"]})
-            print(f"{row['what']}: predicted {predicted:,.0f} images/s, published {row['images_per_s']:,} "
-                  f"({rows[-1]['ratio']:.2f}×)", flush=True)
-    bench.store(args, "rn50_published", {"source": PUBLISHED_SOURCE, "rows": rows, "left_out": left_out,
-                                         "unmeasured": unmeasured})
+        generated_squad(tmp_path, env)
+        for model, spec in PUBLISHED.items():
+            for row in spec["rows"]:
+                row = {"model": model, "unit": spec["unit"], "source": spec["source"], **row}
+                why = disagreement(row)
+                if why:
+                    left_out.append({**row, "why": why})
+                    continue
+                runs, why = device_supports(row["precision"], torch.device("cpu"))
+                if not runs:
+                    unmeasured.append({**row, "why": f"no {row['precision']} profile on this CPU: {why}"})
+                    continue
+                name = f"{spec['folder']}-{row['precision']}"
+                folder = here / name
+                if not (folder / "ops.tsv").is_file():
+                    bench.dawnbench("profile", *spec["profile"], "--set",
+                                    f"batch_size={spec['profile_batch'][row['precision']]}", "--precision",
+                                    row["precision"], "--steps", "2", "--out", str(tmp_path / name), "--json", env=env)
+                    folder.mkdir(parents=True, exist_ok=True)
+                    for file in ("summary.json", "ops.tsv"):
+                        shutil.copyfile(tmp_path / name / file, folder / file)
+                doc = json.loads(bench.dawnbench("predict", str(folder), "--device", row["device"], "--batch",
+                                                 str(row["batch"]), "--epochs", "1", "--json").stdout)
+                [device] = doc["devices"]
+                predicted = row["batch"] / device["step_s"]
+                rows.append({**row, "profiled_batch": doc["profiled_batch_size"], "predicted_per_s": predicted,
+                             "ratio": predicted / row["per_s"], "step_s": device["step_s"],
+                             "host_bound": device["host_bound"], "host_floor_s": device["host_floor_s"],
+                             "rests_on": device["rests_on"], "classes": device["classes"],
+                             "notes": [*doc["notes"], *device["notes"]][:8],
+                             "differs": [f"ours: {spec['ours']}; published: {row['theirs']}",
+                                         f"profiled at batch {doc['profiled_batch_size']} on this CPU and re-derived "
+                                         f"at {row['batch']}", "bf16 profile predicted with DeepBench's fp16-mixed "
+                                         "rows" if row["precision"] == "bf16" else "fp32 both sides",
+                                         "published: the whole training loop (data loading included)"]})
+                print(f"{model}, {row['what']}: predicted {predicted:,.3g} {spec['unit']}, published {row['per_s']:,} "
+                      f"({rows[-1]['ratio']:.2f}×)", flush=True)
+    bench.store(args, "published", {"rows": rows, "left_out": left_out, "unmeasured": unmeasured})
+
+
+HOST_VARIANTS = {                       # name → (profile options, environment)
+    "as trained": ([], {}),
+    "workers=0": (["--set", "workers=0"], {}),
+    "THP_MEM_ALLOC_ENABLE=1": ([], {"THP_MEM_ALLOC_ENABLE": "1"}),
+    "both": (["--set", "workers=0"], {"THP_MEM_ALLOC_ENABLE": "1"}),
+}
+HOST_ENTRIES = {"imagenet-resnet50": tuple(HOST_VARIANTS), "squad-minilm": ("as trained", "THP_MEM_ALLOC_ENABLE=1")}
+
+
+def host(args) -> None:
+    """The missed entries' steps with host effects removed (see the module docstring)."""
+    import resource
+
+    machine = MACHINES / machine_name()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dawnbench-host-") as tmp:
+        tmp_path = Path(tmp)
+        env = {"DAWNBENCH_DATA": str(tmp_path / "data")}
+        generated_imagenet(tmp_path, env)
+        generated_squad(tmp_path, env)
+        for task, entry, extra in ENTRIES:
+            for variant in HOST_ENTRIES.get(entry, ()):
+                options, variables = HOST_VARIANTS[variant]
+                out = tmp_path / f"{entry}-{len(rows)}"
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                bench.dawnbench("profile", task, "--entry", entry, *extra, *options, "--steps", str(PROFILE_STEPS),
+                                "--out", str(out), "--json", env={**env, **variables})
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                doc = json.loads(bench.dawnbench("predict", str(out), "--device", str(machine / "kernels.json"),
+                                                 "--epochs", "1", "--json", quiet=True).stdout)
+                [device] = doc["devices"]
+                summary = json.loads((out / "summary.json").read_text())
+                measured = summary["window_s"] / summary["steps"]
+                rows.append({"entry": entry, "variant": variant, "measured_step_s": measured,
+                             "predicted_step_s": device["step_s"], "error": device["step_s"] / measured - 1,
+                             "minor_faults": after.ru_minflt - before.ru_minflt,
+                             "system_cpu_s": after.ru_stime - before.ru_stime,
+                             "user_cpu_s": after.ru_utime - before.ru_utime,
+                             "process_cpu_pct_max": summary["resources"]["proc_cpu_pct"]["max"]})
+                print(f"{entry} {variant}: measured {measured:.4g} s, predicted {device['step_s']:.4g} s "
+                      f"({rows[-1]['error']:+.1%}), {rows[-1]['minor_faults']:,} minor faults, "
+                      f"{rows[-1]['system_cpu_s']:.0f} s system CPU", flush=True)
+    bench.store(args, "host_effects", {"machine": machine.name, "rows": rows})
 
 
 def validate(args) -> None:
@@ -286,14 +389,14 @@ def validate(args) -> None:
 
 def main() -> int:
     parser = bench.parser(__doc__)
-    parser.add_argument("stage", choices=("add-machine", "problems", "predict", "published", "validate"))
+    parser.add_argument("stage", choices=("add-machine", "problems", "predict", "published", "validate", "host"))
     parser.add_argument("--skip-profiles", action="store_true", help="add-machine: keep the stored profiles, time "
                                                                      "the kernels again")
     parser.add_argument("--no-kernels", action="store_true", help="add-machine: the profiles only")
     parser.add_argument("--only", metavar="ENTRY[,ENTRY…]", help="add-machine: profile only these entries again")
     args = parser.parse_args()
     {"add-machine": add_machine, "problems": problems, "predict": predict, "published": published,
-     "validate": validate}[args.stage](args)
+     "validate": validate, "host": host}[args.stage](args)
     return 0
 
 

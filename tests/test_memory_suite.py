@@ -41,15 +41,17 @@ def _a_training_step() -> list[tuple[str, int, str]]:
     cnn = cnn.to(memory_format=torch.channels_last)
     embed, norm = torch.nn.Embedding(50, 16), torch.nn.LayerNorm(16)
     attention = torch.nn.MultiheadAttention(16, 2, batch_first=True)
-    params = [*cnn.parameters(), *embed.parameters(), *norm.parameters(), *attention.parameters()]
+    head = torch.nn.Linear(16, 4)     # as many outputs as the batch has samples: a span head's 2 at batch 2
+    params = [*cnn.parameters(), *embed.parameters(), *norm.parameters(), *attention.parameters(), *head.parameters()]
     optimizer = torch.optim.Adam(params, lr=1e-3)
     images = torch.randn(4, 3, 16, 16).to(memory_format=torch.channels_last)
-    labels, words = torch.randint(0, 10, (4,)), torch.randint(0, 50, (4, 7))
+    labels, words, spans = torch.randint(0, 10, (4,)), torch.randint(0, 50, (4, 7)), torch.randint(0, 4, (28,))
     recorder = _Recorder()
     with recorder:
         hidden = norm(embed(words))
         loss = torch.nn.functional.cross_entropy(cnn(images), labels) + \
-            torch.nn.functional.dropout(attention(hidden, hidden, hidden)[0], 0.1).sum()
+            torch.nn.functional.dropout(attention(hidden, hidden, hidden)[0], 0.1).sum() + \
+            torch.nn.functional.cross_entropy(head(hidden).flatten(0, 1), spans)
         loss.backward()
         optimizer.step()
     return recorder.calls
@@ -312,6 +314,10 @@ def test_a_step_re_derived_at_another_batch_scales_the_batch_and_nothing_else(tm
     assert conv["input"]["st"] == [768, 1, 48, 3]                   # still channels-last at the new size
     embedding = json.loads(by_call["aten::embedding.default"].replay.problem.params["call"])["args"]
     assert embedding["indices"]["t"] == [8, 7] and embedding["weight"]["t"] == [50, 16]
+    # the head's weight, passed transposed (16×4, its 4 outputs equal to the old batch), stays 4 outputs
+    head = next(json.loads(o.replay.problem.params["call"])["args"] for o in wide.ops if o.replay and o.op ==
+                "aten::addmm" and json.loads(o.replay.problem.params["call"])["args"]["self"]["t"] == [4])
+    assert head["mat1"]["t"] == [56, 16] and head["mat2"]["t"] == [16, 4]
     # the attention's projections read the tokens flattened, 4·7 = 28 rows: 8·7 = 56 now
     assert any(json.loads(o.replay.problem.params["call"])["args"].get("mat1", {}).get("t", [0])[0] == 56
                for o in wide.ops if o.replay and o.op == "aten::addmm")

@@ -131,6 +131,16 @@ def test_profile_refuses_a_module_class_the_network_lacks(mnist_ready, tmp_path,
     assert "--without LayerNorm" in err and "BatchNorm2d" in err and "Traceback" not in err
 
 
+def test_a_folder_named_like_the_task_is_not_taken_for_a_run(mnist_ready, tmp_path, capsys, monkeypatch):
+    """`profile squad` beside the ./squad a user downloaded profiles the task; only a folder holding
+    result.json is a run."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mnist").mkdir()
+    assert main(["profile", "mnist", "--entry", "no-such-entry", "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-entry" in err and "result.json" not in err
+
+
 def test_monitor_writes_rows_and_a_summary(tmp_path):
     start = time.monotonic()
     a = torch.randn(512, 512)

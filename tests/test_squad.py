@@ -275,6 +275,30 @@ def test_bidaf_learns_from_scratch_and_its_saved_model_answers(easy, tmp_path, m
     assert inference["items"] == 12 and inference["latency_p50_ms"] > 0 and 0 <= inference["value"] <= 100
 
 
+@pytest.mark.parametrize("sets, message", [
+    ({"encoder": "gpt-2"}, "minilm-l6, bert-base, bert-large"),
+    ({"encoder": "bert-base", "layers": 13}, "has 12 layers"),
+    ({"layers": 7}, "minilm-l6 encoder has 6 layers"),
+])
+def test_an_encoder_or_layer_count_it_does_not_have_is_refused(sets, message):
+    from dawnbench.entries.squad_minilm import SquadMinilm
+
+    with pytest.raises(EntryError, match=message):
+        SquadMinilm.check_hparams(get_task("squad"), sets)
+
+
+def test_bert_base_shapes_are_bert_bases_on_minilms_vocabulary():
+    from dawnbench.entries.squad_minilm import SpanModel
+
+    bert = SpanModel(encoder="bert-base").bert
+    config = bert.config
+    assert (config.hidden_size, config.num_hidden_layers, config.num_attention_heads, config.intermediate_size) == \
+        (768, 12, 12, 3072)
+    assert config.vocab_size == load_tokenizer().get_vocab_size() == 30522
+    # BERT-base's 110 M (Devlin et al.), less the pooler this span model does not build, plus the span head
+    assert 108e6 < sum(p.numel() for p in bert.parameters()) < 110e6
+
+
 def test_profile_counts_a_span_models_flops(squad_run, easy, tmp_path, monkeypatch):
     monkeypatch.setenv("DAWNBENCH_DATA", str(easy))
     assert main(["profile", str(squad_run), "--steps", "2", "--out", str(tmp_path / "p")]) == 0

@@ -30,7 +30,9 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
     without = tuple(m for m in (args.without or "").split(",") if m)
     changes = {"steps": args.steps, "without": without or None, "device": args.device,
                "out": Path(args.out) if args.out else None, "subset": args.subset}
-    if Path(args.target).is_dir():
+    # A task's name is the task even where a folder of that name (say, the downloaded data) sits here;
+    # a run folder is one holding result.json.
+    if Path(args.target).is_dir() and (args.target not in TASKS or (Path(args.target) / "result.json").exists()):
         opts = options_from_run(Path(args.target), args.trust_entry, precision=args.precision, **changes)
     elif args.target not in TASKS:
         raise DawnbenchError(f"{args.target}: neither a task ({', '.join(TASKS)}) nor a run directory. Pass a task "

@@ -15,6 +15,11 @@ Evidence and choices:
     than BERT-base's 3e-5 because the model is small — warming up linearly over the
     first 10 % of steps, then linearly to 0; batch 32 per worker; 2 epochs, evaluated
     after each half epoch. bf16 through the harness's autocast (``--precision bf16``).
+  * ``--set encoder=bert-base`` or ``bert-large``: an encoder of BERT-base's or BERT-large's shapes (12 × 768
+    or 24 × 1024, heads 12 or 16, feed-forward 4 × hidden; Devlin et al. 2019, Table 1's sizes) on MiniLM's
+    vocabulary, which is BERT's — randomly initialised, since no BERT weights are packaged. It is the step a
+    BERT-class fine-tuning runs, for ``profile``, ``explain`` and ``predict`` (benchmarks/whole_steps.py
+    compares it with NVIDIA's published BERT-large throughputs); trained from scratch it does not reach F1 75.
   * Measured here: on the generated set only (no copy of SQuAD is reachable); the real
     run is ``dawnbench run squad`` after importing the two files (docs/squad.md).
 
@@ -23,17 +28,20 @@ Sections, in the order things happen: hyperparameters, model, training loop, pre
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
 
 from dawnbench.bounds import Bound
 from dawnbench.entries import spans
-from dawnbench.entries.base import Entry, Progress, TrainContext
+from dawnbench.entries.base import AUTO, Entry, Progress, TrainContext
 from dawnbench.errors import EntryError
+from dawnbench.tasks import Task
 
 # --- hyperparameters (all of them) -----------------------------------------------------
 HPARAMS = {
@@ -47,8 +55,17 @@ HPARAMS = {
     "n_best": 20,
     "max_answer": 30,            # tokens
     "evals_per_epoch": 2,
-    "layers": 6,                 # encoder layers kept (the first N of 6): fewer only to shrink it for tests
+    "encoder": "minilm-l6",      # minilm-l6 (pre-trained), or bert-base / bert-large shapes (random): see above
+    "layers": AUTO,              # encoder layers kept, the first N (auto: all): fewer only to shrink it for tests
 }
+# The encoders' shapes, over MiniLM's config (vocabulary, positions, activation); None: MiniLM's own.
+ENCODERS: dict[str, dict[str, int] | None] = {
+    "minilm-l6": None,
+    "bert-base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072},
+    "bert-large": {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+                   "intermediate_size": 4096},
+}
+MINILM_LAYERS = 6
 
 
 # --- model ---------------------------------------------------------------------------------
@@ -70,15 +87,21 @@ def load_tokenizer():
 class SpanModel(nn.Module):
     """The encoder and its span head: input ids (+ mask, types) → start and end logits."""
 
-    def __init__(self, layers: int = 6) -> None:
+    def __init__(self, layers: int | str = AUTO, encoder: str = "minilm-l6") -> None:
         super().__init__()
-        from transformers import BertForQuestionAnswering
+        from transformers import BertConfig, BertForQuestionAnswering
         from transformers.utils import logging
 
         logging.set_verbosity_error()  # "qa_outputs newly initialised" is the point, not a warning
         logging.disable_progress_bar()
-        self.bert = BertForQuestionAnswering.from_pretrained(checkpoint_dir(), local_files_only=True)
-        del self.bert.bert.encoder.layer[layers:]
+        shapes = ENCODERS[encoder]
+        if shapes is None:
+            self.bert = BertForQuestionAnswering.from_pretrained(checkpoint_dir(), local_files_only=True)
+        else:
+            config = BertConfig.from_pretrained(checkpoint_dir(), local_files_only=True, **shapes)
+            self.bert = BertForQuestionAnswering(config)
+        if layers != AUTO:
+            del self.bert.bert.encoder.layer[layers:]
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -97,15 +120,28 @@ class SquadMinilm(Entry):
     name = "squad-minilm"
     tasks = ("squad",)
     hparams = HPARAMS
-    hparam_bounds = {**Entry.hparam_bounds, "layers": Bound(1, 6, integer=True),
+    hparam_bounds = {**Entry.hparam_bounds, "layers": Bound(1, 24, integer=True),
                      "max_length": Bound(32, 512, integer=True), "stride": Bound(0, 256, integer=True)}
     eval_batch_size = 64         # questions per predict call in evaluation
     warmup_steps = 3
     cpu_warmup_steps = 1         # fixed shapes (windows of max_length): one step pays the first call
     precisions = ("fp32", "tf32", "bf16")
 
+    @classmethod
+    def check_hparams(cls, task: Task, overrides: dict[str, Any]) -> None:
+        super().check_hparams(task, overrides)
+        encoder = overrides.get("encoder", cls.hparams["encoder"])
+        if encoder not in ENCODERS:
+            raise EntryError(f"--set encoder={json.dumps(encoder)}: squad-minilm's encoders are "
+                             f"{', '.join(ENCODERS)}.")
+        shapes, layers = ENCODERS[encoder], overrides.get("layers", AUTO)
+        count = shapes["num_hidden_layers"] if shapes else MINILM_LAYERS
+        if layers != AUTO and layers > count:
+            raise EntryError(f"--set layers={layers}: the {encoder} encoder has {count} layers; keep at most "
+                             f"{count} (or leave layers at auto: all of them).")
+
     def make_model(self) -> nn.Module:
-        return SpanModel(self.hp["layers"])
+        return SpanModel(self.hp["layers"], self.hp["encoder"])
 
     def train(self, ctx: TrainContext) -> Iterator[Progress]:
         hp, device = self.hp, ctx.device

@@ -7,7 +7,7 @@
 
 **The record** (``ops.tsv``'s ``call`` column, one line of JSON): the ATen overload and every argument by its
 schema name — a tensor as its shape, dtype and, where it is not contiguous, its strides (``{"t": [64, 16, 28, 28],
-"d": "float32", "st": [...]}``; ``"p": 1`` where it is a layer's parameter); lists as lists; numbers, flags,
+"d": "float32", "st": [...]}``; ``"p": 1`` where it is a layer's parameter or a view of one); lists as lists; numbers, flags,
 strings and None as themselves; a dtype, memory format or layout by name; a device or generator as null (the replay
 runs where it is timed). No value of a tensor is kept: a call is its shapes, strides and arguments, which is what
 sets its time.
@@ -91,8 +91,8 @@ def _encode_value(value: Any) -> Any:
         out: dict[str, Any] = {"t": list(value.shape), "d": str(value.dtype).removeprefix("torch.")}
         if not value.is_contiguous():
             out["st"] = list(value.stride())
-        if isinstance(value, torch.nn.Parameter):
-            out["p"] = 1               # a layer's weight: never the batch's (prediction/batch.py)
+        if isinstance(value, torch.nn.Parameter) or isinstance(value._base, torch.nn.Parameter):
+            out["p"] = 1               # a layer's weight, or a view of it (a Linear's wᵀ): never the batch's
         return out
     if isinstance(value, (list, tuple)):
         return [_encode_value(v) for v in value]

@@ -175,7 +175,10 @@ class Window:
                 shapes = [s for s in event.input_shapes if isinstance(s, (list, tuple)) and s]
                 elements = sum(math.prod(s) for s in shapes if all(isinstance(d, int) for d in s))
                 tensors = [list(s) for s in shapes]
-                key = (c.name, ", ".join("x".join(map(str, s)) for s in shapes), c.dtype, c.args, c.layout,
+                # The profiler lists a tensor list's tensors as one input, the census each: a layout only where
+                # the counts agree.
+                layout = c.layout if len(c.layout.split(",")) == len(shapes) else ""
+                key = (c.name, ", ".join("x".join(map(str, s)) for s in shapes), c.dtype, c.args, layout,
                        with_shapes(c.call, tensors) if c.call else "")
                 scale = elements / c.elements if c.elements else 0.0
             g = groups[key]
