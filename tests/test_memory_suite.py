@@ -337,3 +337,16 @@ def test_a_step_re_derived_at_another_batch_scales_the_batch_and_nothing_else(tm
     (plain / "summary.json").write_text((folder / "summary.json").read_text())
     _, notes = rebatch(read_step(plain), 8)
     assert notes and all("could not be rescaled" in n for n in notes)
+
+
+def test_a_parameter_mark_does_not_change_which_kernel_a_call_is():
+    """A profile that marks a view of a parameter (newer census) finds the kernels.json row timed from the same call
+    without the mark (older census), and the other way round; another shape is another kernel."""
+    from dawnbench.kernels.published import problem_key
+
+    marked = ('{"op":"aten::addmm.default","args":{"self":{"t":[2],"d":"float32","p":1},"mat1":{"t":[768,1024],'
+              '"d":"float32"},"mat2":{"t":[1024,2],"d":"float32","st":[1,1024],"p":1}}}')
+    plain = marked.replace(',"p":1', "")
+    key = problem_key({"suite": "memory", "params": {"call": marked}})
+    assert key == problem_key({"suite": "memory", "params": {"call": plain}})
+    assert key != problem_key({"suite": "memory", "params": {"call": plain.replace("768", "1536")}})

@@ -169,6 +169,25 @@ def strides_like(strides: list[int], shape: list[int]) -> list[int]:
     return made
 
 
+def kernel_identity(text: str) -> str:
+    """The call as the kernel it runs: its text without the census's parameter marks (``"p"`` says what a dimension is
+    to ``--batch``, not what the kernel does), so a profile and a ``kernels.json`` written before or after a mark was
+    added find each other's rows."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    if not isinstance(doc, dict) or not isinstance(doc.get("args"), dict):
+        return text
+
+    def unmarked(value: Any) -> Any:
+        if isinstance(value, dict) and "t" in value:
+            return {k: v for k, v in value.items() if k != "p"}
+        return [unmarked(v) for v in value] if isinstance(value, list) else value
+    return json.dumps({"op": doc.get("op"), "args": {k: unmarked(v) for k, v in doc["args"].items()}},
+                      separators=(",", ":"))
+
+
 def tensor_specs(value: Any) -> list[dict[str, Any]]:
     if isinstance(value, dict) and "t" in value:
         return [value]
