@@ -42,7 +42,9 @@ def _a_training_step() -> list[tuple[str, int, str]]:
     embed, norm = torch.nn.Embedding(50, 16), torch.nn.LayerNorm(16)
     attention = torch.nn.MultiheadAttention(16, 2, batch_first=True)
     head = torch.nn.Linear(16, 4)     # as many outputs as the batch has samples: a span head's 2 at batch 2
-    params = [*cnn.parameters(), *embed.parameters(), *norm.parameters(), *attention.parameters(), *head.parameters()]
+    wide = torch.nn.Linear(16, 28)    # a weight of the flattened tokens' shape, 28×16: BERT-base's 768×3072 at batch 2
+    params = [*cnn.parameters(), *embed.parameters(), *norm.parameters(), *attention.parameters(), *head.parameters(),
+              *wide.parameters()]
     optimizer = torch.optim.Adam(params, lr=1e-3)
     images = torch.randn(4, 3, 16, 16).to(memory_format=torch.channels_last)
     labels, words, spans = torch.randint(0, 10, (4,)), torch.randint(0, 50, (4, 7)), torch.randint(0, 4, (28,))
@@ -51,7 +53,7 @@ def _a_training_step() -> list[tuple[str, int, str]]:
         hidden = norm(embed(words))
         loss = torch.nn.functional.cross_entropy(cnn(images), labels) + \
             torch.nn.functional.dropout(attention(hidden, hidden, hidden)[0], 0.1).sum() + \
-            torch.nn.functional.cross_entropy(head(hidden).flatten(0, 1), spans)
+            torch.nn.functional.cross_entropy(head(hidden).flatten(0, 1), spans) + wide(hidden).pow(2).mean()
         loss.backward()
         optimizer.step()
     return recorder.calls
@@ -318,6 +320,12 @@ def test_a_step_re_derived_at_another_batch_scales_the_batch_and_nothing_else(tm
     head = next(json.loads(o.replay.problem.params["call"])["args"] for o in wide.ops if o.replay and o.op ==
                 "aten::addmm" and json.loads(o.replay.problem.params["call"])["args"]["self"]["t"] == [4])
     assert head["mat1"]["t"] == [56, 16] and head["mat2"]["t"] == [16, 4]
+    # every matrix multiply of the tokens is at 8·7 = 56 rows — the 28×16 tokens too, though a weight is 28×16 — and
+    # the attention's bmm on 8 samples × 2 heads = 16 (its 4×2×7×7 scores say what the 2 is)
+    mats = [json.loads(o.replay.problem.params["call"])["args"] for o in wide.ops if o.replay and o.op == "aten::addmm"]
+    assert mats and all(m["mat1"]["t"][0] == 56 for m in mats if m["mat1"]["t"][0] not in (4, 8))
+    assert {json.loads(o.replay.problem.params["call"])["args"]["self"]["t"][0] for o in wide.ops
+            if o.replay and o.op == "aten::bmm"} == {16}
     # the attention's projections read the tokens flattened, 4·7 = 28 rows: 8·7 = 56 now
     assert any(json.loads(o.replay.problem.params["call"])["args"].get("mat1", {}).get("t", [0])[0] == 56
                for o in wide.ops if o.replay and o.op == "aten::addmm")

@@ -4,16 +4,17 @@ batch N, its FLOPs and bytes counted again, its DeepBench problems mapped again.
     step, notes = rebatch(read_step(Path("profiles/imagenet-resnet50-fp32")), 256)
 
 **Which dimensions are the batch.** The profile's batch B is known (its samples over its steps). A tensor's
-dimension is the batch's when it is B·k for a per-sample factor k — 1, or a sequence length (a k for which the step
-holds a B×k×… tensor: a transformer's tokens flattened to B·k rows) — and it sits where a batch sits: the first
-dimension of an activation, or the second of a two-dimensional operand stored transposed (a weight gradient's
-``mm`` reads the batch along its columns). Arguments named like a layer's state (``weight``, ``bias``, running and
-saved statistics) are never the batch, nor is any tensor of a parameter's shape and dtype (the census marks the
-layers' parameters: their gradients, momentum buffers and Adam states have their shapes) — a 64-channel weight
+dimension is the batch's when it is B·k for a per-sample factor k — 1, a sequence length (a k for which the step
+holds a B×k×… tensor: a transformer's tokens flattened to B·k rows), or attention's heads (B×heads×L×L scores) —
+and it sits where a batch sits: the first dimension of an activation, or the second of a two-dimensional operand
+stored transposed (a weight gradient's ``mm`` reads the batch along its columns). Arguments named like a layer's state (``weight``, ``bias``, running and
+saved statistics) are never the batch, nor is a tensor the census marked as a parameter or a view of one, nor —
+outside matrix multiplies, whose flattened activations can have a weight's shape — any tensor of a parameter's shape
+and dtype (their gradients, momentum buffers and Adam states have their shapes) — a 64-channel weight
 stays 64 channels when the batch was 64, while the batch's 64 integer labels become N. Such a dimension becomes
 N·k; every other stays. An op none of whose tensors has a batch dimension (the optimizer, a weight's own ops) is
-the same at any batch — except a recurrent layer, whose time-major T×B×F input is not recognised: it is named as
-not rescaled.
+the same at any batch — except a recurrent layer, whose time-major T×B×F input is not recognised, and a matrix
+multiply with operands that are no parameter's: both are named as not rescaled.
 
 **Counting again.** The re-derived call is made on PyTorch's ``meta`` device — shapes only, no memory, no
 arithmetic — which gives its outputs, so its minimum traffic (the census's rule) and FLOPs
@@ -33,7 +34,7 @@ from typing import Any
 import torch
 
 from dawnbench import bounds
-from dawnbench.analysis.kernel_classes import RECURRENT
+from dawnbench.analysis.kernel_classes import MATMUL, RECURRENT
 from dawnbench.errors import DawnbenchError
 from dawnbench.prediction.step import Step, StepOp, map_op
 from dawnbench.profiling.calls import decode, positional, replay, strides_like, tensor_specs
@@ -52,9 +53,12 @@ def _recorded_tensors(step: Step) -> list[dict[str, Any]]:
 
 
 def per_sample_factors(tensors: list[dict[str, Any]], batch: int) -> set[int]:
-    """1, and every k for which some recorded call holds a three-dimensional B×k×… tensor (B: the profile's batch;
-    a sequence of k tokens — an image's B×C×H×W says nothing of the kind)."""
-    return {1} | {t["t"][1] for t in tensors if len(t["t"]) == 3 and t["t"][0] == batch and t["t"][1] > 1}
+    """1, and every k for which some recorded call holds a B×k×… tensor (B: the profile's batch) that says what k is:
+    three-dimensional (a sequence of k tokens), or attention's B×heads×L×L scores for such a sequence of L (its heads'
+    bmm runs on B·heads) — an image's B×C×H×W says nothing of the kind."""
+    first = [t["t"] for t in tensors if t["t"][:1] == [batch] and len(t["t"]) > 1 and t["t"][1] > 1]
+    tokens = {t[1] for t in first if len(t) == 3}
+    return {1} | tokens | {t[1] for t in first if len(t) == 4 and t[2] == t[3] and t[2] in tokens}
 
 
 def parameter_shapes(tensors: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
@@ -63,9 +67,10 @@ def parameter_shapes(tensors: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
 
 
 def _rescale(spec: dict[str, Any], arg: str, batch: int, new: int, factors: set[int],
-             parameters: set[tuple[Any, ...]]) -> tuple[dict[str, Any], bool]:
-    """The tensor with its batch dimensions at ``new`` (see the module docstring), and whether any changed."""
-    if arg in STATE_ARGS or (*spec["t"], spec["d"]) in parameters:
+             parameters: set[tuple[Any, ...]] | None) -> tuple[dict[str, Any], bool]:
+    """The tensor with its batch dimensions at ``new`` (see the module docstring), and whether any changed.
+    ``parameters`` None: only the census's marks say a tensor is a parameter's (a matrix multiply's)."""
+    if arg in STATE_ARGS or spec.get("p") or (parameters is not None and (*spec["t"], spec["d"]) in parameters):
         return spec, False
     shape, strides = list(spec["t"]), spec.get("st")
     transposed = strides is not None and len(shape) == 2 and strides[0] == 1
@@ -84,7 +89,7 @@ def _rescale(spec: dict[str, Any], arg: str, batch: int, new: int, factors: set[
 
 
 def _rebuild(value: Any, arg: str, batch: int, new: int, factors: set[int],
-             parameters: set[tuple[Any, ...]]) -> tuple[Any, bool]:
+             parameters: set[tuple[Any, ...]] | None) -> tuple[Any, bool]:
     if isinstance(value, dict) and "t" in value:
         return _rescale(value, arg, batch, new, factors, parameters)
     if isinstance(value, list):
@@ -127,13 +132,19 @@ def _op_at(op: StepOp, batch: int, new: int, factors: set[int],
         func, recorded = decode(params["call"])
     except ValueError as err:
         return None, f"its call cannot be read: {err}"
+    # A matrix multiply's operands are flattened activations, whose shapes can equal a weight's (BERT-base at batch
+    # 2: 2·384 tokens × 3072 is also its output layer's weight): there, only the census's marks name a parameter.
+    known = None if op.kernel_class == MATMUL else parameters
     rebuilt, changed = {}, False
     for arg, value in recorded.items():
-        rebuilt[arg], moved = _rebuild(value, arg, batch, new, factors, parameters)
+        rebuilt[arg], moved = _rebuild(value, arg, batch, new, factors, known)
         changed = changed or moved
     if not changed:               # the same at any batch: a weight's own op, the optimizer — but a recurrent layer's
         if op.kernel_class == RECURRENT:       # time-major T×B×F input is not recognised: named
             return None, "a recurrent layer's time-major input is not recognised as the batch's"
+        if op.kernel_class == MATMUL and any(not spec.get("p") and len(spec["t"]) > 1 for value in recorded.values()
+                                             for spec in tensor_specs(value)):
+            return None, "no dimension of its operands was recognised as the batch's"
         return op, ""
     call = json.dumps({"op": json.loads(params["call"])["op"], "args": rebuilt}, separators=(",", ":"))
     try:
