@@ -260,3 +260,29 @@ def test_holistic_trace_analysis_reads_a_profile_trace_without_warnings(mnist_re
     iterations = set(analysis.t.get_trace(0)["iteration"])
     assert {i for i in iterations if i >= 0} <= {int(name.split("#")[1]) for name in steps}
     assert len({i for i in iterations if i >= 0}) >= 2  # HTA assigns the ops to the steps it found
+
+
+def test_a_profile_of_another_configuration_gets_its_own_folder_and_says_what_was_set():
+    from dawnbench.experiments.profile import ProfileOptions, default_name
+
+    assert default_name("mnist", "small-cnn", ProfileOptions()) == "mnist-small-cnn-fp32"
+    other = ProfileOptions(overrides={"encoder": "bert-large", "batch_size": 2, "vectors": "/a b/glove.txt"})
+    assert default_name("squad", "squad-minilm", other) == \
+        "squad-squad-minilm-fp32-encoder=bert-large-batch_size=2-vectors=_a_b_glove.txt"
+
+
+def test_a_run_folder_takes_no_set_and_an_out_folder_of_other_files_is_refused(mnist_ready, tmp_path, capsys,
+                                                                                monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "result.json").write_text("{}")
+    assert main(["profile", str(run), "--set", "layers=0"]) == 2
+    assert "--set and --entry do not apply" in capsys.readouterr().err
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "ops.tsv").write_text("my own table\n")
+    assert main(["profile", "mnist", "--steps", "1", "--out", str(mine)]) == 2
+    err = capsys.readouterr().err
+    assert "ops.tsv" in err and "not an earlier profile" in err and "Traceback" not in err
+    assert (mine / "ops.tsv").read_text() == "my own table\n"

@@ -279,12 +279,22 @@ def test_bidaf_learns_from_scratch_and_its_saved_model_answers(easy, tmp_path, m
     ({"encoder": "gpt-2"}, "minilm-l6, bert-base, bert-large"),
     ({"encoder": "bert-base", "layers": 13}, "has 12 layers"),
     ({"layers": 7}, "minilm-l6 encoder has 6 layers"),
+    ({"max_length": 64}, "stride=128 with max_length=64"),       # the recipe's stride left as it was
 ])
 def test_an_encoder_or_layer_count_it_does_not_have_is_refused(sets, message):
     from dawnbench.entries.squad_minilm import SquadMinilm
 
     with pytest.raises(EntryError, match=message):
         SquadMinilm.check_hparams(get_task("squad"), sets)
+
+
+def test_a_question_that_leaves_a_window_less_room_than_its_stride_is_named_not_a_panic(capfd):
+    from types import SimpleNamespace
+
+    question = SimpleNamespace(question="which of the many things named here " * 3, context="word " * 300)
+    with pytest.raises(EntryError, match="takes 2[0-9] tokens"):
+        spans.windows(load_tokenizer(), [question], 64, 40)
+    assert "panicked" not in capfd.readouterr().err          # refused before tokenizers' Rust code could panic
 
 
 def test_bert_base_shapes_are_bert_bases_on_minilms_vocabulary():

@@ -187,7 +187,8 @@ class ProfileSummary(TypedDict):
     precision: NotRequired[Precision | None]
     variant: NotRequired[schema.Text | None]            # a variant profiled beside the run's (--without …)
     device: NotRequired[schema.Text]                    # cpu or cuda
-    title: NotRequired[schema.Text]                     # task · entry · precision · steps, for figures
+    title: NotRequired[schema.Text]                     # task · entry · precision · steps (· each --set), for figures
+    set: NotRequired[dict[schema.Text, Any] | None]     # the --set values profiled (and the memory plan's batch)
     out: NotRequired[schema.Text]                       # the folder it was written to
     batch_size: NotRequired[schema.PositiveCount | None]
     samples_per_s: NotRequired[schema.NonNegative | None]

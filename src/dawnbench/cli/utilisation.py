@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +32,22 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
     changes = {"steps": args.steps, "without": without or None, "device": args.device,
                "out": Path(args.out) if args.out else None, "subset": args.subset}
     # A task's name is the task even where a folder of that name (say, the downloaded data) sits here;
-    # a run folder is one holding result.json.
-    if Path(args.target).is_dir() and (args.target not in TASKS or (Path(args.target) / "result.json").exists()):
-        opts = options_from_run(Path(args.target), args.trust_entry, precision=args.precision, **changes)
+    # a run folder is one holding result.json (a link there too: it is refused when read, by name).
+    folder = Path(args.target)
+    if folder.is_dir() and (args.target not in TASKS or os.path.lexists(folder / "result.json")):
+        if args.set or args.entry:
+            where = (" from another directory: the folder named like the task here holds result.json"
+                     if args.target in TASKS else "")
+            raise DawnbenchError(f"{folder}: a run folder is profiled as it ran — its entry and hyperparameters are "
+                                 "its record's — so --set and --entry do not apply. Profile the task instead "
+                                 f"(`dawnbench profile TASK --entry E --set K=V`){where}.")
+        try:
+            opts = options_from_run(folder, args.trust_entry, precision=args.precision, **changes)
+        except DawnbenchError as error:
+            if args.target not in TASKS:
+                raise
+            raise DawnbenchError(f"{error} ('{args.target}' was read as the run folder here, which holds result.json; "
+                                 "to profile the task, run from another directory.)") from None
     elif args.target not in TASKS:
         raise DawnbenchError(f"{args.target}: neither a task ({', '.join(TASKS)}) nor a run directory. Pass a task "
                              "name, or the folder of a finished run.")
@@ -200,7 +214,8 @@ def topology_table(topology: dict) -> Table:
 def profile_table(summary: dict, out_dir, top: int = 12) -> Table:
     """The top ops of a profile, with the window's figures in the caption."""
     step = summary["step"]
-    rate = f"{summary['samples_per_s']:,.0f} samples/s · " if summary.get("samples_per_s") else ""
+    per_s = summary.get("samples_per_s")
+    rate = f"{per_s:,.0f} samples/s · " if per_s and per_s >= 100 else f"{per_s:.3g} samples/s · " if per_s else ""
     peak = summary.get("fraction_of_peak")
     caption = (f"{rate}{step['flops_per_s'] / 1e9:,.1f} GFLOP/s = "
                f"{'—' if peak is None else f'{100 * peak:.0f} %'} of the {summary['precision']} roof · "

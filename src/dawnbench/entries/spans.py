@@ -47,10 +47,22 @@ def configure(tokenizer: Tokenizer, max_length: int, stride: int) -> Tokenizer:
 
 def windows(tokenizer: Tokenizer, questions: Sequence, max_length: int, stride: int) -> Features:
     """Every window of every question (``questions`` have ``.question`` and ``.context``)."""
-    configure(tokenizer, max_length, stride)
+    # The longest question first: a window with too little room for its context after it makes tokenizers panic in
+    # Rust (its message on stderr, whatever Python catches), so it is refused here, by name.
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    lengths = [len(e.ids) for e in tokenizer.encode_batch([q.question.lstrip() for q in questions],
+                                                          add_special_tokens=False)]
+    longest = max(range(len(lengths)), key=lengths.__getitem__, default=None)
+    if longest is not None and stride >= max_length - 3 - lengths[longest]:
+        raise EntryError(f"max_length={max_length}, stride={stride}: the question {questions[longest].question[:80]!r} "
+                         f"takes {lengths[longest]} tokens, leaving {max_length - 3 - lengths[longest]} of each window "
+                         "for its context — no more than the stride the windows overlap by. Raise --set max_length=N "
+                         "or lower --set stride=N.")
     try:
+        configure(tokenizer, max_length, stride)
         encodings = tokenizer.encode_batch([(q.question.lstrip(), q.context) for q in questions])
-    except Exception as err:  # tokenizers raises a bare Exception when a question leaves no room for the context
+    except Exception as err:  # tokenizers raises a ValueError or a bare Exception
         raise EntryError(f"max_length={max_length}, stride={stride}: a window cannot hold a question and part of "
                          f"its context ({err}). Raise --set max_length=N or lower --set stride=N.") from None
     windows_of = [[first, *first.overflowing] for first in encodings]   # .overflowing copies: read it once

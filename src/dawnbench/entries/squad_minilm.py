@@ -134,6 +134,12 @@ class SquadMinilm(Entry):
         if encoder not in ENCODERS:
             raise EntryError(f"--set encoder={json.dumps(encoder)}: squad-minilm's encoders are "
                              f"{', '.join(ENCODERS)}.")
+        length, stride = (overrides.get(k, cls.hparams[k]) for k in ("max_length", "stride"))
+        if stride >= length - 3:        # a window holds [CLS] question [SEP] context [SEP]: stride must leave it room
+            raise EntryError(f"--set stride={stride} with max_length={length}: consecutive windows would overlap by "
+                             f"the whole window (a window holds the question, its context and 3 special tokens). "
+                             f"Give a stride below max_length − 3 less the longest question's tokens — the recipe "
+                             f"uses 128 of 384.")
         shapes, layers = ENCODERS[encoder], overrides.get("layers", AUTO)
         count = shapes["num_hidden_layers"] if shapes else MINILM_LAYERS
         if layers != AUTO and layers > count:

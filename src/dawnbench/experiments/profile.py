@@ -26,6 +26,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,19 +175,47 @@ def write_profile(window: Window, summary: dict[str, Any], out: Path) -> None:
     atomic_write_json(out / "summary.json", summary, indent=1)
 
 
+def default_name(task: str, entry: str, opts: ProfileOptions) -> str:
+    """``TASK-ENTRY-PRECISION``, and each ``--set`` as ``KEY=VALUE`` (letters, digits and ``.=_`` kept, 120 characters
+    at most): another configuration of the same entry never lands in, and replaces, the folder of the first."""
+    sets = "".join(f"-{k}={v}" for k, v in opts.overrides.items())
+    return f"{task}-{entry}-{opts.precision}" + re.sub(r"[^A-Za-z0-9._=-]+", "_", sets)[:120]
+
+
+WRITTEN = ("summary.json", "ops.tsv", "trace.json", "resources.tsv", "cdf.png", "roofline.png")
+
+
+def _check_out(out: Path) -> None:
+    """``--out`` may be new, empty, or an earlier profile (written again); a folder holding files of those names that
+    a profile did not write is refused — nothing the user had is replaced."""
+    theirs = [name for name in WRITTEN if os.path.lexists(out / name)]
+    if not theirs:
+        return
+    try:
+        earlier = json.loads((out / "summary.json").read_text())
+        if not os.path.islink(out / "summary.json") and isinstance(earlier, dict) and "window_s" in earlier:
+            return
+    except (OSError, ValueError):
+        pass
+    raise DawnbenchError(f"--out {out}: it holds {', '.join(theirs)}, and it is not an earlier profile (no profile's "
+                         "summary.json), so profiling there would replace them. Pass a new or empty folder.")
+
+
 def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]:
     """Profile one configuration (and its ``without`` variant); return the summary."""
     bounds.check_fields(opts, bounds.fields_of("--steps", "--warm-steps", "--seed"))
     run_options = RunOptions(task=opts.task, entry=opts.entry, device=opts.device, precision=opts.precision,
                              overrides=opts.overrides, seed=opts.seed, subset=opts.subset)
     prep = prepare(run_options)
-    out = output_dir(opts.out or Path("profiles") / f"{prep.task.name}-{prep.entry_cls.name}-{opts.precision}")
+    out = output_dir(opts.out or Path("profiles") / default_name(prep.task.name, prep.entry_cls.name, opts))
+    _check_out(out)
     data.ensure(prep.task.dataset)
     # one name for the entry everywhere (folder, title, summary): its class's `name`; a file given as --entry is kept
     # beside it, as entry_file
     entry_file = opts.entry if opts.entry is not None and opts.entry != prep.entry_cls.name else None
     opts.entry = prep.entry_cls.name
-    title = f"{prep.task.name} · {prep.entry_cls.name} · {opts.precision} · {opts.steps} steps"
+    title = f"{prep.task.name} · {prep.entry_cls.name} · {opts.precision} · {opts.steps} steps" + "".join(
+        f" · {k}={json.dumps(v)}" for k, v in opts.overrides.items())
     status("planning memory")  # as `run` does: never an allocation the machine cannot hold
     plan = plan_memory(run_options, prep)
     if plan.refusal:
@@ -209,6 +240,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     summary["load"] = load.summary
     summary["notes"] = [*load.notes, *against_last(roofs.to_dict(), load)]
     summary["title"] = title
+    summary["set"] = opts.overrides        # what --set changed (and the memory plan's batch): the configuration profiled
     if entry_file:
         summary["entry_file"] = entry_file
     summary["memory_plan"] = plan.to_dict()

@@ -5,16 +5,16 @@ batch N, its FLOPs and bytes counted again, its DeepBench problems mapped again.
 
 **Which dimensions are the batch.** The profile's batch B is known (its samples over its steps). A tensor's
 dimension is the batch's when it is B·k for a per-sample factor k — 1, a sequence length (a k for which the step
-holds a B×k×… tensor: a transformer's tokens flattened to B·k rows), or attention's heads (B×heads×L×L scores) —
-and it sits where a batch sits: the first dimension of an activation, or the second of a two-dimensional operand
-stored transposed (a weight gradient's ``mm`` reads the batch along its columns). Arguments named like a layer's state (``weight``, ``bias``, running and
-saved statistics) are never the batch, nor is a tensor the census marked as a parameter or a view of one, nor —
-outside matrix multiplies, whose flattened activations can have a weight's shape — any tensor of a parameter's shape
-and dtype (their gradients, momentum buffers and Adam states have their shapes) — a 64-channel weight
-stays 64 channels when the batch was 64, while the batch's 64 integer labels become N. Such a dimension becomes
-N·k; every other stays. An op none of whose tensors has a batch dimension (the optimizer, a weight's own ops) is
-the same at any batch — except a recurrent layer, whose time-major T×B×F input is not recognised, and a matrix
-multiply with operands that are no parameter's: both are named as not rescaled.
+holds a B×k×… tensor: a transformer's tokens flattened to B·k rows), or attention's heads (B×heads×L×L scores) — and
+it sits where a batch sits: the first dimension of an activation, or the second of a two-dimensional operand stored
+transposed (a weight gradient's ``mm`` reads the batch along its columns). Arguments named like a layer's state
+(``weight``, ``bias``, running and saved statistics) are never the batch, nor is a tensor the census marked as a
+parameter or a view of one, nor — outside matrix multiplies, whose flattened activations can have a weight's shape —
+any tensor of a parameter's shape and dtype (their gradients, momentum buffers and Adam states have their shapes) —
+a 64-channel weight stays 64 channels when the batch was 64, while the batch's 64 integer labels become N. Such a
+dimension becomes N·k; every other stays. An op none of whose tensors has a batch dimension (the optimizer, a
+weight's own ops) is the same at any batch — except a recurrent layer, whose time-major T×B×F input is not
+recognised, and a matrix multiply with operands that are no parameter's: both are named as not rescaled.
 
 **Counting again.** The re-derived call is made on PyTorch's ``meta`` device — shapes only, no memory, no
 arithmetic — which gives its outputs, so its minimum traffic (the census's rule) and FLOPs
