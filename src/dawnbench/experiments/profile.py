@@ -45,7 +45,7 @@ from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.options import RunOptions, prepare, seed_everything
 from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
-from dawnbench.io import atomic_write_json, inside, output_dir
+from dawnbench.io import atomic_write_json, inside, output_dir, read_json
 from dawnbench.precision import precision_scope
 from dawnbench.profiling.dispatch import measure_dispatch
 from dawnbench.profiling.flops import training_flops_per_sample
@@ -191,11 +191,11 @@ def _check_out(out: Path) -> None:
     theirs = [name for name in WRITTEN if os.path.lexists(out / name)]
     if not theirs:
         return
-    try:
-        earlier = json.loads((out / "summary.json").read_text())
-        if not os.path.islink(out / "summary.json") and isinstance(earlier, dict) and "window_s" in earlier:
+    try:       # read as anything handed over is: a link, a fifo or a huge file is no earlier profile
+        earlier = read_json(out / "summary.json", "profile")
+        if isinstance(earlier, dict) and "window_s" in earlier:
             return
-    except (OSError, ValueError):
+    except DawnbenchError:
         pass
     raise DawnbenchError(f"--out {out}: it holds {', '.join(theirs)}, and it is not an earlier profile (no profile's "
                          "summary.json), so profiling there would replace them. Pass a new or empty folder.")
