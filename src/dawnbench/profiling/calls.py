@@ -169,6 +169,7 @@ def strides_like(strides: list[int], shape: list[int]) -> list[int]:
     return made
 
 
+@functools.lru_cache(maxsize=4096)   # looked up once per op and device: parse each call once
 def kernel_identity(text: str) -> str:
     """The call as the kernel it runs: its text without the census's parameter marks (``"p"`` says what a dimension is
     to ``--batch``, not what the kernel does), so a profile and a ``kernels.json`` written before or after a mark was
