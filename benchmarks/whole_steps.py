@@ -32,11 +32,12 @@ each row checked first against its own table (``disagreement``: a row that disag
 named) and labelled with what differs.
 
 **host** measures what the kernels cannot see: imagenet-resnet50 and squad-minilm (the two entries whose steps ran
-slower than their ops one at a time) profiled again in one sitting as they train and with each of two host effects
-removed — the input pipeline's worker process beside the step on two cores (``--set workers=0``: decoding in the
-step's own process) and fresh 4 KiB pages faulted in for the step's large tensors (``THP_MEM_ALLOC_ENABLE=1``:
-PyTorch's own switch to huge pages for its CPU allocations) — each predicted with this machine's kernels.json, with
-the profile command's minor page faults and system CPU seconds (``getrusage`` of the child).
+slower than their ops one at a time) profiled again in one sitting with each of two host effects in turn — the input
+pipeline's worker process beside the step on a CPU's few cores (``--set workers=1`` against ``workers=0``, decoding in
+the step's own process; two rounds in turns) and fresh 4 KiB pages faulted in for the step's large tensors
+(``THP_MEM_ALLOC_ENABLE=1``: PyTorch's own switch to huge pages for its CPU allocations) — each predicted with this
+machine's kernels.json, with the profile command's minor page faults and system CPU seconds (``getrusage`` of the
+child).
 """
 
 from __future__ import annotations

@@ -198,10 +198,13 @@ def test_an_epoch_reads_every_training_key_once_the_short_shard_included(mini, w
 
 def test_loader_workers_follow_the_machine_and_the_data(monkeypatch):
     cpu, gpu = torch.device("cpu"), torch.device("cuda")
-    assert shards.loader_workers("auto", cpu, steps=100) == 1           # a CPU trains slower than one core decodes
+    monkeypatch.setattr(shards.os, "sched_getaffinity", lambda pid: set(range(2)))
+    assert shards.loader_workers("auto", cpu, steps=100) == 0           # a few cores: decoded in the step's process
     assert shards.loader_workers(3, cpu, steps=100) == 3                # asked for: as asked
     monkeypatch.setattr(shards.os, "sched_getaffinity", lambda pid: set(range(16)))
+    assert shards.loader_workers("auto", cpu, steps=100) == 1           # many: one worker decodes beside the step
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    assert shards.loader_workers("auto", cpu, steps=100) == 0           # 8 cores per rank: in the step's process
     assert shards.loader_workers("auto", gpu, steps=100) == 7           # 8 cores per GPU rank, one feeds the GPU
     assert shards.loader_workers("auto", gpu, steps=2) == 2             # never more than the epoch's batches
 

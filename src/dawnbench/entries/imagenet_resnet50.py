@@ -18,7 +18,9 @@ Evidence and choices (the recipe is FFCV's fastest ResNet-50 configuration that 
     scaling; ``--precision fp16`` goes through the loss scaler here too).
   * Data: the shards of ``dawnbench data fetch imagenet`` streamed by ``ctx.stream``
     (random resized crop, flip) — decoded on the GPU with nvJPEG when there is one
-    (``pipeline=auto``), by Pillow in DataLoader workers otherwise.
+    (``pipeline=auto``), by Pillow otherwise: in the step's own process on a CPU of up to
+    8 cores per rank (a worker beside the step's threads slows it: docs/rules.md), in
+    DataLoader workers above that and beside a GPU.
   * Measured here: nothing on real ImageNet (no copy is reachable on these machines,
     and no GPU was lent when this entry was written). docs/imagenet.md gives the
     projection from the measured synthetic step rate, labelled as such.

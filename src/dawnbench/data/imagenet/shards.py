@@ -288,16 +288,24 @@ def deal(counts: Sequence[int], epoch: int, seed: int, world_size: int, batch_si
     return steps, plan
 
 
+# On a CPU the loader shares the step's cores. The step's threads take every core; a worker process beside them
+# makes them wait for whichever thread it pre-empts, while decoding in the step's own process only adds a batch's
+# decode (a core decodes and crops about 700 images/s at 176 px, docs/results/imagenet.md, against the handful
+# a CPU core trains ResNet-50 on). In-process decoding grows with the cores (one core decodes for all of them),
+# so above this many cores per rank a worker takes it over.
+CPU_IN_STEP_CORES = 8
+
+
 def loader_workers(asked: int | str, device: Any, steps: int) -> int:
     """DataLoader workers per rank: ``asked``, or for ``"auto"`` what the machine and data call for —
-    one on a CPU (one core decodes more images per second than a CPU trains ResNet-50 on), on a GPU
-    the rank's share of the cores less the one that feeds the GPU (at most 8); never more than the
+    on a CPU none (decoding in the step's process) up to ``CPU_IN_STEP_CORES`` cores per rank and one above,
+    on a GPU the rank's share of the cores less the one that feeds the GPU (at most 8); never more than the
     epoch's steps (every worker gets at least one batch)."""
     if asked != "auto":
         return int(asked)
-    if getattr(device, "type", "cpu") != "cuda":
-        return min(1, steps)
     cores = len(os.sched_getaffinity(0)) // int(os.environ.get("LOCAL_WORLD_SIZE", 1))  # torchrun's ranks here
+    if getattr(device, "type", "cpu") != "cuda":
+        return 0 if cores <= CPU_IN_STEP_CORES else min(1, steps)
     return max(1, min(8, cores - 1, steps))
 
 
