@@ -217,7 +217,9 @@ def _versions() -> dict[str, Any]:
     from dawnbench import __version__
 
     return {"python": platform.python_version(), "torch": torch.__version__,
-            "numpy": __import__("numpy").__version__, "dawnbench": __version__, "platform": platform.platform()}
+            "numpy": __import__("numpy").__version__, "dawnbench": __version__, "platform": platform.platform(),
+            # huge pages for large CPU tensors: the CLI turns them on unless told otherwise (docs/rules.md)
+            "thp_mem_alloc": os.environ.get("THP_MEM_ALLOC_ENABLE")}
 
 
 def provenance(device: torch.device, code: Path) -> dict[str, Any]:
