@@ -218,7 +218,8 @@ def _versions() -> dict[str, Any]:
 
     return {"python": platform.python_version(), "torch": torch.__version__,
             "numpy": __import__("numpy").__version__, "dawnbench": __version__, "platform": platform.platform(),
-            # huge pages for large CPU tensors: the CLI turns them on unless told otherwise (docs/rules.md)
+            # PyTorch's huge pages for large CPU tensors, as the environment asked (docs/rules.md: a step's speed
+            # moves with it, either way)
             "thp_mem_alloc": os.environ.get("THP_MEM_ALLOC_ENABLE")}
 
 

@@ -19,19 +19,13 @@ it is (``markup=False``), and the few styled words are styled explicitly.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import NoReturn
 
 from rich.console import Console
 from rich.text import Text
 
-# Huge pages for PyTorch's large CPU tensors (its own switch, read at its first CPU allocation: so set before any
-# command imports torch; a user's own setting wins). Without it every large tensor of every step is faulted in and
-# zeroed 4 KiB at a time: on two cores that cost squad-minilm's step about a quarter of its time (docs/rules.md).
-os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
-
-from dawnbench import __version__, bounds  # noqa: E402  (after the switch above)
+from dawnbench import __version__, bounds
 from dawnbench.cli import (
     catalog,
     inference,
