@@ -218,9 +218,9 @@ def _versions() -> dict[str, Any]:
 
     return {"python": platform.python_version(), "torch": torch.__version__,
             "numpy": __import__("numpy").__version__, "dawnbench": __version__, "platform": platform.platform(),
-            # PyTorch's huge pages for large CPU tensors, as the environment asked (docs/rules.md: a step's speed
-            # moves with it, either way)
-            "thp_mem_alloc": os.environ.get("THP_MEM_ALLOC_ENABLE")}
+            # PyTorch's huge pages for large CPU tensors, on only for "1" as PyTorch reads it (docs/rules.md: a
+            # step's speed moves with it, either way)
+            "thp_mem_alloc": os.environ.get("THP_MEM_ALLOC_ENABLE") == "1"}
 
 
 def provenance(device: torch.device, code: Path) -> dict[str, Any]:
