@@ -16,7 +16,7 @@ from dawnbench.kernels.problems import applications, problems, quick
 from dawnbench.prediction.devices import DeviceModel
 from dawnbench.prediction.predict import predict
 from dawnbench.profiling.calls import check_call, encode, layouts, replay, traffic
-from dawnbench.profiling.ops import read_ops, write_ops
+from dawnbench.profiling.ops import UNMATCHED, grouped_notes, read_ops, write_ops
 
 
 class _Recorder(TorchDispatchMode):
@@ -270,6 +270,24 @@ def test_an_ops_table_with_a_damaged_call_keeps_the_row_without_a_replay(tmp_pat
     notes = []
     [row] = read_ops(folder, notes)
     assert row["call"] == "" and row["layout"] == "" and any("not the row's" in n for n in notes)
+
+
+def test_what_reading_an_ops_table_notes_is_said_once_per_kind_with_its_lines(tmp_path):
+    folder = _one_op_profile(tmp_path / "p", RELU, 1, "aten::relu", 1e-3)
+    header, row = (folder / "ops.tsv").read_text().splitlines()
+    unmatched = row.replace("aten::relu\t64x64\tfloat32", f"aten::relu\t{UNMATCHED}\t-")
+    two_layouts = row.replace("\tc\t", "\tc, c\t")              # two memory orders for the row's one shape
+    (folder / "ops.tsv").write_text("\n".join([header, row, unmatched, two_layouts, two_layouts, two_layouts]) + "\n")
+    notes: list[str] = []
+    rows = read_ops(folder, notes)
+    assert len(rows) == 4 and [r["layout"] for r in rows] == ["c", "", "", ""]
+    said = grouped_notes(notes)
+    assert said == [f"{folder / 'ops.tsv'}:3: left out: an op the profiler timed in the window that the census step "
+                    "did not run (no shapes of its own)",
+                    f"{folder / 'ops.tsv'}, lines 4, 5, 6: its layout 'c, c' does not name one memory order (c, cl, "
+                    "t or s) per shape of the row: read as unknown"]
+    assert grouped_notes([f"f:{n}: same" for n in range(2, 14)]) == ["f, lines 2, 3, 4, 5, 6, 7, 8, 9 and 4 more: same"]
+    assert grouped_notes(["no line here", "f:x: not a line number"]) == ["no line here", "f:x: not a line number"]
 
 
 def test_the_memory_suite_runs_and_reports_bandwidth(tmp_path, capsys):

@@ -49,7 +49,7 @@ from dawnbench.analysis.kernel_classes import (
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import inside, read_json
 from dawnbench.kernels.problems import APPLICATIONS, Problem, flops
-from dawnbench.profiling.ops import read_ops
+from dawnbench.profiling.ops import grouped_notes, read_ops
 
 GEMMS = {"mm", "addmm", "bmm", "baddbmm"}
 CONV_BACKWARD = {"convolution_backward", "mkldnn_convolution_backward", "cudnn_convolution_backward",
@@ -228,7 +228,7 @@ def read_step(path: Path, notes: list[str] | None = None) -> Step:
     rows = read_ops(folder, left_out)
     dropped = [n for n in left_out if ": left out: " in n]
     if notes is not None and left_out:
-        notes += left_out + ([f"{len(dropped)} row(s) of ops.tsv left out: their time is not an op's here, so it "
+        notes += grouped_notes(left_out) + ([f"{len(dropped)} row(s) of ops.tsv left out: their time is not an op's here, so it "
                               "counts in the framework's time between ops (the window's time less the ops')"]
                              if dropped else [])
     for row in rows:

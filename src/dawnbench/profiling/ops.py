@@ -170,15 +170,13 @@ class Window:
             if c is None:
                 key, scale = (event.name, UNMATCHED, "-", "", "", ""), 0.0
             elif i in matched:
-                key, scale = (c.name, c.shapes, c.dtype, c.args, c.layout, c.call), 1.0
+                key, scale = (c.name, c.shapes, c.dtype, c.args, _one_per_shape(c.layout, c.shapes), c.call), 1.0
             else:
                 shapes = [s for s in event.input_shapes if isinstance(s, (list, tuple)) and s]
                 elements = sum(math.prod(s) for s in shapes if all(isinstance(d, int) for d in s))
                 tensors = [list(s) for s in shapes]
-                # The profiler lists a tensor list's tensors as one input, the census each: a layout only where
-                # the counts agree.
-                layout = c.layout if len(c.layout.split(",")) == len(shapes) else ""
-                key = (c.name, ", ".join("x".join(map(str, s)) for s in shapes), c.dtype, c.args, layout,
+                text = ", ".join("x".join(map(str, s)) for s in shapes)
+                key = (c.name, text, c.dtype, c.args, _one_per_shape(c.layout, text),
                        with_shapes(c.call, tensors) if c.call else "")
                 scale = elements / c.elements if c.elements else 0.0
             g = groups[key]
@@ -215,6 +213,12 @@ def _dims(shapes: Any) -> str:
     """The non-scalar tensor shapes of an op's inputs, as both sides can record them."""
     return ";".join(str(list(s)) for s in shapes if isinstance(s, (list, tuple)) and s
                     and all(isinstance(d, int) for d in s))
+
+
+def _one_per_shape(layout: str, shapes: str) -> str:
+    """``layout`` where it names one memory order per shape of the row, else "" (the profiler lists a tensor list's
+    tensors as one input, the census each: the counts can differ)."""
+    return layout if len(layout.split(",")) == len(shapes.split(", ")) else ""
 
 
 def _align(events: list[tuple[str, str]], census: list[tuple[str, str]], steps: int) -> dict[int, int]:
@@ -460,6 +464,25 @@ def _layout_fits(layout: str, dims: list[list[int]]) -> bool:
     return all(p in ("c", "cl", "t", "s") for p in parts) and len(parts) == len(dims)
 
 
+def grouped_notes(notes: list[str]) -> list[str]:
+    """Notes of the form ``FILE:LINE: what`` that say the same thing of several lines, as one note naming the lines
+    (the first eight, then how many more), in the order first met; any other note as it is."""
+    lines: dict[tuple[str, str], list[str]] = {}
+    for note in notes:
+        where, _, what = note.partition(": ")
+        path, colon, line = where.rpartition(":")
+        key = (path, what) if colon and line.isdigit() else (note, "")
+        lines.setdefault(key, []).append(line)
+    out = []
+    for (path, what), numbers in lines.items():
+        if not what:
+            out.append(path)
+            continue
+        shown = ", ".join(numbers[:8]) + (f" and {len(numbers) - 8} more" if len(numbers) > 8 else "")
+        out.append(f"{path}:{shown}: {what}" if len(numbers) == 1 else f"{path}, lines {shown}: {what}")
+    return out
+
+
 def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
     """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers, each row checked against
     :class:`OpRow`, its shapes and its args (``dims``, ``arg_values``: parsed). A row that cannot be true — a zero
@@ -498,6 +521,8 @@ def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
         if isinstance(row.get("calls"), float) and row["calls"].is_integer():
             row["calls"] = int(row["calls"])
         why = schema.why_not(OpRow, row)
+        if why is None and row["shapes"] == UNMATCHED:
+            why = "an op the profiler timed in the window that the census step did not run (no shapes of its own)"
         if why is None:
             try:
                 row["dims"], row["arg_values"] = parse_shapes(row["shapes"]), parse_args(row["args"])
@@ -507,8 +532,8 @@ def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
             if broken is None and row["call"] and _call_op(row["call"]) != row["op"]:
                 broken = f"it calls {_call_op(row['call'])[:60]}, not the row's {row['op'][:60]}"
             if why is None and row["layout"] and not _layout_fits(row["layout"], row["dims"]):
-                unreplayable.append(f"{path}:{number}: its layout {row['layout'][:60]!r} is not one of c, cl, t, s, - "
-                                    "per input: read as unknown")
+                unreplayable.append(f"{path}:{number}: its layout {row['layout'][:60]!r} does not name one memory "
+                                    "order (c, cl, t or s) per shape of the row: read as unknown")
                 row["layout"] = ""
             if broken:          # the row stands, without a replay
                 row["call"] = ""
