@@ -105,6 +105,8 @@ def _machine(doc: dict[str, Any]) -> str:
     hw, sw = doc["hardware"], doc["software"]
     flags = [f.upper().replace("_", "-") for f in hw.get("cpu_flags", []) if f in ("avx512f", "avx512_bf16", "amx_bf16")]
     flags = ["AVX-512" if f == "AVX512F" else f for f in flags]
+    if not flags and "avx2" in hw.get("cpu_flags", []):   # two CPUs of one name differ by their widest vectors
+        flags = ["AVX2"]
     what = hw["accelerator"] or hw["cpu"]
     return (f"{hw['cores']}-core {what}" + (f" ({', '.join(flags)})" if flags and not hw["accelerator"] else "")
             + f", {hw['memory_gib']:.1f} GiB, PyTorch {sw['torch']}")

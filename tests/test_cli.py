@@ -78,6 +78,20 @@ def test_bad_input_gets_one_paragraph(capsys, args, message):
     assert "Traceback" not in err
 
 
+def test_a_long_set_value_is_shortened_in_its_error(capsys):
+    assert main(["run", "imagenet", "--set", "workers=" + "a" * 100_000]) == 2
+    err = capsys.readouterr().err
+    assert len(err) < 1000 and "(100,002 characters)" in " ".join(err.split())
+
+
+@pytest.mark.parametrize("value", ["yes", "2", "\udcff\udcfe", "x" * 100_000])
+def test_a_torch_switch_pytorch_cannot_read_is_refused_before_torch_reads_it(capsys, monkeypatch, value):
+    monkeypatch.setenv("THP_MEM_ALLOC_ENABLE", value)    # not UTF-8: PyTorch's first tensor would raise
+    assert main(["tasks"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "THP_MEM_ALLOC_ENABLE is" in err and "Set it to 1 or 0, or unset it" in err and len(err) < 400
+
+
 def test_broken_entry_file_names_line(tmp_path, capsys):
     entry = tmp_path / "broken.py"
     entry.write_text("import torch\n\nx = 1 / 0\n")

@@ -201,6 +201,7 @@ def test_loader_workers_follow_the_machine_and_the_data(monkeypatch):
     monkeypatch.setattr(shards.os, "sched_getaffinity", lambda pid: set(range(2)))
     assert shards.loader_workers("auto", cpu, steps=100) == 0           # a few cores: decoded in the step's process
     assert shards.loader_workers(3, cpu, steps=100) == 3                # asked for: as asked
+    assert shards.loader_workers(64, cpu, steps=3) == 3                 # ... but never a worker without a batch
     monkeypatch.setattr(shards.os, "sched_getaffinity", lambda pid: set(range(16)))
     assert shards.loader_workers("auto", cpu, steps=100) == 1           # many: one worker decodes beside the step
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")

@@ -19,6 +19,7 @@ it is (``markup=False``), and the few styled words are styled explicitly.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import NoReturn
 
@@ -113,6 +114,20 @@ def _bound(parser: argparse.ArgumentParser) -> None:
         parser.set_defaults(bounded_options=bounded)
 
 
+# PyTorch's switches read from the environment as booleans: it ignores any value but 0 and 1 with a raw warning, and
+# one that is not UTF-8 stops its first tensor with a UnicodeDecodeError. Checked before any command imports it.
+TORCH_SWITCHES = {"THP_MEM_ALLOC_ENABLE": "huge pages for its large CPU tensors (docs/rules.md)"}
+
+
+def _check_environment() -> None:
+    for name, what in TORCH_SWITCHES.items():
+        value = os.environ.get(name)
+        if value and value not in ("0", "1"):
+            shown = repr(value[:40]) + (f" ({len(value):,} characters)" if len(value) > 40 else "")
+            raise DawnbenchError(f"the environment's {name} is {shown}: PyTorch reads only 1 ({what}) or 0 there. "
+                                 f"Set it to 1 or 0, or unset it.")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else list(argv)  # what `run --nproc` re-runs under torchrun
@@ -120,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Console(stderr=getattr(args, "json", False), width=None if sys.stdout.isatty() else 160, markup=False)
     err = Console(stderr=True, markup=False)
     try:
+        _check_environment()
         for dest, flag in getattr(args, "bounded_options", ()):   # before any work starts
             bounds.check_option(flag, getattr(args, dest))
         return args.func(args, out, err)

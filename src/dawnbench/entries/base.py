@@ -230,7 +230,9 @@ class Entry(ABC):
         for key, value in overrides.items():
             default = defaults.get(key)
             if default is not None and not _same_kind(default, value):
-                raise EntryError(f"--set {key}={json.dumps(value)}: entry '{cls.name}' expects "
+                shown = json.dumps(value)
+                shown = shown if len(shown) <= 60 else f"{shown[:60]}… ({len(shown):,} characters)"
+                raise EntryError(f"--set {key}={shown}: entry '{cls.name}' expects "
                                  f"{_kind(default)} (its default is {json.dumps(default)}).")
             if key in cls.hparam_bounds and value != AUTO:
                 cls.hparam_bounds[key].check(f"--set {key}=", value)

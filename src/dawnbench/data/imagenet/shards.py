@@ -300,9 +300,9 @@ def loader_workers(asked: int | str, device: Any, steps: int) -> int:
     """DataLoader workers per rank: ``asked``, or for ``"auto"`` what the machine and data call for —
     on a CPU none (decoding in the step's process) up to ``CPU_IN_STEP_CORES`` cores per rank and one above,
     on a GPU the rank's share of the cores less the one that feeds the GPU (at most 8); never more than the
-    epoch's steps (every worker gets at least one batch)."""
+    epoch's steps, asked or not (every worker gets at least one batch)."""
     if asked != "auto":
-        return int(asked)
+        return min(int(asked), steps)      # a worker with no batch to read would only be forked
     cores = len(os.sched_getaffinity(0)) // int(os.environ.get("LOCAL_WORLD_SIZE", 1))  # torchrun's ranks here
     if getattr(device, "type", "cpu") != "cuda":
         return 0 if cores <= CPU_IN_STEP_CORES else min(1, steps)
