@@ -332,7 +332,8 @@ HOST_VARIANTS = {                       # name → (profile options, environment
     "huge pages": ([], {"THP_MEM_ALLOC_ENABLE": "1"}),
     "4 KiB pages, workers=1": (["--set", "workers=1"], {"THP_MEM_ALLOC_ENABLE": "0"}),
 }
-# Each entry's variants, first the one the others are read against, and how many rounds of them (taken in turns).
+# Each entry's variants and how many rounds of them (taken in turns); the page reads each against "4 KiB pages",
+# the defaults.
 HOST_ENTRIES = {entry: (("4 KiB pages", "huge pages"), 1) for _, entry, _ in ENTRIES}
 HOST_ENTRIES["imagenet-resnet50"] = (("4 KiB pages, workers=1", "4 KiB pages", "huge pages"), 1)
 

@@ -228,9 +228,10 @@ def read_step(path: Path, notes: list[str] | None = None) -> Step:
     rows = read_ops(folder, left_out)
     dropped = [n for n in left_out if ": left out: " in n]
     if notes is not None and left_out:
-        notes += grouped_notes(left_out) + ([f"{len(dropped)} row(s) of ops.tsv left out: their time is not an op's here, so it "
-                              "counts in the framework's time between ops (the window's time less the ops')"]
-                             if dropped else [])
+        notes += grouped_notes(left_out)
+        if dropped:
+            notes.append(f"{len(dropped)} row(s) of ops.tsv left out: their time is not an op's here, so it counts in "
+                         "the framework's time between ops (the window's time less the ops')")
     for row in rows:
         kernels, why = map_op(row)
         cls = _class_of(row)
