@@ -351,7 +351,7 @@ def host(args) -> None:
         generated_squad(tmp_path, env)
         rounds = max(n for _, n in HOST_ENTRIES.values())
         runs = [(task, entry, extra, variant, round_) for round_ in range(1, rounds + 1) for task, entry, extra in ENTRIES
-                if round_ <= HOST_ENTRIES.get(entry, ((), 0))[1] for variant in HOST_ENTRIES[entry][0]]
+                if round_ <= HOST_ENTRIES[entry][1] for variant in HOST_ENTRIES[entry][0]]
         for task, entry, extra, variant, round_ in runs:
             options, variables = HOST_VARIANTS[variant]
             out = tmp_path / f"{entry}-{len(rows)}"

@@ -11,6 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def clipped(text: str, limit: int = 60) -> str:
+    """``text`` as a message quotes what it was handed: whole, or its first ``limit`` characters and how many there
+    were (a 100 KB value is not echoed back)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 class DawnbenchError(Exception):
     """An error the user can fix; ``str(err)`` is the whole message."""
 

@@ -38,7 +38,7 @@ from dawnbench.cli import (
     utilisation,
 )
 from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, int_list
-from dawnbench.errors import DawnbenchError
+from dawnbench.errors import DawnbenchError, clipped
 
 
 class Parser(argparse.ArgumentParser):
@@ -123,9 +123,8 @@ def _check_environment() -> None:
     for name, what in TORCH_SWITCHES.items():
         value = os.environ.get(name)
         if value and value not in ("0", "1"):
-            shown = repr(value[:40]) + (f" ({len(value):,} characters)" if len(value) > 40 else "")
-            raise DawnbenchError(f"the environment's {name} is {shown}: PyTorch reads only 1 ({what}) or 0 there. "
-                                 f"Set it to 1 or 0, or unset it.")
+            raise DawnbenchError(f"the environment's {name} is {clipped(repr(value))}: PyTorch reads only 1 ({what}) "
+                                 "or 0 there. Set it to 1 or 0, or unset it.")
 
 
 def main(argv: list[str] | None = None) -> int:

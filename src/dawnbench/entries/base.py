@@ -116,7 +116,7 @@ import torch
 
 from dawnbench.bounds import Bound
 from dawnbench.distributed.world import shard_order
-from dawnbench.errors import EntryError
+from dawnbench.errors import EntryError, clipped
 from dawnbench.profiling.steps import StepCounter, StepLimitReached
 from dawnbench.tasks import Task
 
@@ -230,9 +230,7 @@ class Entry(ABC):
         for key, value in overrides.items():
             default = defaults.get(key)
             if default is not None and not _same_kind(default, value):
-                shown = json.dumps(value)
-                shown = shown if len(shown) <= 60 else f"{shown[:60]}… ({len(shown):,} characters)"
-                raise EntryError(f"--set {key}={shown}: entry '{cls.name}' expects "
+                raise EntryError(f"--set {key}={clipped(json.dumps(value))}: entry '{cls.name}' expects "
                                  f"{_kind(default)} (its default is {json.dumps(default)}).")
             if key in cls.hparam_bounds and value != AUTO:
                 cls.hparam_bounds[key].check(f"--set {key}=", value)
