@@ -38,6 +38,7 @@ from pathlib import Path
 import psutil
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
+STARTUP_NOISE = ("state file", "NOTE: Trying backup", "MailProg", "pmix", "MPI:")  # every fresh cluster logs these
 
 
 def _free_port() -> int:
@@ -120,6 +121,38 @@ class SlurmCluster:
         self.__exit__()
         raise ClusterUnavailable(f"the nodes did not come up idle in {timeout:g} s; see the logs in {self.root}")
 
+    def unwell(self) -> dict[str, str]:
+        """Node → its state and Slurm's reason, for each node that is neither idle nor running jobs (a node
+        drained or down stalls every job that needs it: one test's trouble would become every next test's)."""
+        proc = subprocess.run(["sinfo", "-h", "-N", "-o", "%N|%t|%E"], capture_output=True, text=True, env=self.env)
+        rows = [line.split("|", 2) for line in proc.stdout.splitlines() if line.count("|") == 2]
+        return {node: f"{state} ({reason})" for node, state, reason in rows
+                if state.rstrip("*") not in ("idle", "alloc", "mix", "comp")}
+
+    def diagnosis(self, lines: int = 12) -> str:
+        """What the daemons logged last of errors, drains and downs: for a failure message."""
+        said = []
+        for log in sorted(self.root.glob("slurm*.log")):
+            text = log.read_text(errors="replace").splitlines()
+            picked = [line for line in text if any(w in line.lower() for w in ("error", "drain", "down", "fail"))
+                      and not any(w in line for w in STARTUP_NOISE)]
+            said.append(f"{log.name}: " + " / ".join(picked[-lines:]))
+        return "\n".join(said)
+
+    def heal(self, timeout: float = 60) -> None:
+        """Every node back in service (jobs may run on): a dead slurmd started again, a drained or down node
+        resumed."""
+        for node in self.unwell():
+            if len(self.nodes) > 1 and self._namespace(node) is None:
+                self._start(self._slurmd(node))
+            subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], capture_output=True,
+                           env=self.env)
+        deadline = time.monotonic() + timeout
+        while (unwell := self.unwell()) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if unwell:
+            raise ClusterUnavailable(f"nodes still out of service after {timeout:g} s: {unwell}")
+
     def _start(self, argv: list[str]) -> None:
         proc = subprocess.run(argv, capture_output=True, text=True, env=self.env)
         if proc.returncode != 0:
@@ -181,3 +214,13 @@ class SlurmCluster:
             time.sleep(0.1)
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+def cluster_left_in_service(cluster: SlurmCluster) -> None:
+    """After a test: no node drained or down — if one is, it is put back in service (so the next test does
+    not inherit the trouble) and the test fails with Slurm's reason and what the daemons logged."""
+    unwell = cluster.unwell()
+    if unwell:
+        said = cluster.diagnosis()
+        cluster.heal()
+        raise AssertionError(f"the test left nodes out of service: {unwell}\n{said}")

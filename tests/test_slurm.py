@@ -17,6 +17,8 @@ import pytest
 
 from dawnbench.cli import main
 
+from slurm_cluster import cluster_left_in_service
+
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
 HOLD = ["--entry", str(HERE / "holding_entry.py"), "--target", "100", "--set", "hold_mib=8"]
@@ -49,6 +51,7 @@ def on_cluster(cluster, timing_out, monkeypatch, tmp_path):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)     # each job's thread count comes from Slurm's CPUs
     yield cluster
     assert set(cluster.queue()) <= timing_out[2], "a test left jobs on the cluster"
+    cluster_left_in_service(cluster)
     deadline = time.monotonic() + 20                          # a cancelled step gets KillWait (5 s) to go
     while (left := [p.pid for p in psutil.process_iter(["cmdline"])
                     if str(tmp_path) in " ".join(p.info["cmdline"] or [])]) and time.monotonic() < deadline:

@@ -19,6 +19,7 @@ import pytest
 from dawnbench.cli import main
 
 import slurm_faults as faults
+from slurm_cluster import cluster_left_in_service
 from slurm_faults import HOLD, TWO, records
 
 pytestmark = pytest.mark.slow
@@ -38,6 +39,7 @@ def on_cluster(cluster, monkeypatch, tmp_path):
     while cluster.queue() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert cluster.queue() == [], "a test left jobs on the cluster"
+    cluster_left_in_service(cluster)
     left = [p.pid for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
     assert not left, f"processes of the test's jobs left behind: {left}"
 
@@ -66,7 +68,8 @@ def test_scale_puts_each_worker_count_on_its_nodes(on_cluster, tmp_path, capsys)
                  "--out", str(tmp_path), "--json"]) == 0
     capsys.readouterr()
     found = {(r["distributed"] or {"world_size": 1})["world_size"]: r for r in records(tmp_path)}
-    assert sorted(found) == [1, 2] and all(r["status"] == "not_reached" for r in found.values())
+    assert sorted(found) == [1, 2] and all(r["status"] == "not_reached" for r in found.values()), \
+        {n: (r["status"], r["error"]) for n, r in found.items()}
     assert found[2]["distributed"]["nnodes"] == 2 and found[2]["scheduler"]["node_names"] == ["n1", "n2"]
     assert len(found[1]["scheduler"]["node_names"]) == 1
 
@@ -94,6 +97,7 @@ def _nothing_left(outcome: faults.Outcome) -> None:
 def side_by_side(cluster, tmp_path_factory) -> dict[str, Future]:
     """The independent faults, started at once (each a job of its own on both nodes); each test reads its
     own outcome, so one scenario's failure fails only its test."""
+    cluster.heal()
     pool = ThreadPoolExecutor(len(faults.SIDE_BY_SIDE))
     started = {f.__name__: pool.submit(f, cluster, tmp_path_factory.mktemp(f.__name__)) for f in faults.SIDE_BY_SIDE}
     yield started

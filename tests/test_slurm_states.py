@@ -98,3 +98,23 @@ def test_a_batch_sbatch_refuses_is_one_paragraph_and_leaves_nothing(tmp_path, mo
     assert code == 2 and "Traceback" not in err
     assert "could not be submitted" in err and "Unable to contact slurm controller" in err and "Nothing ran" in err
     assert not list(out.rglob(".slurm"))
+
+
+def test_a_job_that_ended_before_its_run_wrote_is_a_record_every_reader_takes(tmp_path):
+    """A job that failed on its node before `dawnbench run` wrote anything (CI once saw one): its record is
+    written by the batch, with the planned run's seed, and reads back as a run of the batch (never refused)."""
+    from dawnbench.experiments.slurm.batch import PlannedRun
+    from dawnbench.experiments.slurm.records import records_in, settle
+    from dawnbench.harness.record import read_result
+
+    run = PlannedRun("seed=3", ["run", "mnist", "--seed", "3"], tmp_path / "seed-3")
+    log = tmp_path / "13_0_log.err"
+    log.write_text("srun: error: n1: task 0: Exited with exit code 1\nImportError: no module named x\n")
+    [result] = settle(run.out, run.task, run.seed, "13", {"state": "FAILED", "reason": "NonZeroExitCode", "nodes": "n1"},
+                      cancelled=False, job_log=log)
+    [folder] = records_in(run.out)
+    record = read_result(folder)
+    assert record["status"] == result.status == "aborted" and record["seed"] == 3 and record["task"] == "mnist"
+    assert "Slurm job 13 ended FAILED" in record["error"] and record["scheduler"]["node_names"] == ["n1"]
+    assert "its log (" in record["error"] and record["error"].endswith("ImportError: no module named x")
+    assert PlannedRun("x", ["run", "mnist"], tmp_path).seed == 0

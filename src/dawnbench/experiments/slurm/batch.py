@@ -57,6 +57,12 @@ class PlannedRun:
     def task(self) -> str:
         return self.argv[1] if len(self.argv) > 1 else "?"
 
+    @property
+    def seed(self) -> int:
+        """The seed its ``--seed`` names (the command's default, 0, where it names none)."""
+        at = self.argv.index("--seed") + 1 if "--seed" in self.argv else len(self.argv)
+        return int(self.argv[at]) if at < len(self.argv) else 0
+
 
 def check(options: SlurmOptions) -> None:
     """What fails before anything is submitted: submitit or Slurm missing, options out of range."""
@@ -107,8 +113,8 @@ def run_batch(runs: list[PlannedRun], options: SlurmOptions, out: Path, resume: 
     jobs = _submitted(todo, runs, options, folder, made)
     by_key = {r.key: r for r in todo}
     states, cancelled = _watch(jobs, options, progress)
-    results = {key: settle(by_key[key].out, by_key[key].task, job.job_id, states[job.job_id], cancelled)
-               for key, job in jobs.items()}
+    results = {key: settle(run.out, run.task, run.seed, job.job_id, states[job.job_id], cancelled, job.paths.stderr)
+               for key, job in jobs.items() for run in [by_key[key]]}
     for run in runs:  # finished before this batch (--resume): read as they are
         if run.key not in results:
             results[run.key] = [RunResult.from_dict(read_result(d)) for d in records_in(run.out)]

@@ -20,17 +20,21 @@ def finished(out: Path) -> bool:
     return any(read_result(d)["status"] in FINISHED for d in records_in(out))
 
 
-def settle(out: Path, task: str, job_id: str, state: dict[str, str], cancelled: bool) -> list[RunResult]:
-    """The records of the run of ``task`` written into ``out`` with what only the scheduler knows (see the
-    package docstring); a record of its own where the job ended before the run wrote one."""
+def settle(out: Path, task: str, seed: int, job_id: str, state: dict[str, str], cancelled: bool,
+           job_log: Path | None = None) -> list[RunResult]:
+    """The records of the run of ``task`` (``seed``) written into ``out`` with what only the scheduler knows
+    (see the package docstring); a record of its own where the job ended before the run wrote one — a
+    record every reader accepts, so the batch's other runs are still summarised, whose error quotes the
+    end of the job's log (``job_log``: what the job printed to stderr), where it has one."""
     facts = {"name": "slurm", "job_id": job_id, "state": state["state"], "reason": state["reason"],
              "nodes": state["nodes"], "node_names": hostnames(state["nodes"]), "restarts": state.get("restarts", 0)}
     dirs = records_in(out)
     if not dirs:  # the job ended before the run wrote its first line
         target = out / f"slurm-{job_id}"
         output_dir(target)
-        result = RunResult(task=task, entry="?", seed=-1, status=RUNNING,
-                           official=False, metric="", threshold=0.0, run_dir=str(target))
+        result = RunResult(task=task, entry="?", seed=seed, status=RUNNING,
+                           official=False, metric="", threshold=0.0, run_dir=str(target),
+                           error=_log_end(job_log))
         dirs = [target]
         atomic_write_json(target / "result.json", result.to_dict())
     settled = []
@@ -59,3 +63,18 @@ def settle(out: Path, task: str, job_id: str, state: dict[str, str], cancelled: 
             log.close()
         settled.append(result)
     return settled
+
+
+def _log_end(job_log: Path | None, lines: int = 5, most: int = 600) -> str | None:
+    """The last lines of a job's log (at most ``most`` characters of them), said as what the job printed
+    before it ended (None: no log)."""
+    if job_log is None:
+        return None
+    try:
+        with open(job_log, "rb") as f:      # only its end is read: a log can be any size
+            f.seek(max(0, f.seek(0, 2) - 16 * most))
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    tail = " | ".join([line.strip() for line in text.splitlines() if line.strip()][-lines:])[-most:]
+    return f"the job ended before the run wrote its record; its log ({job_log}) ends: {tail}" if tail else None
