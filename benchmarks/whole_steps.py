@@ -27,7 +27,9 @@ other (the cross-machine matrix: target median ≤ 20 %). The kernels never come
 ResNet-50 v1.5 at 224 px (imagenet-resnet50 with no blur-pool and one resolution) and BERT-large fine-tuning on SQuAD
 at 384 tokens (squad-minilm with ``encoder=bert-large``: BERT-large's shapes, randomly initialised). Each is profiled
 here at a small batch (the op list is what matters, not this CPU's speed), predicted on DeepBench's V100 at the
-published batch (``predict --batch``) and precision (a precision this CPU cannot profile is listed as unmeasured),
+published batch (``predict --batch``) and precision (a precision this CPU only emulates is profiled with ``profile
+--emulated`` where the model's step allows it — ResNet-50's convolutions keep oneDNN's path — and is otherwise listed
+as unmeasured, with the emulated matmul rate that rules it out),
 each row checked first against its own table (``disagreement``: a row that disagrees with itself is left out and
 named) and labelled with what differs.
 
@@ -73,6 +75,7 @@ PUBLISHED = {
         "profile": ["imagenet", "--entry", "imagenet-resnet50", "--subset", "gen", "--set", "min_res=224", "--set",
                     "max_res=224", "--set", "eval_res=256", "--set", "blurpool=false"],
         "folder": "imagenet-resnet50-224", "profile_batch": {"fp32": 32, "bf16": 8}, "unit": "images/s",
+        "emulate": True,       # its convolutions take oneDNN's bf16 path even where emulated (~20 GFLOP/s on an AVX2 EPYC)
         "source": "NVIDIA DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, Training "
                   "performance: NVIDIA DGX-1 16GB, 1 GPU (pytorch-21.03 container); batch sizes from configs.yml",
         "ours": "this project's ResNet-50 (imagenet-resnet50 at 224 px, no blur-pool), channels-last",
@@ -86,6 +89,7 @@ PUBLISHED = {
     "BERT-large, SQuAD fine-tuning, 384 tokens": {
         "profile": ["squad", "--entry", "squad-minilm", "--subset", "gen", "--set", "encoder=bert-large"],
         "folder": "squad-bert-large", "profile_batch": {"fp32": 2, "bf16": 2}, "unit": "sequences/s",
+        "emulate": False,      # emulated, its matrix multiplies (every linear layer's backward) take torch's fallback
         "source": "NVIDIA DeepLearningExamples, PyTorch/LanguageModeling/BERT/README.md (March 2020), Training "
                   "performance, Fine-tuning NVIDIA DGX-1 With 16G and With 32G, 1 GPU (pytorch:19.07-py3 container)",
         "ours": "Hugging Face's BertForQuestionAnswering at BERT-large's shapes (squad-minilm --set "
@@ -277,6 +281,13 @@ def predict(args) -> None:
     bench.store(args, "whole_steps", figures)
 
 
+def emulated_matmul_rate() -> float:
+    """This CPU's bf16 matmul roof probe, emulated (FLOP/s): why a matmul-bound model is not profiled in bf16 here."""
+    from dawnbench.profiling.roofs import measure_roofs
+
+    return measure_roofs(torch.device("cpu"), precisions=("bf16",), emulated=("bf16",)).probes["bf16"]["matmul"]
+
+
 def published(args) -> None:
     """Published single-V100 training throughputs predicted (see the module docstring)."""
     from dawnbench.precision import device_supports
@@ -295,16 +306,20 @@ def published(args) -> None:
                 if why:
                     left_out.append({**row, "why": why})
                     continue
-                runs, why = device_supports(row["precision"], torch.device("cpu"))
-                if not runs:
-                    unmeasured.append({**row, "why": f"no {row['precision']} profile on this CPU: {why}"})
+                native, why = device_supports(row["precision"], torch.device("cpu"))
+                if not native and not spec["emulate"]:
+                    unmeasured.append({**row, "why": f"no {row['precision']} profile on this CPU: {why}; emulated, "
+                                                     f"its matrix multiplies take torch's fallback (the bf16 matmul "
+                                                     f"roof probe: {emulated_matmul_rate() / 1e9:.2g} GFLOP/s here), "
+                                                     "too slow for this model's step"})
                     continue
                 name = f"{spec['folder']}-{row['precision']}"
                 folder = here / name
                 if not (folder / "ops.tsv").is_file():
                     bench.dawnbench("profile", *spec["profile"], "--set",
                                     f"batch_size={spec['profile_batch'][row['precision']]}", "--precision",
-                                    row["precision"], "--steps", "2", "--out", str(tmp_path / name), "--json", env=env)
+                                    row["precision"], *([] if native else ["--emulated"]), "--steps", "2",
+                                    "--out", str(tmp_path / name), "--json", env=env)
                     folder.mkdir(parents=True, exist_ok=True)
                     for file in ("summary.json", "ops.tsv"):
                         shutil.copyfile(tmp_path / name / file, folder / file)
@@ -321,6 +336,8 @@ def published(args) -> None:
                                          f"profiled at batch {doc['profiled_batch_size']} on this CPU and re-derived "
                                          f"at {row['batch']}", "bf16 profile predicted with DeepBench's fp16-mixed "
                                          "rows" if row["precision"] == "bf16" else "fp32 both sides",
+                                         *([] if native else [f"bf16 emulated on this CPU ({why}): only the "
+                                                              "profile's op census is used"]),
                                          "published: the whole training loop (data loading included)"]})
                 print(f"{model}, {row['what']}: predicted {predicted:,.3g} {spec['unit']}, published {row['per_s']:,} "
                       f"({rows[-1]['ratio']:.2f}×)", flush=True)

@@ -125,6 +125,31 @@ def test_profile_of_small_cnn_writes_everything_and_without_removes_batchnorm(mn
     assert summary["without"]["removed"] == 3 and summary["without"]["speedup"] > 0
 
 
+def test_a_precision_the_cpu_only_emulates_is_profiled_only_when_asked_and_said(mnist_ready, tmp_path, monkeypatch,
+                                                                               capsys):
+    """A CPU without native bf16 kernels (made so here, whatever this CPU has): `profile --precision bf16` is
+    refused in one paragraph naming --emulated, and `run` always; with --emulated the profile says so — in its
+    summary, title and notes, with a bf16 roof measured — and predict repeats it beside its figures."""
+    from dawnbench import precision
+
+    native = precision.device_supports
+    monkeypatch.setattr(precision, "device_supports",
+                        lambda p, d: (False, "no native bf16 (the test's)") if p == "bf16" else native(p, d))
+    out = tmp_path / "p"
+    assert main(["profile", "mnist", "--precision", "bf16", "--steps", "1", "--out", str(out)]) == 2
+    assert "--emulated" in capsys.readouterr().err and not out.exists()
+    assert main(["run", "mnist", "--precision", "bf16", "--max-epochs", "1", "--out", str(tmp_path / "r")]) == 2
+    assert "no native bf16 (the test's)" in capsys.readouterr().err
+    assert main(["profile", "mnist", "--precision", "bf16", "--emulated", "--steps", "1", "--out", str(out),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["emulated"] == "no native bf16 (the test's)" and "(emulated)" in summary["title"]
+    assert summary["roofs"]["flops"]["bf16"] > 0 and any("emulated on this CPU" in n for n in summary["notes"])
+    assert "bfloat16" in (out / "ops.tsv").read_text()        # the census ran under bf16 autocast
+    assert main(["predict", str(out), "--device", "V100", "--epochs", "1", "--json"]) == 0
+    assert any("only emulates it" in n for n in json.loads(capsys.readouterr().out)["notes"])
+
+
 def test_profile_refuses_a_module_class_the_network_lacks(mnist_ready, tmp_path, capsys):
     assert main(["profile", "mnist", "--without", "LayerNorm", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -16,6 +16,12 @@ What each precision means here:
 * ``fp16``  autocast to float16 plus loss scaling: the entry must step through
             ``ctx.scaler`` (a ``torch.amp.GradScaler``), so it has to declare fp16.
 
+A CPU without native bf16 or fp16 kernels still executes both under autocast (torch
+emulates them, several times slower than fp32): ``run`` refuses them there, since a time
+to accuracy of an emulation says nothing of the format; ``profile --emulated`` lets
+them through (``check_precision(..., emulated_ok=True)``), for the op census a
+prediction for another device reads.
+
 An entry lists the precisions it accepts in ``Entry.precisions``; those it
 implements itself (say fp16 weights with fp32 BatchNorm) in ``Entry.own_precisions``
 — for those the harness sets the TF32 flags but no autocast, and the entry reads
@@ -81,8 +87,14 @@ def supported_precisions(device: torch.device) -> list[str]:
     return [p for p in PRECISIONS if device_supports(p, device)[0]]
 
 
-def check_precision(precision: str, device: torch.device, entry_cls: DeclaresPrecisions) -> None:
-    """Refuse, in one paragraph, a precision the entry or the device cannot run."""
+EMULATED_ON_CPU = ("bf16", "fp16")  # autocast formats torch executes on any CPU, natively or not
+
+
+def check_precision(precision: str, device: torch.device, entry_cls: DeclaresPrecisions,
+                    emulated_ok: bool = False) -> str | None:
+    """Refuse, in one paragraph, a precision the entry or the device cannot run. With ``emulated_ok``, a
+    precision a CPU executes only by emulation is let through: why it is not native is returned (None:
+    it is)."""
     if precision not in PRECISIONS:
         raise DawnbenchError(f"--precision {precision!r}: not a precision; use one of {', '.join(PRECISIONS)}.")
     accepted = tuple(entry_cls.precisions) + tuple(entry_cls.own_precisions)
@@ -92,9 +104,15 @@ def check_precision(precision: str, device: torch.device, entry_cls: DeclaresPre
             f"{', '.join(dict.fromkeys(accepted))}). fp16 needs an entry that steps through ctx.scaler "
             "(loss scaling) and lists fp16 in Entry.precisions; pick one of the declared precisions.")
     ok, why = device_supports(precision, device)
-    if not ok:
-        raise DawnbenchError(f"--precision {precision} on {device}: {why}. Precisions this device runs: "
-                             f"{', '.join(supported_precisions(device))}.")
+    if ok:
+        return None
+    emulated = device.type == "cpu" and precision in EMULATED_ON_CPU
+    if emulated and emulated_ok:
+        return why
+    raise DawnbenchError(f"--precision {precision} on {device}: {why}. Precisions this device runs: "
+                         f"{', '.join(supported_precisions(device))}"
+                         + (f". (`dawnbench profile --precision {precision} --emulated` takes its op census "
+                            "anyway, for `predict` on another device.)" if emulated else "."))
 
 
 @contextmanager

@@ -185,6 +185,7 @@ class ProfileSummary(TypedDict):
     entry: NotRequired[schema.Text | None]              # the entry's name (its class's `name`)
     entry_file: NotRequired[schema.Text]                # the file it came from, when --entry named one
     precision: NotRequired[Precision | None]
+    emulated: NotRequired[schema.Text]                  # why the precision is not native on its CPU (profile --emulated)
     variant: NotRequired[schema.Text | None]            # a variant profiled beside the run's (--without …)
     device: NotRequired[schema.Text]                    # cpu or cuda
     title: NotRequired[schema.Text]                     # task · entry · precision · steps (· each --set), for figures

@@ -29,7 +29,7 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
 
     without = tuple(m for m in (args.without or "").split(",") if m)
-    changes = {"steps": args.steps, "without": without or None, "device": args.device,
+    changes = {"steps": args.steps, "without": without or None, "device": args.device, "emulated": args.emulated,
                "out": Path(args.out) if args.out else None, "subset": args.subset}
     # A task's name is the task even where a folder of that name (say, the downloaded data) sits here;
     # a run folder is one holding result.json (a link there too: it is refused when read, by name).
@@ -131,6 +131,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help=f"a task ({', '.join(TASKS)}) or a finished run whose configuration to profile")
     prof.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
     prof.add_argument("--precision", choices=PRECISIONS, help="fp32 (default; a run's own with RUN_DIR), tf32, bf16, fp16")
+    prof.add_argument("--emulated", action="store_true",
+                      help="let through a precision this CPU only emulates (bf16, fp16 without AVX512-BF16/AMX): "
+                           "its times are the emulation's, its op census what predict reads for another device")
     prof.add_argument("--steps", type=int, help="optimizer steps in the profiled window (default 10)")
     prof.add_argument("--without", metavar="CLASSES",
                       help="also profile with these module classes replaced by identities, e.g. BatchNorm2d,GELU")

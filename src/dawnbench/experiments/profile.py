@@ -69,6 +69,7 @@ class ProfileOptions:
     out: Path | None = None             # default: profiles/TASK-ENTRY-PRECISION
     subset: str | None = None           # ImageNet, SQuAD: the tree imported under this name
     run: dict[str, Any] | None = None   # made from a run: its folder, epochs to target and samples per epoch
+    emulated: bool = False              # a precision this CPU only emulates let through (its op census is the point)
 
 
 def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -> ProfileOptions:
@@ -206,7 +207,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     bounds.check_fields(opts, bounds.fields_of("--steps", "--warm-steps", "--seed"))
     run_options = RunOptions(task=opts.task, entry=opts.entry, device=opts.device, precision=opts.precision,
                              overrides=opts.overrides, seed=opts.seed, subset=opts.subset)
-    prep = prepare(run_options)
+    prep = prepare(run_options, emulated_ok=opts.emulated)
     out = output_dir(opts.out or Path("profiles") / default_name(prep.task.name, prep.entry_cls.name, opts))
     _check_out(out)
     data.ensure(prep.task.dataset)
@@ -214,7 +215,8 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     # beside it, as entry_file
     entry_file = opts.entry if opts.entry is not None and opts.entry != prep.entry_cls.name else None
     opts.entry = prep.entry_cls.name
-    title = f"{prep.task.name} · {prep.entry_cls.name} · {opts.precision} · {opts.steps} steps" + "".join(
+    title = f"{prep.task.name} · {prep.entry_cls.name} · {opts.precision}{' (emulated)' if prep.emulated else ''} · " \
+        f"{opts.steps} steps" + "".join(
         f" · {k}={json.dumps(v)}" for k, v in opts.overrides.items())
     status("planning memory")  # as `run` does: never an allocation the machine cannot hold
     plan = plan_memory(run_options, prep)
@@ -230,7 +232,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     devices = [prep.device.index or 0] if prep.device.type == "cuda" else []
     with watched("the roof probes and the profiled window") as load:
         status("measuring this machine's roofs")
-        roofs = measure_roofs(prep.device)
+        roofs = measure_roofs(prep.device, emulated=(opts.precision,) if prep.emulated else ())
         dispatch = measure_dispatch(prep.device)
         status(f"warm-up, then {opts.warm_steps} + 1 census + {opts.steps} profiled steps")
         with ResourceMonitor(out / "resources.tsv", devices=devices) as monitor:  # warm-up and window: the footprint
@@ -239,6 +241,10 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     summary["resources"] = monitor.summary()
     summary["load"] = load.summary
     summary["notes"] = [*load.notes, *against_last(roofs.to_dict(), load)]
+    if prep.emulated:      # the times below are an emulation's: what predict and explain read of them is said there
+        summary["emulated"] = prep.emulated
+        summary["notes"].append(f"{opts.precision} emulated on this CPU ({prep.emulated}): the op census is the "
+                                f"step's, its times the emulation's — for `predict` on another device")
     summary["title"] = title
     summary["set"] = opts.overrides        # what --set changed (and the memory plan's batch): the configuration profiled
     if entry_file:

@@ -89,6 +89,7 @@ class PreparedRun:
     compile: str | None = None
     memory_plan: dict[str, Any] | None = None   # what harness.memory decided, recorded in every run
     eval_batch_size: int | None = None         # the planned evaluation batch (None: the entry's own)
+    emulated: str | None = None                # why the precision is not native here (prepare(emulated_ok=True))
 
 
 def seed_everything(seed: int) -> None:
@@ -116,8 +117,9 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def prepare(options: RunOptions) -> PreparedRun:
-    """Everything that can fail on bad input, checked before any measurement."""
+def prepare(options: RunOptions, emulated_ok: bool = False) -> PreparedRun:
+    """Everything that can fail on bad input, checked before any measurement (``emulated_ok``: a
+    precision this CPU only emulates is let through, for ``profile --emulated``)."""
     task = options.task if isinstance(options.task, Task) else get_task(options.task, options.subset)
     if options.quick and task.subset != QUICK:
         if task.subset is not None:
@@ -143,7 +145,7 @@ def prepare(options: RunOptions) -> PreparedRun:
     task.metric_bound.check("--target", target)
     instance, price = pricing.resolve(options.instance, options.cost_per_hour)
     device = resolve_device(options.device)
-    check_precision(options.precision, device, entry_cls)
+    emulated = check_precision(options.precision, device, entry_cls, emulated_ok)
     if options.compile is not None and options.compile not in COMPILE_MODES:
         raise DawnbenchError(f"--compile {options.compile!r}: not a torch.compile mode; use one of "
                              f"{', '.join(COMPILE_MODES)}, or leave --compile out.")
@@ -151,4 +153,4 @@ def prepare(options: RunOptions) -> PreparedRun:
     return PreparedRun(task, entry_cls, device, instance, price, official,
                        task.threshold if target is None else target,
                        environment.hardware_info(device), environment.software_info(entry_cls),
-                       options.precision, options.compile)
+                       options.precision, options.compile, emulated=emulated)

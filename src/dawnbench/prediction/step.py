@@ -224,6 +224,10 @@ def read_step(path: Path, notes: list[str] | None = None) -> Step:
         raise FileError(folder / "summary.json", "has no steps, or no roofs with a bandwidth: it is not the summary "
                                                  "`dawnbench profile` writes; profile again.")
     steps, window_s, roofs = summary["steps"], summary["window_s"], summary["roofs"]
+    if notes is not None and summary.get("emulated"):
+        notes.append(f"profiled in {summary.get('precision')} on a CPU that only emulates it ({summary['emulated']}): "
+                     "the op census is the step's, the profile's own times are the emulation's (no check of a "
+                     "prediction for a native device)")
     ops, left_out = [], []
     rows = read_ops(folder, left_out)
     dropped = [n for n in left_out if ": left out: " in n]

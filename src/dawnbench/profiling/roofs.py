@@ -25,7 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from dawnbench.precision import supported_precisions, tf32_flags
+from dawnbench.precision import PRECISIONS, supported_precisions, tf32_flags
 
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -72,16 +72,16 @@ def _best_rate(fn: Callable[[], Any], work: float, sync: Callable[[], None], sec
     return best
 
 
-def _probes(device: torch.device, dtype: torch.dtype) -> dict[str, tuple[Callable[[], Any], float]]:
+def _probes(device: torch.device, dtype: torch.dtype, smaller: int = 1) -> dict[str, tuple[Callable[[], Any], float]]:
     big = device.type == "cuda"
-    n = 8192 if big else 2048
+    n = (8192 if big else 2048) // smaller
     a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
     probes = {"matmul": (lambda: a @ b, 2 * n**3)}
     # Several convolution shapes: oneDNN's best blocking differs with the image size, and the
     # profiled networks have every kind of layer (on a 2-core AVX2 EPYC a 4×4 layer of cifar10-resnet18
     # ran at 170 GFLOP/s against the 8×8 and 16×16 probes' 128: so a CPU also probes 4×4).
     for batch, size in ((256, 32), (1024, 8)) if big else ((32, 16), (128, 8), (128, 4)):
-        channels = 256
+        batch, channels = batch // smaller, 256
         x = torch.randn(batch, channels, size, size, device=device, dtype=dtype).contiguous(
             memory_format=torch.channels_last)
         w = torch.randn(channels, channels, 3, 3, device=device, dtype=dtype).contiguous(
@@ -105,21 +105,26 @@ def _bandwidth(device: torch.device, seconds: float, threads: int) -> float:
 
 
 def measure_roofs(device: torch.device, seconds_per_probe: float = 0.4,
-                  precisions: tuple[str, ...] | None = None) -> Roofs:
+                  precisions: tuple[str, ...] | None = None, emulated: tuple[str, ...] = ()) -> Roofs:
     """The roofs at the process's current torch thread count (a CPU's roof scales with it, and
     ``infer --threads`` or a worker changes it), measured once per device, precision and thread
-    count: every precision the device runs, or only ``precisions`` (a run's throughput needs one)."""
+    count: every precision the device runs (and ``emulated``: those it is made to run by emulation,
+    ``profile --emulated``), or only ``precisions`` of them (a run's throughput needs one)."""
     threads = torch.get_num_threads()
-    wanted = [p for p in supported_precisions(device) if precisions is None or p in precisions]
-    measured = {p: _precision_roof(device, p, seconds_per_probe, threads) for p in wanted}
+    runs = [*supported_precisions(device), *emulated]
+    wanted = [p for p in PRECISIONS if p in runs and (precisions is None or p in precisions)]
+    measured = {p: _precision_roof(device, p, seconds_per_probe, threads, p in emulated) for p in wanted}
     return Roofs(str(device), {p: max(rates.values()) for p, rates in measured.items()}, measured,
                  measure_bandwidth(device))
 
 
 @cache
-def _precision_roof(device: torch.device, precision: str, seconds_per_probe: float, threads: int) -> dict[str, float]:
-    """Each probe's best FLOP/s at ``precision``."""
+def _precision_roof(device: torch.device, precision: str, seconds_per_probe: float, threads: int,
+                    emulated: bool = False) -> dict[str, float]:
+    """Each probe's best FLOP/s at ``precision`` (``emulated``: on problems a quarter the size in each
+    dimension that grows work — an emulated bf16 matmul of the usual size took a minute a call on an AVX2
+    EPYC, at 0.3 GFLOP/s)."""
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     with tf32_flags(precision == "tf32"):
         return {name: _best_rate(fn, work, sync, seconds_per_probe)
-                for name, (fn, work) in _probes(device, DTYPES[precision]).items()}
+                for name, (fn, work) in _probes(device, DTYPES[precision], 4 if emulated else 1).items()}
