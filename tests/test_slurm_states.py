@@ -118,3 +118,17 @@ def test_a_job_that_ended_before_its_run_wrote_is_a_record_every_reader_takes(tm
     assert "Slurm job 13 ended FAILED" in record["error"] and record["scheduler"]["node_names"] == ["n1"]
     assert "its log (" in record["error"] and record["error"].endswith("ImportError: no module named x")
     assert PlannedRun("x", ["run", "mnist"], tmp_path).seed == 0
+
+
+def test_a_job_log_that_is_a_link_a_fifo_or_huge_is_never_followed_waited_on_or_read_whole(tmp_path):
+    import os
+
+    from dawnbench.experiments.slurm.records import _log_end
+
+    secret = tmp_path / "secret"
+    secret.write_text("password=hunter2\n")
+    (tmp_path / "link.err").symlink_to(secret)
+    os.mkfifo(tmp_path / "fifo.err")
+    (tmp_path / "huge.err").write_bytes(b"\xff" * 50_000_000 + b"\nthe last line\n")
+    assert _log_end(tmp_path / "link.err") is None and _log_end(tmp_path / "fifo.err") is None
+    assert _log_end(tmp_path / "huge.err").endswith("the last line") and len(_log_end(tmp_path / "huge.err")) < 1000

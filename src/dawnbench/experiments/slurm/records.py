@@ -3,6 +3,8 @@ status its ending gives (see the package docstring: endings)."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from dawnbench.experiments.slurm.scheduler import FAILED, REQUEUED, TIMED_OUT, hostnames
@@ -70,10 +72,13 @@ def _log_end(job_log: Path | None, lines: int = 5, most: int = 600) -> str | Non
     before it ended (None: no log)."""
     if job_log is None:
         return None
-    try:
-        with open(job_log, "rb") as f:      # only its end is read: a log can be any size
-            f.seek(max(0, f.seek(0, 2) - 16 * most))
-            text = f.read().decode("utf-8", errors="replace")
+    try:   # never through a link, never waiting on a FIFO; only its end is read: a log can be any size
+        with os.fdopen(os.open(job_log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            f.seek(max(0, info.st_size - 16 * most))
+            text = f.read(16 * most).decode("utf-8", errors="replace")
     except OSError:
         return None
     tail = " | ".join([line.strip() for line in text.splitlines() if line.strip()][-lines:])[-most:]
