@@ -336,8 +336,8 @@ def published(args) -> None:
                                          f"profiled at batch {doc['profiled_batch_size']} on this CPU and re-derived "
                                          f"at {row['batch']}", "bf16 profile predicted with DeepBench's fp16-mixed "
                                          "rows" if row["precision"] == "bf16" else "fp32 both sides",
-                                         *([] if native else [f"bf16 emulated on this CPU ({why}): only the "
-                                                              "profile's op census is used"]),
+                                         *([] if native else [f"bf16 emulated on this CPU ({why.removeprefix('this CPU ')}): "
+                                                              "only the profile's op census is used"]),
                                          "published: the whole training loop (data loading included)"]})
                 print(f"{model}, {row['what']}: predicted {predicted:,.3g} {spec['unit']}, published {row['per_s']:,} "
                       f"({rows[-1]['ratio']:.2f}×)", flush=True)

@@ -356,3 +356,19 @@ def test_ctrl_c_during_all_reduce_keeps_every_finished_size_and_leaves_no_scratc
     assert doc["interrupted"] is True and finished and all(r["sum_checked"] for r in finished)
     assert not list(scratch_root.glob("dawnbench-*"))            # the launcher's scratch folder is gone
     assert sorted(p.name for p in out.iterdir()) == ["kernels.csv", "kernels.json", "resources-allreduce.tsv"]
+
+
+def test_a_precision_asked_for_that_the_cpu_only_emulates_is_timed_against_its_own_roof(tmp_path, monkeypatch,
+                                                                                        capsys):
+    """`kernels --precision bf16` on a CPU without native bf16 (made so here): the rows run, as the skip message
+    promises, against a bf16 roof measured by emulation — it crashed on a roof table without the precision."""
+    from dawnbench import precision
+
+    native = precision.device_supports
+    monkeypatch.setattr(precision, "device_supports",
+                        lambda p, d: (False, "no native bf16 (the test's)") if p == "bf16" else native(p, d))
+    assert main(["kernels", "gemm", "--quick", "--precision", "bf16", "--max-seconds", "2", "--out", str(tmp_path),
+                 "--json"]) == 0
+    capsys.readouterr()
+    doc = json.loads((tmp_path / "kernels.json").read_text())
+    assert list(doc["roofs"]["flops"]) == ["bf16"] and any(r.get("median_s") for r in doc["rows"])

@@ -147,7 +147,24 @@ def test_a_precision_the_cpu_only_emulates_is_profiled_only_when_asked_and_said(
     assert summary["roofs"]["flops"]["bf16"] > 0 and any("emulated on this CPU" in n for n in summary["notes"])
     assert "bfloat16" in (out / "ops.tsv").read_text()        # the census ran under bf16 autocast
     assert main(["predict", str(out), "--device", "V100", "--epochs", "1", "--json"]) == 0
-    assert any("only emulates it" in n for n in json.loads(capsys.readouterr().out)["notes"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["emulated"] == summary["emulated"] and any("only emulates it" in n for n in doc["notes"])
+    # never replaced by a profile in another precision; its own configuration beside native bf16 in `similarity`
+    assert main(["profile", "mnist", "--steps", "1", "--out", str(out)]) == 2
+    assert "holds a profile in bf16 (emulated)" in capsys.readouterr().err
+    from dawnbench.analysis.workloads import _named
+    assert "/bf16 (emulated)/" in _named(dict(summary))["_config"]
+    # made from a run that trained in fp32: its epochs are taken, and the difference said
+    summary["run"] = {"dir": str(tmp_path / "r"), "epochs_to_target": 2.0, "precision": "fp32"}
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert main(["predict", str(out), "--device", "V100", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["epochs_to_target"] == 2.0 and any("the run trained in fp32, the profile ran bf16" in n
+                                                  for n in doc["notes"])
+    for edit in ({"emulated": ""}, {"precision": "fp32"}):       # hand edits that would mislead are refused
+        (out / "summary.json").write_text(json.dumps({**summary, **edit}))
+        assert main(["predict", str(out), "--device", "V100", "--epochs", "1"]) == 2
+        assert "'emulated'" in capsys.readouterr().err
 
 
 def test_profile_refuses_a_module_class_the_network_lacks(mnist_ready, tmp_path, capsys):

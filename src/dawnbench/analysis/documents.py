@@ -33,6 +33,7 @@ from typing_extensions import NotRequired, TypedDict  # pydantic reads typing_ex
 from dawnbench import schema
 from dawnbench.errors import FileError
 from dawnbench.harness.record import Measured, check_record
+from dawnbench.precision import EMULATED_ON_CPU
 from dawnbench.profiling.calls import check_call
 
 KERNELS_VERSION = 1
@@ -174,6 +175,7 @@ class ProfiledRun(TypedDict):
     epochs_to_target: NotRequired[schema.Epochs | None]   # null: the run did not reach its target
     samples_per_epoch: NotRequired[schema.PositiveCount | None]
     subset: NotRequired[schema.Text | None]               # a quick trial or a generated subset: unofficial epochs
+    precision: NotRequired[Precision]                     # what the run trained in (a profile may take another)
 
 
 class ProfileSummary(TypedDict):
@@ -185,7 +187,8 @@ class ProfileSummary(TypedDict):
     entry: NotRequired[schema.Text | None]              # the entry's name (its class's `name`)
     entry_file: NotRequired[schema.Text]                # the file it came from, when --entry named one
     precision: NotRequired[Precision | None]
-    emulated: NotRequired[schema.Text]                  # why the precision is not native on its CPU (profile --emulated)
+    emulated: NotRequired[Annotated[schema.Text, Field(min_length=1)]]  # why its precision is not native on its CPU
+    #                                                     (profile --emulated: bf16 or fp16 only)
     variant: NotRequired[schema.Text | None]            # a variant profiled beside the run's (--without …)
     device: NotRequired[schema.Text]                    # cpu or cuda
     title: NotRequired[schema.Text]                     # task · entry · precision · steps (· each --set), for figures
@@ -258,6 +261,9 @@ def profile(doc: Any, path: Path) -> tuple[dict[str, Any] | None, list[str]]:
     if not isinstance(doc, dict) or not isinstance(doc.get("task"), str) or "window_s" not in doc:
         raise FileError(path, "not the summary.json of `dawnbench profile` (it needs task and window_s).")
     schema.load(ProfileSummary, doc, path, fix="Profile again.")
+    if "emulated" in doc and doc.get("precision") not in EMULATED_ON_CPU:
+        raise FileError(path, f"field 'emulated' with precision {doc.get('precision')!r}: only "
+                              f"{' and '.join(EMULATED_ON_CPU)} are ever emulated. Profile again.")
     rate = (doc.get("step") or {}).get("flops_per_s")
     ceiling = max(((doc.get("roofs") or {}).get("flops") or {}).values(), default=None)
     if rate and _above_roof(rate, ceiling):

@@ -132,6 +132,8 @@ def _named(doc: dict[str, Any]) -> dict[str, Any]:
     if batch is None and samples_per_s and window_s and steps:
         batch = round(samples_per_s * window_s / steps)
     precision = doc.get("precision") if isinstance(doc.get("precision"), str) else "fp32"
+    if doc.get("emulated"):    # profile --emulated: the emulation's rates, never pooled with the native format's
+        precision += " (emulated)"
     doc["_config"] = f"{doc['task']}/{doc.get('entry')}/{precision}/bs{batch if batch is None else int(batch)}"
     workers = number(doc, "distributed", "world_size")
     if workers and workers > 1:  # 1, 2 and 4 workers ask different things of the machine: three workloads

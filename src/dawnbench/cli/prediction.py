@@ -80,7 +80,8 @@ def _show_predict(doc: dict, out: Console) -> None:
     m = doc["measured"]
     at = (f"batch {doc['batch_size']} (profiled at {doc['profiled_batch_size']})"
           if doc["batch_size"] != doc["profiled_batch_size"] else f"batch {doc['batch_size']}")
-    out.print(f"{doc['task']} · {doc['entry']} · {doc['precision']}, {at}: profiled step "
+    precision = f"{doc['precision']} (emulated)" if doc.get("emulated") else doc["precision"]
+    out.print(f"{doc['task']} · {doc['entry']} · {precision}, {at}: profiled step "
               f"{_s(m['step_s'])} on {doc['profiled_on']} (ops {_s(m['op_s'])}, the framework's time between them "
               f"{m['framework_share']:.0%}) · {doc['mapped_share_of_op_time']:.0%} of the op time in kernels mapped "
               f"to DeepBench problems", highlight=False)

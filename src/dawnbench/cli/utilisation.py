@@ -132,8 +132,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     prof.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
     prof.add_argument("--precision", choices=PRECISIONS, help="fp32 (default; a run's own with RUN_DIR), tf32, bf16, fp16")
     prof.add_argument("--emulated", action="store_true",
-                      help="let through a precision this CPU only emulates (bf16, fp16 without AVX512-BF16/AMX): "
-                           "its times are the emulation's, its op census what predict reads for another device")
+                      help="let through a precision this CPU only emulates (bf16 without AVX512-BF16 or AMX, fp16 "
+                           "without AVX512-FP16 or AMX-FP16): its times are the emulation's, its op census what "
+                           "predict reads for another device")
     prof.add_argument("--steps", type=int, help="optimizer steps in the profiled window (default 10)")
     prof.add_argument("--without", metavar="CLASSES",
                       help="also profile with these module classes replaced by identities, e.g. BatchNorm2d,GELU")
@@ -220,16 +221,18 @@ def profile_table(summary: dict, out_dir, top: int = 12) -> Table:
     per_s = summary.get("samples_per_s")
     rate = f"{per_s:,.0f} samples/s · " if per_s and per_s >= 100 else f"{per_s:.3g} samples/s · " if per_s else ""
     peak = summary.get("fraction_of_peak")
+    precision = f"{summary['precision']} (emulated)" if summary.get("emulated") else summary["precision"]
     caption = (f"{rate}{step['flops_per_s'] / 1e9:,.1f} GFLOP/s = "
-               f"{'—' if peak is None else f'{100 * peak:.0f} %'} of the {summary['precision']} roof · "
+               f"{'—' if peak is None else f'{100 * peak:.0f} %'} of the {precision} roof · "
                f"memory-bound ops {100 * summary['memory_bound_share']:.0f} % of op time · ops "
                f"{100 * summary['op_time_share_of_window']:.0f} % of the window · files in {out_dir}")
     if summary.get("without"):
         w = summary["without"]
         caption += (f"\nwithout {', '.join(w['modules'])} ({w['removed']} modules): step "
                     f"{format_seconds(w['step_s'])}, {w['speedup']:.2f}× the throughput (no accuracy claimed)")
-    table = Table(title=f"{summary['task']} · {summary['entry']} · {summary['precision']} · "
-                        f"{summary['steps']} steps, {format_seconds(summary['window_s'])}", caption=caption)
+    steps = summary["steps"]
+    table = Table(title=f"{summary['task']} · {summary['entry']} · {precision} · "
+                        f"{steps} step{'s' if steps != 1 else ''}, {format_seconds(summary['window_s'])}", caption=caption)
     for col in ("op", "input shapes", "calls", "time %", "GFLOP/s", "GB/s", "FLOP/B", "bound"):
         table.add_column(col, justify="left" if col in ("op", "input shapes", "bound") else "right")
     from dawnbench.profiling.ops import read_ops

@@ -90,7 +90,8 @@ def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -
                           seed=result.get("seed") or 0, overrides=dict(result.get("hparams") or {}),
                           out=inside(run_dir, "profile"), subset=result.get("subset"),
                           run={"dir": str(run_dir), "epochs_to_target": result.get("epochs_to_target"),
-                               "samples_per_epoch": per_epoch, "subset": result.get("subset")})
+                               "samples_per_epoch": per_epoch, "subset": result.get("subset"),
+                               "precision": result.get("precision", "fp32")})
     return with_changes(opts, **changes)
 
 
@@ -186,18 +187,23 @@ def default_name(task: str, entry: str, opts: ProfileOptions) -> str:
 WRITTEN = ("summary.json", "ops.tsv", "trace.json", "resources.tsv", "cdf.png", "roofline.png")
 
 
-def _check_out(out: Path) -> None:
-    """``--out`` may be new, empty, or an earlier profile (written again); a folder holding files of those names that
-    a profile did not write is refused — nothing the user had is replaced."""
+def _check_out(out: Path, precision: str) -> None:
+    """``--out`` may be new, empty, or an earlier profile in the same precision (written again); a folder holding
+    files of those names that a profile did not write, or a profile in another precision (a run's ``profile/``
+    profiled again with ``--precision``), is refused — nothing the user had is replaced."""
     theirs = [name for name in WRITTEN if os.path.lexists(out / name)]
     if not theirs:
         return
     try:       # read as anything handed over is: a link, a fifo or a huge file is no earlier profile
         earlier = read_json(out / "summary.json", "profile")
-        if isinstance(earlier, dict) and "window_s" in earlier:
-            return
     except DawnbenchError:
-        pass
+        earlier = None
+    if isinstance(earlier, dict) and "window_s" in earlier:
+        was = f"{earlier.get('precision') or 'fp32'}{' (emulated)' if earlier.get('emulated') else ''}"
+        if was != precision:
+            raise DawnbenchError(f"--out {out}: it holds a profile in {was}; profiling {precision} there would "
+                                 f"replace it. Pass another --out (say {out}-{precision.split()[0]}).")
+        return
     raise DawnbenchError(f"--out {out}: it holds {', '.join(theirs)}, and it is not an earlier profile (no profile's "
                          "summary.json), so profiling there would replace them. Pass a new or empty folder.")
 
@@ -209,14 +215,14 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
                              overrides=opts.overrides, seed=opts.seed, subset=opts.subset)
     prep = prepare(run_options, emulated_ok=opts.emulated)
     out = output_dir(opts.out or Path("profiles") / default_name(prep.task.name, prep.entry_cls.name, opts))
-    _check_out(out)
+    _check_out(out, f"{opts.precision}{' (emulated)' if prep.emulated else ''}")
     data.ensure(prep.task.dataset)
     # one name for the entry everywhere (folder, title, summary): its class's `name`; a file given as --entry is kept
     # beside it, as entry_file
     entry_file = opts.entry if opts.entry is not None and opts.entry != prep.entry_cls.name else None
     opts.entry = prep.entry_cls.name
     title = f"{prep.task.name} · {prep.entry_cls.name} · {opts.precision}{' (emulated)' if prep.emulated else ''} · " \
-        f"{opts.steps} steps" + "".join(
+        f"{opts.steps} step{'s' if opts.steps != 1 else ''}" + "".join(
         f" · {k}={json.dumps(v)}" for k, v in opts.overrides.items())
     status("planning memory")  # as `run` does: never an allocation the machine cannot hold
     plan = plan_memory(run_options, prep)
@@ -270,6 +276,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
             window2, extra2 = _window(stripped, prep, opts, out / "without")
         summary2 = summarise(window2, extra2, opts, roofs)
         summary2["resources"] = monitor2.summary()
+        summary2.update({k: summary[k] for k in ("emulated",) if k in summary})
         summary2["variant"] = f"without {','.join(opts.without)}"  # its own configuration in `similarity`
         summary2["title"] = title + f" · without {','.join(opts.without)}"
         summary2["out"] = str(out / "without")

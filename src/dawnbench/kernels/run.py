@@ -319,8 +319,10 @@ def run_kernels(options: KernelOptions, progress: Callable[[int, int, float, dic
     options.check()
     device = resolve_device(options.device)
     wanted = tuple(p for p in options.chosen_precisions() if runnable(p, device)[0])
+    # a precision asked for that this device only emulates runs anyway (plan): its roof is the emulation's
+    emulated = tuple(p for p in wanted if options.precisions is not None and not device_supports(p, device)[0])
     with watched("the roof probes and the kernels' timing") as load:
-        roofs = measure_roofs(device, precisions=wanted)
+        roofs = measure_roofs(device, precisions=wanted, emulated=emulated)
         document = Document(options, device, roofs)
         rows = plan(options, device, roofs)
         left = sum(r.estimate_s * CALLS for r in rows if r.skipped is None)

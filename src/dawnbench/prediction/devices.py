@@ -35,7 +35,9 @@ upper bound no kernel reaches, said in the model's notes.
 
 An op no kernel problem covers (elementwise, normalisation, copies…) and no class curve reaches is costed at the
 device's roofline, and never below ``floor_s``: the fastest GEMM on the device's sheet (the least a kernel
-took there, launch included; GEMMs are the suite with small problems). A sheet without GEMM
+took there, launch included; GEMMs are the suite with small problems) — except an op that moves no byte and
+computes nothing (a view, ``t``, ``detach``, ``expand``): it launches no kernel, costs 0 here, and issuing it
+counts in the host's floor (``predict.host_floor_s``). A sheet without GEMM
 rows and a machine's own ``kernels.json`` (no small kernels) have no floor: those ops are costed at
 the roofline alone, an underestimate for small ones, and the model says so.
 
@@ -249,7 +251,10 @@ class DeviceModel:
         return roof / eff * kernel.repeat, "model"
 
     def other_s(self, op_flops: float, op_bytes: float, precision: str) -> float:
-        """An op no kernel covers: its roofline time here, never below the device's floor."""
+        """An op no kernel covers: its roofline time here, never below the device's floor — unless it moves
+        and computes nothing (a view, a detach: no kernel is launched; issuing it is the host's floor's)."""
+        if op_flops == 0 and op_bytes == 0:
+            return 0.0
         peak = self.peaks.get(precision) or self.peaks["fp32"]
         seconds = max(op_flops / peak, op_bytes / self.bandwidth)
         return max(seconds, self.floor_s or 0.0)

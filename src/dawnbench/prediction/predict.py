@@ -145,6 +145,11 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
     for source in (run, step.run):
         if target_epochs is None and source is not None and source.get("epochs_to_target"):
             target_epochs, epochs_from = source["epochs_to_target"], f"the run's epochs to target ({source['dir']})"
+            trained = source.get("precision")
+            if trained and trained != step.precision:
+                notes.append(f"the run trained in {trained}, the profile ran {step.precision}: the run's epochs to "
+                             "target are taken as they are — the recipe in another precision may need others; give "
+                             "--epochs where they are known")
     for source in (run, step.run):
         if source is not None and source.get("subset"):
             notes.append(f"the run ({source['dir']}) trained on a subset ({source['subset']}), unofficial: its epochs "
@@ -154,6 +159,7 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
     host_floor, floor_from = host_floor_s(step)
     doc: dict[str, Any] = {
         "profile": str(step.profile), "task": step.task, "entry": step.entry, "precision": step.precision,
+        "emulated": step.emulated,
         "profiled_on": step.device, "batch_size": step.batch_size, "profiled_batch_size": profiled_batch,
         "measured": {"step_s": measured_step.step_s, "op_s": measured_step.op_s, "framework_s": framework,
                      "framework_share": framework / measured_step.step_s},

@@ -100,6 +100,7 @@ class Step:
     ops: list[StepOp]
     dispatch_s: dict[str, float] | None = None   # the host's cost of issuing one op, per kind (profiling/dispatch.py)
     run: dict[str, Any] | None = None            # the run the profile was made from, as it recorded it
+    emulated: str | None = None                  # why its precision was emulated where profiled (profile --emulated)
 
     @property
     def op_s(self) -> float:
@@ -254,4 +255,4 @@ def read_step(path: Path, notes: list[str] | None = None) -> Step:
                                             "they ran in, so rows are repeated or times wrong. Profile again.")
     return Step(folder, summary["task"], str(summary.get("entry", "?")), str(summary.get("precision") or "fp32"),
                 str(summary.get("device", "cpu")), batch, steps, window_s / steps, roofs, ops,
-                summary.get("dispatch_s"), summary.get("run"))
+                summary.get("dispatch_s"), summary.get("run"), summary.get("emulated"))

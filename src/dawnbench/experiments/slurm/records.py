@@ -59,7 +59,9 @@ def settle(out: Path, task: str, seed: int, job_id: str, state: dict[str, str], 
             result.status, result.error = Status.ABORTED, f"{why}, but the run left no final status"
         atomic_write_json(d / "result.json", result.to_dict())
         events = d / "events.log"
-        if events.is_file() and f'"key": "{mllog.RUN_STOP}"' not in events.read_text(encoding="utf-8"):
+        # a run's own log: never appended to through a link; bytes that are not UTF-8 are no RUN_STOP
+        if events.is_file() and not events.is_symlink() and \
+                f'"key": "{mllog.RUN_STOP}"' not in events.read_bytes().decode("utf-8", errors="replace"):
             log = mllog.EventLog(events)
             log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": result.timed_s, "reason": why})
             log.close()
