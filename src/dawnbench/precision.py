@@ -90,6 +90,11 @@ def supported_precisions(device: torch.device) -> list[str]:
 EMULATED_ON_CPU = ("bf16", "fp16")  # autocast formats torch executes on any CPU, natively or not
 
 
+def labelled(precision: str, emulated: object) -> str:
+    """``precision`` as every output names it: "bf16 (emulated)" where it was (``emulated``: the reason, or falsy)."""
+    return f"{precision} (emulated)" if emulated else precision
+
+
 def check_precision(precision: str, device: torch.device, entry_cls: DeclaresPrecisions,
                     emulated_ok: bool = False) -> str | None:
     """Refuse, in one paragraph, a precision the entry or the device cannot run. With ``emulated_ok``, a

@@ -31,6 +31,7 @@ from typing import Any
 from dawnbench.analysis import documents
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json, walk_foreign
+from dawnbench.precision import labelled
 
 NAMES = ("result.json", "summary.json", "kernels.json")
 MIB = 2**20
@@ -131,9 +132,8 @@ def _named(doc: dict[str, Any]) -> dict[str, Any]:
     samples_per_s, window_s, steps = number(doc, "samples_per_s"), number(doc, "window_s"), number(doc, "steps")
     if batch is None and samples_per_s and window_s and steps:
         batch = round(samples_per_s * window_s / steps)
-    precision = doc.get("precision") if isinstance(doc.get("precision"), str) else "fp32"
-    if doc.get("emulated"):    # profile --emulated: the emulation's rates, never pooled with the native format's
-        precision += " (emulated)"
+    # profile --emulated: the emulation's rates, never pooled with the native format's
+    precision = labelled(doc.get("precision") if isinstance(doc.get("precision"), str) else "fp32", doc.get("emulated"))
     doc["_config"] = f"{doc['task']}/{doc.get('entry')}/{precision}/bs{batch if batch is None else int(batch)}"
     workers = number(doc, "distributed", "world_size")
     if workers and workers > 1:  # 1, 2 and 4 workers ask different things of the machine: three workloads

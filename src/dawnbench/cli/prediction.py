@@ -12,6 +12,7 @@ from rich.text import Text
 
 from dawnbench.cli.common import EXIT_OK, add_command, emit
 from dawnbench.errors import DawnbenchError
+from dawnbench.precision import labelled
 
 
 def _s(seconds: float | None) -> str:
@@ -80,8 +81,7 @@ def _show_predict(doc: dict, out: Console) -> None:
     m = doc["measured"]
     at = (f"batch {doc['batch_size']} (profiled at {doc['profiled_batch_size']})"
           if doc["batch_size"] != doc["profiled_batch_size"] else f"batch {doc['batch_size']}")
-    precision = f"{doc['precision']} (emulated)" if doc.get("emulated") else doc["precision"]
-    out.print(f"{doc['task']} · {doc['entry']} · {precision}, {at}: profiled step "
+    out.print(f"{doc['task']} · {doc['entry']} · {labelled(doc['precision'], doc.get('emulated'))}, {at}: profiled step "
               f"{_s(m['step_s'])} on {doc['profiled_on']} (ops {_s(m['op_s'])}, the framework's time between them "
               f"{m['framework_share']:.0%}) · {doc['mapped_share_of_op_time']:.0%} of the op time in kernels mapped "
               f"to DeepBench problems", highlight=False)

@@ -15,7 +15,7 @@ from dawnbench.cli.common import EXIT_OK, add_command, add_trust_option, emit, p
 from dawnbench.cli.display import format_seconds
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
-from dawnbench.precision import PRECISIONS
+from dawnbench.precision import PRECISIONS, labelled
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
 
@@ -221,7 +221,7 @@ def profile_table(summary: dict, out_dir, top: int = 12) -> Table:
     per_s = summary.get("samples_per_s")
     rate = f"{per_s:,.0f} samples/s · " if per_s and per_s >= 100 else f"{per_s:.3g} samples/s · " if per_s else ""
     peak = summary.get("fraction_of_peak")
-    precision = f"{summary['precision']} (emulated)" if summary.get("emulated") else summary["precision"]
+    precision = labelled(summary["precision"], summary.get("emulated"))
     caption = (f"{rate}{step['flops_per_s'] / 1e9:,.1f} GFLOP/s = "
                f"{'—' if peak is None else f'{100 * peak:.0f} %'} of the {precision} roof · "
                f"memory-bound ops {100 * summary['memory_bound_share']:.0f} % of op time · ops "

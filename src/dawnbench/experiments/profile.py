@@ -46,7 +46,7 @@ from dawnbench.harness.options import RunOptions, prepare, seed_everything
 from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
 from dawnbench.io import atomic_write_json, inside, output_dir, read_json
-from dawnbench.precision import precision_scope
+from dawnbench.precision import labelled, precision_scope
 from dawnbench.profiling.dispatch import measure_dispatch
 from dawnbench.profiling.flops import training_flops_per_sample
 from dawnbench.profiling.load import against_last, watched
@@ -199,7 +199,7 @@ def _check_out(out: Path, precision: str) -> None:
     except DawnbenchError:
         earlier = None
     if isinstance(earlier, dict) and "window_s" in earlier:
-        was = f"{earlier.get('precision') or 'fp32'}{' (emulated)' if earlier.get('emulated') else ''}"
+        was = labelled(str(earlier.get("precision") or "fp32"), earlier.get("emulated"))
         if was != precision:
             raise DawnbenchError(f"--out {out}: it holds a profile in {was}; profiling {precision} there would "
                                  f"replace it. Pass another --out (say {out}-{precision.split()[0]}).")
@@ -215,13 +215,13 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
                              overrides=opts.overrides, seed=opts.seed, subset=opts.subset)
     prep = prepare(run_options, emulated_ok=opts.emulated)
     out = output_dir(opts.out or Path("profiles") / default_name(prep.task.name, prep.entry_cls.name, opts))
-    _check_out(out, f"{opts.precision}{' (emulated)' if prep.emulated else ''}")
+    _check_out(out, labelled(opts.precision, prep.emulated))
     data.ensure(prep.task.dataset)
     # one name for the entry everywhere (folder, title, summary): its class's `name`; a file given as --entry is kept
     # beside it, as entry_file
     entry_file = opts.entry if opts.entry is not None and opts.entry != prep.entry_cls.name else None
     opts.entry = prep.entry_cls.name
-    title = f"{prep.task.name} · {prep.entry_cls.name} · {opts.precision}{' (emulated)' if prep.emulated else ''} · " \
+    title = f"{prep.task.name} · {prep.entry_cls.name} · {labelled(opts.precision, prep.emulated)} · " \
         f"{opts.steps} step{'s' if opts.steps != 1 else ''}" + "".join(
         f" · {k}={json.dumps(v)}" for k, v in opts.overrides.items())
     status("planning memory")  # as `run` does: never an allocation the machine cannot hold
