@@ -250,10 +250,10 @@ def inside(root: str | Path, *parts: str) -> Path:
     return path
 
 
-def read_foreign(path: str | Path, kind: str) -> bytes:
-    """The bytes of a regular file someone else wrote, at most ``LIMITS[kind]`` of them."""
-    path = Path(path)
-    limit = LIMITS[kind]
+@contextlib.contextmanager
+def _open_foreign(path: Path, kind: str) -> Iterator[tuple[BinaryIO, os.stat_result]]:
+    """A regular file someone else wrote, open for reading, and its status: never through a link, never waiting
+    on a FIFO (a FileError naming it otherwise)."""
     check_regular(path, kind)
     try:
         # O_NOFOLLOW and O_NONBLOCK: if the file was swapped for a link or a FIFO since the check,
@@ -266,10 +266,25 @@ def read_foreign(path: str | Path, kind: str) -> bytes:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise FileError(path, f"not a regular file; a {kind} must be a plain file.")
+        yield f, st
+
+
+def read_foreign(path: str | Path, kind: str) -> bytes:
+    """The bytes of a regular file someone else wrote, at most ``LIMITS[kind]`` of them."""
+    path, limit = Path(path), LIMITS[kind]
+    with _open_foreign(path, kind) as (f, st):
         if st.st_size > limit:
             raise FileError(path, f"{st.st_size / MiB:,.1f} MiB, more than the {limit / MiB:,.0f} MiB dawnbench "
                             f"reads for a {kind}; this is not a {kind}.")
         return f.read(st.st_size)  # what it held when checked: a file growing meanwhile is read that far
+
+
+def read_foreign_end(path: str | Path, kind: str, size: int) -> str:
+    """The last ``size`` bytes of a regular file someone else wrote (a log of any length), decoded as UTF-8 with
+    undecodable bytes replaced."""
+    with _open_foreign(Path(path), kind) as (f, st):
+        f.seek(max(0, st.st_size - size))
+        return f.read(size).decode("utf-8", errors="replace")
 
 
 def read_foreign_text(path: str | Path, kind: str) -> str:

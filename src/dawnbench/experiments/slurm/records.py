@@ -3,14 +3,13 @@ status its ending gives (see the package docstring: endings)."""
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
+from dawnbench.errors import DawnbenchError
 from dawnbench.experiments.slurm.scheduler import FAILED, REQUEUED, TIMED_OUT, hostnames
 from dawnbench.harness import mllog
 from dawnbench.harness.record import FINISHED, RUNNING, RunResult, Status, read_result
-from dawnbench.io import atomic_write_json, output_dir
+from dawnbench.io import atomic_write_json, output_dir, read_foreign_end, read_foreign_text
 
 
 def records_in(folder: Path) -> list[Path]:
@@ -59,9 +58,11 @@ def settle(out: Path, task: str, seed: int, job_id: str, state: dict[str, str], 
             result.status, result.error = Status.ABORTED, f"{why}, but the run left no final status"
         atomic_write_json(d / "result.json", result.to_dict())
         events = d / "events.log"
-        # a run's own log: never appended to through a link; bytes that are not UTF-8 are no RUN_STOP
-        if events.is_file() and not events.is_symlink() and \
-                f'"key": "{mllog.RUN_STOP}"' not in events.read_bytes().decode("utf-8", errors="replace"):
+        try:       # the run's own log, read as anything handed over: never appended to through a link
+            stopped = f'"key": "{mllog.RUN_STOP}"' in read_foreign_text(events, "event log")
+        except DawnbenchError:
+            stopped = True         # no log, or no file of the run's: nothing to end
+        if not stopped:
             log = mllog.EventLog(events)
             log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": result.timed_s, "reason": why})
             log.close()
@@ -74,14 +75,9 @@ def _log_end(job_log: Path | None, lines: int = 5, most: int = 600) -> str | Non
     before it ended (None: no log)."""
     if job_log is None:
         return None
-    try:   # never through a link, never waiting on a FIFO; only its end is read: a log can be any size
-        with os.fdopen(os.open(job_log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return None
-            f.seek(max(0, info.st_size - 16 * most))
-            text = f.read(16 * most).decode("utf-8", errors="replace")
-    except OSError:
+    try:
+        text = read_foreign_end(job_log, "job log", 16 * most)
+    except DawnbenchError:   # a link, a FIFO, none at all: nothing to quote
         return None
     tail = " | ".join([line.strip() for line in text.splitlines() if line.strip()][-lines:])[-most:]
     return f"the job ended before the run wrote its record; its log ({job_log}) ends: {tail}" if tail else None
