@@ -338,7 +338,7 @@ CASES: list[tuple[str, str, ArgsOf]] = [
     ("kernels-compare-empty", "refused", lambda w, run: ["kernels", "gemm", "--quick", "--compare", "", "--out",
                                                          w / "k2"]),
     # a few seconds of rows suffice: the point is the damaged row left out of the comparison, not the timing
-    ("kernels-compare-median-string", "handled", lambda w, run: ["kernels", "gemm", "--quick", "--max-seconds", "4",
+    ("kernels-compare-median-string", "handled", lambda w, run: ["kernels", "gemm", "--quick", "--max-seconds", "1",
                                                                  "--compare", _kernels(w, _row(median_s="x")),
                                                                  "--out", w / "k2"]),
     ("kernels-compare-version", "refused", lambda w, run: ["kernels", "gemm", "--quick", "--compare",

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -13,7 +11,7 @@ from dawnbench.analysis.mlperf import LogError, read_log
 from dawnbench.analysis.sweep import parse_grid
 from dawnbench.errors import DawnbenchError
 
-from helpers import write_run
+from helpers import run_cli, write_run
 
 V05_LOG = """Beginning trial 1 of 1
 :::MLPv0.5.0 ssd 1000.50 (train.py:1) run_start
@@ -92,16 +90,14 @@ def test_run_directories_grouped_by_the_configuration_that_defines_them(tmp_path
     groups, problems = collect(tmp_path)
     assert [g.name for g in groups] == ["mnist · small-cnn · bf16", "mnist · small-cnn · fp32"] and problems == []
     assert [len(g.samples) for g in groups] == [2, 3]
-    proc = subprocess.run([sys.executable, "-m", "dawnbench", "analyze", str(tmp_path), "--json"],
-                          capture_output=True, text=True)
-    doc = json.loads(proc.stdout)
+    code, out, _ = run_cli(["analyze", str(tmp_path), "--json"])
+    doc = json.loads(out)
     a = doc["groups"][1]
     assert a["name"] == "mnist · small-cnn · fp32" and a["runs"] == 3 and a["successes"] == 2
     assert a["tta_mean_s"] == 11.0 and a["tta_ci95_s"] is None  # two successes: no interval
-    cmp = subprocess.run([sys.executable, "-m", "dawnbench", "compare", str(tmp_path / "A"),
-                          str(tmp_path / "B"), "--json"], capture_output=True, text=True)
+    code, out, _ = run_cli(["compare", str(tmp_path / "A"), str(tmp_path / "B"), "--json"])
     # Hodges-Lehmann: the median of the six ratios A/B (1.67, 2, 2, 2.4, ∞, ∞) on the log scale
-    assert json.loads(cmp.stdout)["speedup"] == pytest.approx((2.0 * 2.4) ** 0.5)
+    assert json.loads(out)["speedup"] == pytest.approx((2.0 * 2.4) ** 0.5)
 
 
 def test_same_name_configurations_are_told_apart_by_what_differs(tmp_path):
@@ -135,14 +131,12 @@ def test_damaged_inputs_are_problems_not_tracebacks(tmp_path):
     (tmp_path / "bad" / "run0" / "result.json").write_text("{ torn")
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "result_0.txt").write_text(":::MLLOG {broken\n")
-    proc = subprocess.run([sys.executable, "-m", "dawnbench", "analyze", str(tmp_path)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr
-    assert "result.json:1: not valid JSON" in proc.stderr
-    assert "result_0.txt:1: ':::MLLOG' line is not valid JSON" in proc.stderr
-    missing = subprocess.run([sys.executable, "-m", "dawnbench", "analyze", str(tmp_path / "nope")],
-                             capture_output=True, text=True)
-    assert missing.returncode == 2 and "no such file or directory" in missing.stderr
+    code, _, err = run_cli(["analyze", str(tmp_path)])
+    assert code == 0 and "Traceback" not in err
+    assert "result.json:1: not valid JSON" in err
+    assert "result_0.txt:1: ':::MLLOG' line is not valid JSON" in err
+    code, _, err = run_cli(["analyze", str(tmp_path / "nope")])
+    assert code == 2 and "no such file or directory" in err
 
 
 def test_parse_grid():

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from rich.console import Console
 
 from dawnbench.cli import main
+
+from helpers import run_cli
 
 USER_ENTRY = '''
 import torch
@@ -29,17 +29,13 @@ class Majority(Entry):
 '''
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dawnbench", *args], capture_output=True, text=True)
-
-
 def test_run_json_with_user_entry_file(mnist_ready, tmp_path):
     entry = tmp_path / "majority.py"
     entry.write_text(USER_ENTRY)
-    proc = cli("run", "mnist", "--entry", str(entry), "--runs", "2", "--target", "11",
-               "--instance", "p3.2xlarge", "--out", str(tmp_path / "runs"), "--json")
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)  # stdout holds one JSON document and nothing else
+    code, out, err = run_cli(["run", "mnist", "--entry", str(entry), "--runs", "2", "--target", "11",
+                              "--instance", "p3.2xlarge", "--out", str(tmp_path / "runs"), "--json"])
+    assert code == 0, err
+    doc = json.loads(out)  # stdout holds one JSON document and nothing else
     assert [r["seed"] for r in doc["runs"]] == [0, 1]
     assert all(r["status"] == "success" and r["entry"] == "majority" for r in doc["runs"])
     assert doc["runs"][0]["evals"][0]["value"] == pytest.approx(11.35)
@@ -52,9 +48,9 @@ def test_run_json_with_user_entry_file(mnist_ready, tmp_path):
 def test_not_reached_exits_1_and_prints_card(mnist_ready, tmp_path):
     entry = tmp_path / "majority.py"
     entry.write_text(USER_ENTRY)
-    proc = cli("run", "mnist", "--entry", str(entry), "--out", str(tmp_path / "runs"))
-    assert proc.returncode == 1
-    assert "not_reached" in proc.stdout and "∞ (target not reached)" in proc.stdout
+    code, out, _ = run_cli(["run", "mnist", "--entry", str(entry), "--out", str(tmp_path / "runs")])
+    assert code == 1
+    assert "not_reached" in out and "∞ (target not reached)" in out
 
 
 @pytest.mark.parametrize("args, message", [

@@ -291,7 +291,7 @@ def test_what_reading_an_ops_table_notes_is_said_once_per_kind_with_its_lines(tm
 
 
 def test_the_memory_suite_runs_and_reports_bandwidth(tmp_path, capsys):
-    assert main(["kernels", "memory", "--quick", "--cap", "0.5", "--max-seconds", "20", "--out", str(tmp_path),
+    assert main(["kernels", "memory", "--quick", "--cap", "0.5", "--max-seconds", "4", "--out", str(tmp_path),
                  "--json"]) == 0
     doc = json.loads((tmp_path / "kernels.json").read_text())
     timed = [r for r in doc["rows"] if r.get("median_s")]

@@ -17,7 +17,7 @@ from dawnbench.leaderboard.site import entry_page
 from dawnbench.submissions import export_training
 from dawnbench.submissions.validate import read_submission
 
-from helpers import write_run
+from helpers import run_cli, write_run
 
 GOOD = {"version": "v1.0", "author": "A", "authorEmail": "a@b", "framework": "PyTorch", "model": "M",
         "hardware": "1 V100", "costPerHour": 3.06, "timestamp": "2019-01-02", "misc": {}}
@@ -79,13 +79,12 @@ def test_unknown_task_folder(tmp_path):
 
 def test_validate_cli_exit_status(tmp_path):
     write_entry(tmp_path, "good")
-    ok = subprocess.run([sys.executable, "-m", "dawnbench", "validate", str(tmp_path)], capture_output=True, text=True)
-    assert ok.returncode == 0 and "0 error(s)" in ok.stdout
+    code, out, _ = run_cli(["validate", str(tmp_path)])
+    assert code == 0 and "0 error(s)" in out
     write_entry(tmp_path, "bad", {**GOOD, "timestamp": "soon"})
-    bad = subprocess.run([sys.executable, "-m", "dawnbench", "validate", str(tmp_path), "--json"],
-                         capture_output=True, text=True)
-    doc = json.loads(bad.stdout)
-    assert bad.returncode == 1 and doc["errors"] == 1 and "Traceback" not in bad.stderr
+    code, out, err = run_cli(["validate", str(tmp_path), "--json"])
+    doc = json.loads(out)
+    assert code == 1 and doc["errors"] == 1 and "Traceback" not in err
     assert doc["problems"][0] == {"file": "CIFAR10/train/bad.json", "line": 9, "severity": "error",
                                   "message": "timestamp 'soon' is not a date; write yyyy-mm-dd"}
 
@@ -130,9 +129,8 @@ def test_all_118_real_entries_import_with_their_real_flaws(dawnbench_entries):
 
 
 def test_real_boards_now_and_at_the_end_of_round_one(dawnbench_entries):
-    proc = subprocess.run([sys.executable, "-m", "dawnbench", "leaderboard", str(dawnbench_entries), "--json"],
-                          capture_output=True, text=True)
-    doc = json.loads(proc.stdout)
+    code, out, _ = run_cli(["leaderboard", str(dawnbench_entries), "--json"])
+    doc = json.loads(out)
     assert set(doc["tasks"]) == {"cifar10", "imagenet", "squad"}
     cifar = doc["tasks"]["cifar10"]
     first = cifar["training_time"][0]
