@@ -15,7 +15,7 @@ from dawnbench.analysis.similarity import similarity
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.kernels import compare
 
-from bad_inputs import kernels_doc
+from bad_inputs import _summary, kernels_doc
 from helpers import write_run
 
 
@@ -51,6 +51,15 @@ def test_roofline_draws_what_is_sound_and_says_what_it_left_out(tmp_path):
     points = roofline([_write(tmp_path / "k" / "kernels.json", doc)])
     assert len(points["points"]) == 1 and any("rows[1] left out: field 'median_s' must be ≤ 10,000,000, not 1e+308" in n
                                               for n in points["notes"])
+
+
+def test_a_run_whose_profile_is_left_out_names_the_profile_not_the_record(tmp_path):
+    """A run's roofs are its profile's: the error says what is wrong with the profile (it blamed result.json)."""
+    write_run(tmp_path / "run", 0, 10.0, 1.0)
+    _summary(tmp_path / "run", lambda doc: doc["step"].update(intensity="x")).parent.rename(tmp_path / "run" / "profile")
+    with pytest.raises(DawnbenchError) as caught:
+        roofline([tmp_path / "run"])
+    assert "profile/summary.json: field 'step.intensity' must be a valid number" in str(caught.value)
 
 
 def test_a_damaged_file_in_a_folder_is_left_out_and_named_when_nothing_else_remains(tmp_path):

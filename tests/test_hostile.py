@@ -30,6 +30,8 @@ from dawnbench.harness.runner import run_seed
 from dawnbench.leaderboard.site import entry_page
 from dawnbench.profiling.resources import ResourceMonitor
 
+from helpers import write_run
+
 SECRET = "SECRET-do-not-publish-4242"
 GOOD_TSV = "epoch\thours\ttop1Accuracy\n1\t0.5\t90.0\n2\t1.0\t94.5\n"
 GOOD = {"version": "v1.0", "author": "a", "authorEmail": "a@b.c", "framework": "PyTorch", "model": "m",
@@ -204,6 +206,17 @@ def test_markup_in_paths_is_printed_as_text(capsys, tmp_path):
         assert code == 2 and f"{name}: no such file or directory" in " ".join(err.split())
 
 
+def test_terminal_escapes_in_a_record_or_a_path_are_shown_not_acted_on(capsys, tmp_path):
+    """ESC [ 2 J clears the screen, OSC 0 retitles the window, C1's CSI starts a sequence on some terminals: a
+    hand-edited field or a folder's name holding them is printed with them written out."""
+    write_run(tmp_path / "runs" / "run0", 0, 10.0, 1.0, entry="small\x1b[2Jcnn\x1b]0;pwned\x07\x9b")
+    code, out, _ = run_cli(capsys, "analyze", tmp_path / "runs")
+    assert code == 0 and "small\\x1b[2Jcnn\\x1b]0;pwned\\x9b" in out       # BEL: Rich drops it itself
+    code, _, err = run_cli(capsys, "analyze", tmp_path / "gone\x1b[2J")
+    assert code == 2 and "gone\\x1b[2J: no such file" in " ".join(err.split())
+    assert not any(c in out + err for c in "\x1b\x07\x9b")
+
+
 def test_argparse_errors_are_one_paragraph(capsys):
     code, _, err = run_cli(capsys, "run", "--seed", "x")
     assert code == 2 and err.count("\n") == 1 and "invalid int value" in err and "dawnbench run --help" in err
@@ -299,8 +312,6 @@ def test_hyperparameters_are_checked_before_anything_runs(capsys, tmp_path, sett
 
 def test_export_takes_the_log_of_the_folder_it_is_given(tmp_path):
     from dawnbench.submissions import export_training
-
-    from helpers import write_run
 
     original = tmp_path / "original"
     write_run(original, 0, 10.0, 1.0)

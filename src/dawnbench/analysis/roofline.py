@@ -61,9 +61,11 @@ def roofline(paths: Sequence[str | Path]) -> dict[str, Any]:
                        "precision": doc.get("precision") or "fp32", "intensity": intensity, "flops_per_s": rate})
     if roofs is None and found.docs:
         files = sorted({d["_path"] for d in found.docs if "_path" in d}) or [", ".join(map(str, paths))]
+        # a run's roofs are its profile's: where that profile was left out, its reason is the fix
+        fix = (f"Left out: {found.notes[0].removesuffix(' (left out)')} Or" if found.notes else "Profile again, or")
         raise DawnbenchError(f"{'; '.join(files[:3])}: no measured roofs in it (roofs.flops and "
-                             "roofs.bandwidth_bytes_per_s, both above 0): a roofline is drawn under them. Profile "
-                             "again, or pass a kernels.json of this machine beside it (`dawnbench kernels`).")
+                             f"roofs.bandwidth_bytes_per_s, both above 0): a roofline is drawn under them. {fix} "
+                             "pass a kernels.json of this machine beside it (`dawnbench kernels`).")
     if roofs is None:
         raise found.none_found(", ".join(map(str, paths)))
     return {"roofs": roofs, "roofs_from": from_, "points": points, "notes": notes}

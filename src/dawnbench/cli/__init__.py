@@ -12,8 +12,9 @@
 Exit codes: 0 every run reached its target (or the command succeeded); 1 some run
 did not; 2 bad input (the message says what to fix); 130 interrupted.
 
-Nothing a user or a file supplies is read as Rich markup: both consoles print text as
-it is (``markup=False``), and the few styled words are styled explicitly.
+Nothing a user or a file supplies is read as Rich markup or acted on as terminal control: both
+consoles print text as it is (``markup=False``), with its control characters written out
+(``common.ShownConsole``: ESC as ``\\x1b``), and the few styled words are styled explicitly.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import os
 import sys
 from typing import NoReturn
 
-from rich.console import Console
 from rich.text import Text
 
 from dawnbench import __version__, bounds
@@ -37,7 +37,7 @@ from dawnbench.cli import (
     training,
     utilisation,
 )
-from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, int_list
+from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ShownConsole, int_list
 from dawnbench.errors import DawnbenchError, clipped
 
 
@@ -131,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else list(argv)  # what `run --nproc` re-runs under torchrun
     # stdout stays pure JSON under --json; piped output gets room for the wide tables.
-    out = Console(stderr=getattr(args, "json", False), width=None if sys.stdout.isatty() else 160, markup=False)
-    err = Console(stderr=True, markup=False)
+    out = ShownConsole(stderr=getattr(args, "json", False), width=None if sys.stdout.isatty() else 160)
+    err = ShownConsole(stderr=True)
     try:
         _check_environment()
         for dest, flag in getattr(args, "bounded_options", ()):   # before any work starts

@@ -6,11 +6,13 @@ import argparse
 import dataclasses
 import json
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
 from rich.text import Text
 
 from dawnbench.errors import DawnbenchError
@@ -18,6 +20,30 @@ from dawnbench.io import dumps, output_dir
 from dawnbench.precision import PRECISIONS
 
 EXIT_OK, EXIT_FAILED_RUN, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+# C0 controls but tab and newline, DEL and C1: shown as \x1b, never acted on by the terminal
+CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+
+
+class ShownConsole(Console):
+    """A console that reads no Rich markup in what it prints and passes no terminal control through: a hand-edited
+    field, a folder's name or a log line may hold escapes (ESC [ 2 J clears the screen; others retitle the window or
+    hide text), and every segment this console renders — tables, progress lines, errors — has its control characters
+    written out. Rich's own styling travels in segments' styles and control codes, which pass untouched."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(markup=False, **options)
+        self._depth = threading.local()
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        # Only the outermost render writes controls out: a table cell laid out at its own width would be cut to it
+        # after the text grew (a misaligned border shows the name whole instead).
+        depth = getattr(self._depth, "n", 0)
+        self._depth.n = depth + 1
+        try:
+            for segment in super().render(renderable, options):
+                yield segment if depth or segment.control else Segment(segment.text.translate(CONTROLS), segment.style)
+        finally:
+            self._depth.n = depth
 
 
 def parse_set(items: list[str]) -> dict[str, Any]:
