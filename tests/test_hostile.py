@@ -217,6 +217,45 @@ def test_terminal_escapes_in_a_record_or_a_path_are_shown_not_acted_on(capsys, t
     assert not any(c in out + err for c in "\x1b\x07\x9b")
 
 
+def test_what_argparse_quotes_and_a_newline_in_a_name_stay_one_written_out_line(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "analyze", tmp_path, "\x1b[2J\x9b")       # argparse's own message
+    assert code == 2 and "\\x1b[2J\\x9b" in err and "\x1b" not in err and err.count("\n") == 1
+    code, _, err = run_cli(capsys, "analyze", "nope\nerror: all fine")     # a second line that looked like an error
+    assert code == 2 and "nope\\nerror: all fine" in err and err.count("\n") == 1
+
+
+def test_a_folder_name_that_is_not_utf8_is_reported_written_out(capsys, tmp_path):
+    folder = tmp_path / os.fsdecode(b"RAW\x9b31m\xff")
+    for seed in range(3):
+        write_run(folder / f"run{seed}", seed, 10.0 + seed, 1.0)
+    code, out, _ = run_cli(capsys, "report", folder, "--out", tmp_path / "report")
+    assert code == 0 and "\x9b" not in out and "\udc9b" not in out
+    assert "\\udc9b" in (tmp_path / "report" / "index.html").read_text()
+
+
+def test_a_tracked_scripts_lines_write_its_folder_out(capsys, tmp_path):
+    import dawnbench
+
+    with dawnbench.track("mnist", out=tmp_path / "TR\x1b[2J") as run:
+        run.evaluate(epoch=1, samples=60000, accuracy=99.5)
+    err = capsys.readouterr().err
+    assert "TR\\x1b[2J" in err and "\x1b" not in err
+
+
+def test_a_name_with_terminal_escapes_is_drawn_written_out_in_a_figure(tmp_path, recwarn):
+    """Drawn as it is, ESC is a missing glyph, and matplotlib's warning printed it to the terminal."""
+    from matplotlib.text import Text
+
+    from dawnbench.reports.plots import figure
+
+    with figure(tmp_path / "f.png") as (fig, ax):
+        ax.set_title("small\x1b[2Jcnn")
+        ax.set_yticks([0, 1], ["a\x9b", "b\x7f"])
+    assert "small\\x1b[2Jcnn" in [t.get_text() for t in fig.findobj(Text)]
+    assert [ax.yaxis.get_major_formatter()(y, i) for i, y in enumerate((0, 1))] == ["a\\x9b", "b\\x7f"]
+    assert not [w for w in recwarn if "missing from font" in str(w.message)]
+
+
 def test_argparse_errors_are_one_paragraph(capsys):
     code, _, err = run_cli(capsys, "run", "--seed", "x")
     assert code == 2 and err.count("\n") == 1 and "invalid int value" in err and "dawnbench run --help" in err

@@ -17,6 +17,22 @@ def clipped(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
+# C0 controls but tab and newline, DEL and C1 — shown as \x1b, never acted on by a terminal — and a name's bytes that
+# are not UTF-8 (Python holds them as lone surrogates, which would go out raw: 0x9b is CSI to an 8-bit terminal)
+CONTROLS = {**{c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))},
+            **{c: f"\\x{c - 0xdc00:02x}" for c in range(0xdc80, 0xdd00)}}
+
+
+ONE_LINE = {**CONTROLS, 0x0a: "\\n"}
+
+
+def printable(text: str, one_line: bool = False) -> str:
+    """``text`` with its control characters written out (``\\x1b``): how a hand-edited field or a folder's name is
+    shown on a terminal or in a figure; ``one_line``: its newlines too (an error is one paragraph, and a name holding
+    a newline must not print a line that looks like a second error)."""
+    return text.translate(ONE_LINE if one_line else CONTROLS)
+
+
 class DawnbenchError(Exception):
     """An error the user can fix; ``str(err)`` is the whole message."""
 

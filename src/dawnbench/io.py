@@ -94,7 +94,8 @@ def atomic_write_bytes(path: Path, payload: bytes) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+    # a folder's name that is not UTF-8 reaches a page as lone surrogates: written \udc9b, never a crash
+    atomic_write_bytes(path, text.encode("utf-8", errors="backslashreplace"))
 
 
 def dumps(doc: Any, indent: int | None = 2) -> str:

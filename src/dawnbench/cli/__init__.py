@@ -38,14 +38,15 @@ from dawnbench.cli import (
     utilisation,
 )
 from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ShownConsole, int_list
-from dawnbench.errors import DawnbenchError, clipped
+from dawnbench.errors import DawnbenchError, clipped, printable
 
 
 class Parser(argparse.ArgumentParser):
     """argparse with a one-paragraph error (no usage block): what is wrong, and where the options are."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message}. See `{self.prog} --help`.\n")
+        self.exit(EXIT_BAD_INPUT,
+                  printable(f"error: {self.prog}: {message}. See `{self.prog} --help`.", one_line=True) + "\n")
 
     def parse_args(self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
                    ) -> argparse.Namespace:
@@ -54,8 +55,9 @@ class Parser(argparse.ArgumentParser):
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             command = " ".join(filter(None, [self.prog, getattr(parsed, "command", None)]))
-            self.exit(EXIT_BAD_INPUT, f"error: {command}: unrecognized arguments: {' '.join(extras)}."
-                                      f"{_suggestions(self, parsed, extras)} See `{command} --help`.\n")
+            self.exit(EXIT_BAD_INPUT, printable(f"error: {command}: unrecognized arguments: {' '.join(extras)}."
+                                                f"{_suggestions(self, parsed, extras)} See `{command} --help`.",
+                                                one_line=True) + "\n")
         return parsed
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]):  # noqa: ANN202 - argparse's own
@@ -139,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             bounds.check_option(flag, getattr(args, dest))
         return args.func(args, out, err)
     except DawnbenchError as e:
-        err.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)
+        err.print(Text.assemble(("error: ", "bold red"), printable(str(e), one_line=True)), highlight=False,
+                  soft_wrap=True)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         err.print("interrupted", style="magenta")

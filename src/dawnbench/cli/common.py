@@ -15,15 +15,11 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
-from dawnbench.errors import DawnbenchError
+from dawnbench.errors import DawnbenchError, printable
 from dawnbench.io import dumps, output_dir
 from dawnbench.precision import PRECISIONS
 
 EXIT_OK, EXIT_FAILED_RUN, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-# C0 controls but tab and newline, DEL and C1: shown as \x1b, never acted on by the terminal
-CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
-
-
 class ShownConsole(Console):
     """A console that reads no Rich markup in what it prints and passes no terminal control through: a hand-edited
     field, a folder's name or a log line may hold escapes (ESC [ 2 J clears the screen; others retitle the window or
@@ -41,7 +37,7 @@ class ShownConsole(Console):
         self._depth.n = depth + 1
         try:
             for segment in super().render(renderable, options):
-                yield segment if depth or segment.control else Segment(segment.text.translate(CONTROLS), segment.style)
+                yield segment if depth or segment.control else Segment(printable(segment.text), segment.style)
         finally:
             self._depth.n = depth
 

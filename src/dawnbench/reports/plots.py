@@ -17,7 +17,10 @@ matplotlib.use("Agg")
 matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402 - after matplotlib.use("Agg") and the setting above
 from matplotlib.figure import Figure  # noqa: E402 - as above
-from matplotlib.ticker import EngFormatter, FuncFormatter, NullFormatter  # noqa: E402 - as above
+from matplotlib.text import Text  # noqa: E402 - as above
+from matplotlib.ticker import EngFormatter, FixedFormatter, FuncFormatter, NullFormatter  # noqa: E402 - as above
+
+from dawnbench.errors import printable  # noqa: E402 - as above
 
 
 @contextlib.contextmanager
@@ -29,10 +32,23 @@ def figure(path: Path, *grid: int, save_dpi: int | None = None, rect: tuple[floa
     fig, axes = plt.subplots(*grid, **subplots)
     try:
         yield fig, axes
+        _printable_text(fig)
         fig.tight_layout(**({"rect": rect} if rect else {}))
         fig.savefig(path, dpi=save_dpi or "figure")
     finally:
         plt.close(fig)
+
+
+def _printable_text(fig: Figure) -> None:
+    """Every label, title, legend entry and fixed tick label with its control characters written out: a name from a
+    record drawn with ESC in it is a missing glyph and a warning that prints the character to the terminal."""
+    for text in fig.findobj(Text):
+        text.set_text(printable(text.get_text()))
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            formatter = axis.get_major_formatter()     # tick labels given as a list (a dendrogram's names)
+            if isinstance(formatter, (FixedFormatter, FuncFormatter)):
+                axis.set_major_formatter(FuncFormatter(lambda x, pos, of=formatter: printable(of(x, pos))))
 
 
 def log_scale(ax: Any, *axes: str, si: bool = False) -> None:

@@ -53,7 +53,7 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 from dawnbench import data, environment, schema
 from dawnbench.distributed.world import World
 from dawnbench.entries import Entry, Progress, TrainContext
-from dawnbench.errors import DawnbenchError
+from dawnbench.errors import DawnbenchError, printable
 from dawnbench.experiments.profile import ProfileOptions, summarise, write_profile
 from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
@@ -139,7 +139,8 @@ class _Observer(RunObserver):
         how = "self-reported accuracy" if result.self_reported else "scored by the harness"
         steps = (result.tracked or {}).get("profile_steps")
         how += f"; profiling {steps} steps: unofficial" if steps else ""
-        print(f"dawnbench: tracking {result.task} · {result.entry} ({how}) → {result.run_dir}", file=sys.stderr)
+        print(printable(f"dawnbench: tracking {result.task} · {result.entry} ({how}) → {result.run_dir}"),
+              file=sys.stderr)
 
     def evaluated(self, result: RunResult, progress: Progress, samples_per_s: float | None) -> None:
         last = result.evals[-1]
@@ -149,7 +150,7 @@ class _Observer(RunObserver):
 
     def run_finished(self, result: RunResult) -> None:
         tta = f", time to accuracy {result.time_to_accuracy_s:.1f} s" if result.time_to_accuracy_s else ""
-        print(f"dawnbench: {result.status}{tta} — {result.run_dir}", file=sys.stderr)
+        print(printable(f"dawnbench: {result.status}{tta} — {result.run_dir}"), file=sys.stderr)
 
 
 class _Recorder(RankZeroRecorder):
