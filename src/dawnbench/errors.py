@@ -21,8 +21,6 @@ def clipped(text: str, limit: int = 60) -> str:
 # are not UTF-8 (Python holds them as lone surrogates, which would go out raw: 0x9b is CSI to an 8-bit terminal)
 CONTROLS = {**{c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))},
             **{c: f"\\x{c - 0xdc00:02x}" for c in range(0xdc80, 0xdd00)}}
-
-
 ONE_LINE = {**CONTROLS, 0x0a: "\\n"}
 
 

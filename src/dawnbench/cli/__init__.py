@@ -45,8 +45,11 @@ class Parser(argparse.ArgumentParser):
     """argparse with a one-paragraph error (no usage block): what is wrong, and where the options are."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT,
-                  printable(f"error: {self.prog}: {message}. See `{self.prog} --help`.", one_line=True) + "\n")
+        self._refuse(f"error: {self.prog}: {message}. See `{self.prog} --help`.")
+
+    def _refuse(self, paragraph: str) -> NoReturn:
+        """Exit 2 with one line: what argparse quotes of the command line written out (controls, newlines)."""
+        self.exit(EXIT_BAD_INPUT, printable(paragraph, one_line=True) + "\n")
 
     def parse_args(self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
                    ) -> argparse.Namespace:
@@ -55,9 +58,8 @@ class Parser(argparse.ArgumentParser):
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             command = " ".join(filter(None, [self.prog, getattr(parsed, "command", None)]))
-            self.exit(EXIT_BAD_INPUT, printable(f"error: {command}: unrecognized arguments: {' '.join(extras)}."
-                                                f"{_suggestions(self, parsed, extras)} See `{command} --help`.",
-                                                one_line=True) + "\n")
+            self._refuse(f"error: {command}: unrecognized arguments: {' '.join(extras)}."
+                         f"{_suggestions(self, parsed, extras)} See `{command} --help`.")
         return parsed
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]):  # noqa: ANN202 - argparse's own

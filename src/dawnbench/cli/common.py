@@ -20,6 +20,8 @@ from dawnbench.io import dumps, output_dir
 from dawnbench.precision import PRECISIONS
 
 EXIT_OK, EXIT_FAILED_RUN, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
 class ShownConsole(Console):
     """A console that reads no Rich markup in what it prints and passes no terminal control through: a hand-edited
     field, a folder's name or a log line may hold escapes (ESC [ 2 J clears the screen; others retitle the window or
