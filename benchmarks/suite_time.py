@@ -3,7 +3,8 @@
     python benchmarks/suite_time.py
 
 Clones the repository's HEAD into a temporary folder (what CI does), runs `.ci/run` there and stores its wall
-time, each pytest tier's own time and counts as pytest printed them, and the exit code. The targets: the fast
+time, each pytest tier's own time and counts as pytest printed them, the exit code and each failure's one-line
+reason (the whole output goes to a log in the temporary folder, named at the end). The targets: the fast
 tier (`python -m pytest`) ≤ 3 minutes on 2 cores, the whole of `.ci/run` ≤ 10.
 """
 
@@ -36,9 +37,15 @@ def main() -> None:
     tiers = [{"summary": m["counts"], "seconds": float(m["seconds"])} for m in SUMMARY.finditer(proc.stdout)]
     figures = {"exit": proc.returncode, "ci_wall_s": round(wall, 1), "tiers": dict(zip(("fast", "slow"), tiers)),
                "fast_target_s": FAST_TARGET_S, "ci_target_s": CI_TARGET_S,
-               "tail": proc.stdout.strip().splitlines()[-3:] if proc.returncode else []}
+               "tail": proc.stdout.strip().splitlines()[-3:] if proc.returncode else [],
+               # pytest's short summary of each failure (its reason included), so a failure that does not come
+               # back when run again still says what it was
+               "failures": [line for line in proc.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]}
+    log = Path(tempfile.gettempdir()) / f"suite_time-{time.strftime('%Y%m%d-%H%M')}.log"
+    log.write_text(proc.stdout + proc.stderr)
     print(f".ci/run: exit {proc.returncode} in {wall:.0f} s; " + "; ".join(
-        f"{name} tier {t['seconds']:.0f} s ({t['summary']})" for name, t in figures["tiers"].items()))
+        f"{name} tier {t['seconds']:.0f} s ({t['summary']})" for name, t in figures["tiers"].items()) +
+          f"; whole output: {log}")
     bench.store(args, "suite_time", figures)
 
 

@@ -64,6 +64,16 @@ def test_report_of_mlperf_logs(tmp_path, mlperf_v05):
     assert transformer[6] == "13.78 %"
 
 
+def test_a_sweep_hands_on_what_it_measured_after_each_configuration(tiny_task, tmp_path):
+    # benchmarks/gpu_suite.py stores the grid there, so a run stopped by a time limit keeps its cells
+    seen: list[list[str]] = []
+    options = RunOptions(task=tiny_task, entry=TinyLinear, out_dir=tmp_path / "sweep")
+    sweep = run_sweep(options, parse_grid(["delay_s=0,0.001"]), ensure_data=lambda name: None,
+                      config_done=lambda partial: seen.append([r["name"] for r in partial.rows]))
+    assert seen == [["delay_s=0"], ["delay_s=0", "delay_s=0.001"]]
+    assert [r["name"] for r in sweep.rows] == seen[-1]
+
+
 @pytest.mark.browser
 def test_sweep_folders_rows_and_report(tiny_task, tmp_path):
     options = RunOptions(task=tiny_task, entry=TinyLinear, runs=2, out_dir=tmp_path / "sweep")

@@ -42,9 +42,12 @@ class Sweep:
 def run_sweep(options: RunOptions, configs: list[dict[str, Any]], observer: RunObserver | None = None,
               ensure_data: Callable[[str], Any] = data.ensure,
               config_started: Callable[[int, dict[str, Any]], None] = lambda i, c: None,
-              launch: tuple[LaunchOptions, Callable[[RunOptions], list[str]]] | None = None) -> Sweep:
+              launch: tuple[LaunchOptions, Callable[[RunOptions], list[str]]] | None = None,
+              config_done: Callable[[Sweep], None] = lambda sweep: None) -> Sweep:
     """Every configuration in turn, in this process or, with ``launch`` = (the launch options, what
-    turns a configuration's run options into ``dawnbench`` arguments), as one torchrun launch each."""
+    turns a configuration's run options into ``dawnbench`` arguments), as one torchrun launch each.
+    ``config_done`` gets the sweep so far after each configuration (a caller that must keep what was
+    measured if it is stopped stores it there)."""
     out_root = Path(options.out_dir)
     all_results = []
     for i, config in enumerate(configs):
@@ -60,6 +63,12 @@ def run_sweep(options: RunOptions, configs: list[dict[str, Any]], observer: RunO
             all_results.append(outcome.results)
         if any(r.status == Status.INTERRUPTED for r in all_results[-1]):
             break
+        config_done(_sweep(configs, all_results))
+    return _sweep(configs, all_results)
+
+
+def _sweep(configs: list[dict[str, Any]], all_results: list[list[RunResult]]) -> Sweep:
+    """The sweep of the configurations run so far (the first ``len(all_results)``)."""
     names = [config_name(c) for c in configs[:len(all_results)]]
     rows = sweep_rows(names, [summarize(select(rs).counted) for rs in all_results])   # the runs every command counts
     return Sweep(configs[:len(all_results)], all_results, rows)
