@@ -218,7 +218,7 @@ def problems(args) -> None:
             if not row["call"] or share < APPLICATION_SHARE or cls == COMMUNICATION:
                 continue
             key = (row["call"], row["precision"])
-            if key not in chosen or chosen[key]["share"] < share:
+            if key not in chosen or float(chosen[key]["share"]) < share:   # a call met on several machines: its largest share
                 suite = SUITE_OF.get(cls, "memory") if "convolution_backward" not in row["op"] else "conv"
                 chosen[key] = {"suite": suite, "class": cls, "op": row["op"],
                                "pass": "backward" if "backward" in row["op"] else "forward",
