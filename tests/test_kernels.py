@@ -67,7 +67,8 @@ TINY = [Problem("gemm", "training", {"m": 64, "n": 32, "k": 48, "a_transposed": 
 @pytest.mark.parametrize("problem", TINY, ids=lambda p: f"{p.suite}-{p.set}-{p.params.get('cell', '')}")
 def test_a_tiny_problem_of_every_suite_and_pass_gives_a_valid_row(problem):
     for pass_name in run.passes_of(problem):
-        row = run.measure_row(run.Planned(problem, pass_name, "fp32"), CPU, ROOFS, max_s=0.5)
+        # 2 s: a first call pays oneDNN's set-up (0.4 s seen for an RNN's backward), and the cap must leave a timed call
+        row = run.measure_row(run.Planned(problem, pass_name, "fp32"), CPU, ROOFS, max_s=2.0)
         assert not row.get("skipped"), row
         assert (row["suite"], row["pass"], row["precision"], row["params"]) == (problem.suite, pass_name, "fp32",
                                                                                problem.params)
@@ -117,7 +118,9 @@ def test_a_problem_too_big_for_memory_or_the_cap_is_skipped_before_it_is_allocat
 
 
 def test_a_precision_without_a_fast_path_is_skipped_unless_asked(monkeypatch):
-    monkeypatch.setattr(run, "device_supports", lambda p, d: (p == "fp32", f"no {p} kernels here"))
+    from dawnbench import precision
+
+    monkeypatch.setattr(precision, "device_supports", lambda p, d: (p == "fp32", f"no {p} kernels here"))
     rows = run.plan(KernelOptions(suites=("gemm",), quick=True, precisions=None), CPU, ROOFS)
     assert {r.precision for r in rows if r.skipped is None} == {"fp32"}  # --quick: fp32 unless asked
     rows = run.plan(KernelOptions(suites=("gemm",), set_name="inference_device"), CPU, ROOFS)

@@ -31,6 +31,7 @@ import psutil
 import torch
 
 from dawnbench import bounds, environment
+from dawnbench import precision as precision_rules  # through the module: the answer measure_roofs gets
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
 from dawnbench.io import atomic_write_json, atomic_write_text, output_dir
@@ -38,7 +39,7 @@ from dawnbench.kernels import compare, problems
 from dawnbench.kernels.passes import ELEMENT_BYTES, statement
 from dawnbench.kernels.problems import PASSES, SETS, SUITES, Problem
 from dawnbench.kernels.timing import TooSlow, time_call
-from dawnbench.precision import PRECISIONS, device_supports
+from dawnbench.precision import PRECISIONS
 from dawnbench.profiling.calls import meta_cost
 from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.resources import ResourceMonitor
@@ -104,7 +105,7 @@ class KernelOptions:
 def runnable(precision: str, device: torch.device) -> tuple[bool, str]:
     """Whether ``device`` can run ``precision`` at all (TF32 is a tensor-core format: no CPU has it)."""
     if precision == "tf32" and (device.type != "cuda" or torch.cuda.get_device_capability(device)[0] < 8):
-        return False, device_supports("tf32", device)[1] or "TF32 needs an Ampere or newer GPU"
+        return False, precision_rules.device_supports("tf32", device)[1] or "TF32 needs an Ampere or newer GPU"
     return True, ""
 
 
@@ -134,7 +135,7 @@ def plan(options: KernelOptions, device: torch.device, roofs: Roofs) -> list[Pla
         chosen = problems.quick(suite) if options.quick else problems.problems(suite, options.set_name)
         for precision in precisions:
             can, why_not = runnable(precision, device)
-            fast, why_slow = device_supports(precision, device)
+            fast, why_slow = precision_rules.device_supports(precision, device)
             for problem in chosen:
                 if problem.replay and problem.params["precision"] != precision:
                     continue        # a recorded call runs at the dtypes it was recorded with: its own precision
@@ -320,7 +321,7 @@ def run_kernels(options: KernelOptions, progress: Callable[[int, int, float, dic
     device = resolve_device(options.device)
     wanted = tuple(p for p in options.chosen_precisions() if runnable(p, device)[0])
     # a precision asked for that this device only emulates runs anyway (plan): its roof is the emulation's
-    emulated = tuple(p for p in wanted if options.precisions is not None and not device_supports(p, device)[0])
+    emulated = tuple(p for p in wanted if options.precisions is not None and not precision_rules.device_supports(p, device)[0])
     with watched("the roof probes and the kernels' timing") as load:
         roofs = measure_roofs(device, precisions=wanted, emulated=emulated)
         document = Document(options, device, roofs)
