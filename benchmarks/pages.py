@@ -39,6 +39,7 @@ import jinja2
 from dawnbench import schema
 from dawnbench.bounds import IMPORT_DEFAULTS
 from dawnbench.entries import load_entry_class
+from dawnbench.environment import vector_extensions
 from dawnbench.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,10 +104,7 @@ def _num(value: float, digits: int = 0) -> str:
 def _machine(doc: dict[str, Any]) -> str:
     """The machine a figure was measured on, as its evidence recorded it."""
     hw, sw = doc["hardware"], doc["software"]
-    flags = [f.upper().replace("_", "-") for f in hw.get("cpu_flags", []) if f in ("avx512f", "avx512_bf16", "amx_bf16")]
-    flags = ["AVX-512" if f == "AVX512F" else f for f in flags]
-    if not flags and "avx2" in hw.get("cpu_flags", []):   # two CPUs of one name differ by their widest vectors
-        flags = ["AVX2"]
+    flags = vector_extensions(hw)
     what = hw["accelerator"] or hw["cpu"]
     return (f"{hw['cores']}-core {what}" + (f" ({', '.join(flags)})" if flags and not hw["accelerator"] else "")
             + f", {hw['memory_gib']:.1f} GiB, PyTorch {sw['torch']}")

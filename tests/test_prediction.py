@@ -120,6 +120,18 @@ def test_a_step_on_a_published_device_rests_on_its_sheet_its_model_and_its_roofl
     assert set(d["rests_on"]) == {"published", "model", "roofline"}
 
 
+def test_a_profile_taken_on_a_busy_machine_is_said_so_beside_its_prediction(tmp_path):
+    folder = _profile(tmp_path / "p", [_row("aten::add", "64x10, 64x10", calls=4, bytes_=4 * 3 * 640 * 4)])
+    summary = json.loads((folder / "summary.json").read_text())
+    quiet = predict(folder, ["V100"], epochs=1)["notes"]
+    summary["load"] = {"seconds": 6.0, "others_cpu_s": 5.0, "own_cpus": 2, "others_share": 0.42,
+                       "interference": "other processes took 5.0 CPU-s (42 % of the 2 CPU(s) this process may use)"}
+    (folder / "summary.json").write_text(json.dumps(summary))
+    busy = predict(folder, ["V100"], epochs=1)["notes"]
+    assert not any("busy machine" in n for n in quiet)
+    assert any("busy machine" in n and "42 %" in n and "framework's time between ops" in n for n in busy)
+
+
 def test_leave_one_out_never_sees_the_row_it_predicts():
     model = DeviceModel.published("P100")
     row = next(r for r in model.rows if r.suite == "conv")

@@ -187,6 +187,14 @@ def describe_hardware(hw: dict[str, Any]) -> str:
     return f"{hw['cpu']}, {hw.get('cores', '?')} cores, {hw.get('memory_gib')} GiB"
 
 
+def vector_extensions(hw: dict[str, Any]) -> list[str]:
+    """The CPU's widest vector extensions as people name them (AVX-512, AVX512-BF16, AMX-BF16; else AVX2): two
+    CPUs of one model name differ by them, and so do their kernels."""
+    have = hw.get("cpu_flags") or []
+    wide = [f.upper().replace("_", "-") for f in have if f in ("avx512f", "avx512_bf16", "amx_bf16")]
+    return ["AVX-512" if f == "AVX512F" else f for f in wide] or (["AVX2"] if "avx2" in have else [])
+
+
 def scheduler() -> dict[str, Any] | None:
     """The cluster job this process runs in (Slurm's environment), or None outside one."""
     env = os.environ

@@ -55,6 +55,7 @@ from typing import Any
 
 from dawnbench.analysis import documents
 from dawnbench.analysis.kernel_classes import SUITE_OF
+from dawnbench.environment import vector_extensions
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 from dawnbench.kernels.passes import ELEMENT_BYTES
@@ -186,7 +187,9 @@ class DeviceModel:
             notes.append(f"{path} was interrupted before its last row: the rows it lacks fall to the model, the "
                          "curves or the roofline")
         hardware = doc.get("hardware") or {}
-        label = hardware.get("accelerator") or hardware.get("cpu") or str(path)
+        flags = [] if hardware.get("accelerator") else vector_extensions(hardware)
+        label = (hardware.get("accelerator") or hardware.get("cpu") or str(path)) + (f" ({', '.join(flags)})" if flags
+                                                                                     else "")
         return cls(str(path), str(label), "measured", peaks, bandwidth,
                    f"measured by `dawnbench kernels` ({doc.get('date', 'undated')}): its roofs and rows", None, rows,
                    [*notes, NO_FLOOR], str(hardware.get("device") or roofs.get("device") or "?"))

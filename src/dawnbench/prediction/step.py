@@ -229,6 +229,11 @@ def read_step(path: Path, notes: list[str] | None = None) -> Step:
         notes.append(f"profiled in {summary.get('precision')} on a CPU that only emulates it ({summary['emulated']}): "
                      "the op census is the step's, the profile's own times are the emulation's (no check of a "
                      "prediction for a native device)")
+    interference = (summary.get("load") or {}).get("interference")
+    if notes is not None and interference:
+        notes.append(f"the profile was taken on a busy machine ({interference}): the framework's time between ops, "
+                     "which every prediction adds as the profile measured it, may be inflated; profile again on an "
+                     "idle machine")
     ops, left_out = [], []
     rows = read_ops(folder, left_out)
     dropped = [n for n in left_out if ": left out: " in n]
