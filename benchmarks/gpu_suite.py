@@ -26,11 +26,12 @@ on a machine without npm).
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 from tempfile import mkdtemp
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from rich.console import Console
@@ -40,9 +41,11 @@ from dawnbench.analysis.sweep import parse_grid
 from dawnbench.cli.display import runs_table
 from dawnbench.cli.training import sweep_table
 from dawnbench.environment import describe_hardware
+from dawnbench.errors import printable
 from dawnbench.experiments.sweep import run_sweep
 from dawnbench.harness.compliance import check_log
 from dawnbench.inference import InferenceOptions, measure_run
+from dawnbench.precision import PRECISIONS
 from dawnbench.profiling import measure_roofs
 from dawnbench.reports.plots import sweep_figure
 from dawnbench.statistics import summarize
@@ -60,17 +63,14 @@ def main() -> int:
     parser.add_argument("--grid-runs", type=int, default=3, help="seeds per precision × compile cell")
     parser.add_argument("--out", default=None, help="folder for the run records (default: a new temporary one)")
     parser.add_argument("--device", default="cuda", help="cuda (default), or cpu to check the script")
-    parser.add_argument("--quick", action="store_true", help="toy sizes: quick trials, fewer seeds")
+    parser.add_argument("--quick", action="store_true",
+                        help="toy sizes: quick trials, 2 seeds and 1 per grid cell (whatever --seeds and --grid-runs say)")
     args = parser.parse_args()
-    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
-    unknown = sorted(set(sections) - set(SECTIONS))
-    if unknown:
-        parser.error(f"--sections: {', '.join(unknown)} unknown; choose from {', '.join(SECTIONS)}")
+    sections, device = checked(parser, args)
     console = Console()
-    if args.device == "cuda" and not torch.cuda.is_available():
+    if device.type == "cuda" and not torch.cuda.is_available():
         console.print("no CUDA device here: the GPU suite measures nothing on this machine (exit 0).")
         return 0
-    device = torch.device(args.device)
     out = Path(args.out or mkdtemp(prefix="dawnbench-gpu-"))
     seeds, grid_runs = (2, 1) if args.quick else (args.seeds, args.grid_runs)
     common = {"device": args.device, "quick": args.quick}
@@ -153,6 +153,32 @@ def main() -> int:
     for key, value in table.items():
         console.print(f"{key:45s} {value if not isinstance(value, float) else f'{value:.3f}'}", highlight=False)
     return 0
+
+
+def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[list[str], torch.device]:
+    """Every option checked before anything is measured (a bad one found after the roofs and two sections would
+    waste a lent GPU's minutes): the sections, the device, the counts, the precision and --out."""
+    def refuse(message: str) -> NoReturn:
+        parser.error(printable(message, one_line=True))
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown or not sections or len(set(sections)) < len(sections):
+        refuse(f"--sections {args.sections!r}: " + (f"{', '.join(unknown)} unknown" if unknown else "empty" if not
+               sections else "a section named twice") + f"; name some of {', '.join(SECTIONS)}, each once")
+    try:
+        device = torch.device(args.device)
+    except RuntimeError:
+        device = None
+    if device is None or device.type not in ("cuda", "cpu"):
+        refuse(f"--device {args.device!r}: not a device of this suite; write cuda (or cuda:N), or cpu to check it")
+    for name, value in (("--seeds", args.seeds), ("--grid-runs", args.grid_runs)):
+        if not 1 <= value <= 1000:
+            refuse(f"{name} {value}: write a number of seeds from 1 to 1000")
+    if args.precision not in PRECISIONS:
+        refuse(f"--precision {args.precision!r}: write one of {', '.join(PRECISIONS)}")
+    if args.out and (Path(args.out).is_symlink() or (Path(args.out).exists() and not Path(args.out).is_dir())):
+        refuse(f"--out {args.out}: not a folder (a file or a link is there); name a new folder or an existing one")
+    return sections, device
 
 
 def run_row(result: Any) -> dict[str, Any]:

@@ -206,6 +206,7 @@ def problems(args) -> None:
     """applications.csv from every stored profile (see the module docstring)."""
     from dawnbench.analysis.kernel_classes import COMMUNICATION, SUITE_OF, op_class
     from dawnbench.kernels.problems import APPLICATION_SHARE
+    from dawnbench.profiling.calls import kernel_identity
     from dawnbench.profiling.ops import read_ops
 
     chosen: dict[tuple[str, str], dict] = {}
@@ -217,7 +218,7 @@ def problems(args) -> None:
             cls = op_class(row["op"])
             if not row["call"] or share < APPLICATION_SHARE or cls == COMMUNICATION:
                 continue
-            key = (row["call"], row["precision"])
+            key = (kernel_identity(row["call"]), row["precision"])   # a call marked as a parameter's is the same kernel
             if key not in chosen or float(chosen[key]["share"]) < share:   # a call met on several machines: its largest share
                 suite = SUITE_OF.get(cls, "memory") if "convolution_backward" not in row["op"] else "conv"
                 chosen[key] = {"suite": suite, "class": cls, "op": row["op"],

