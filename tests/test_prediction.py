@@ -169,6 +169,7 @@ def test_the_model_predicts_deepbenchs_published_rows_it_has_not_seen():
     (["predict", "{p}/nowhere", "--device", "V100"], "no ops.tsv and summary.json"),
     (["predict", "{p}", "--device", "V100", "--epochs", "-1"], "--epochs -1"),
     (["predict", "{p}", "--device", "{p}/summary.json"], "not a kernels.json written by"),
+    (["predict", "{p}", "--device", "{p}"], "a folder without a kernels.json in it"),
 ])
 def test_predict_refuses_bad_input_in_one_paragraph(tmp_path, capsys, argv, message):
     folder = _profile(tmp_path / "p", [_row("aten::add", "64x10, 64x10", bytes_=7680.0)])
@@ -201,6 +202,13 @@ def test_a_machines_kernels_that_cannot_be_true_are_refused_or_left_out(tmp_path
     fast = [i for i, r in enumerate(stored["rows"]) if r["suite"] == "memory" and r.get("median_s")][:2]
     said = handed("fast.json", lambda d: [d["rows"][i].update(median_s=1e-9) for i in fast])
     assert all(f"rows[{i}] left out:" in said for i in fast) and "no cache serves that" in said
+
+
+def test_all_beside_other_devices_and_a_device_named_twice_predict_each_device_once(tmp_path, capsys):
+    folder = _profile(tmp_path / "p", [_row("aten::add", "64x10, 64x10", bytes_=7680.0)])
+    assert main(["predict", str(folder), "--device", f"all,v100,V100,{STORED_KERNELS}", "--json"]) == 0
+    names = [d["device"]["name"] for d in json.loads(capsys.readouterr().out)["devices"]]
+    assert len(names) == 8 and len(set(names)) == 8 and str(STORED_KERNELS) in names
 
 
 def test_predict_on_every_device_prints_a_table(tmp_path, capsys):

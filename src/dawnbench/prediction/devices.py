@@ -325,10 +325,12 @@ def device_model(name: str) -> DeviceModel:
     if named is not None:
         return DeviceModel.published(named)
     path = Path(name)
-    if path.is_dir():
+    folder = path.is_dir()
+    if folder:
         path = path / "kernels.json"
     if path.suffix == ".json" and not path.exists():
-        raise DawnbenchError(f"--device {name}: no such file. Pass the kernels.json `dawnbench kernels` wrote on a "
+        what = "a folder without a kernels.json in it" if folder else "no such file"
+        raise DawnbenchError(f"--device {name}: {what}. Pass the kernels.json `dawnbench kernels` wrote on a "
                              "machine (`dawnbench kernels --quick --out DIR` writes DIR/kernels.json), or name a "
                              f"device DeepBench published ({', '.join(DEVICES)}).")
     if path.suffix == ".json" or path.is_file():
