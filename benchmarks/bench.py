@@ -106,6 +106,17 @@ def write(benchmark: str, figures: dict[str, Any], out: Path | None = None, devi
     return out
 
 
+def rewriter(args: argparse.Namespace, benchmark: str, figures: dict[str, Any], **kwargs: Any) -> Callable[[], None]:
+    """A function that stores ``figures`` (as :func:`store`) into one file, again at each call: a script calls it
+    after each part it measured, so a run stopped by a time limit keeps what it had."""
+    written: list[Path] = []
+
+    def again() -> None:
+        if not getattr(args, "no_evidence", False):
+            written[:] = [write(benchmark, figures, out=written[0] if written else None, **kwargs)]
+    return again
+
+
 def store(args: argparse.Namespace, benchmark: str, figures: dict[str, Any], **kwargs: Any) -> Path | None:
     """:func:`write`, unless the script was run with ``--no-evidence``."""
     if getattr(args, "no_evidence", False):

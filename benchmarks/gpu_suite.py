@@ -76,12 +76,7 @@ def main() -> int:
     common = {"device": args.device, "quick": args.quick}
     figures: dict[str, Any] = {"sections": sections, "quick": args.quick, "table": {}}
     table: dict[str, Any] = figures["table"]
-    evidence: Path | None = None
-
-    def store() -> None:
-        nonlocal evidence
-        if not args.no_evidence:
-            evidence = bench.write("gpu_suite", figures, out=evidence, device=device)
+    store = bench.rewriter(args, "gpu_suite", figures, device=device)
 
     roofs = measure_roofs(device)
     figures["roofs"] = roofs.to_dict()

@@ -113,12 +113,7 @@ def main() -> int:
     figures["synthetic"] = synthetic_rate(step, device, batch, res, 0.5 if toy else args.seconds)
     figures["synthetic_images_per_s"] = figures["synthetic"]["per_s"]
     print(f"synthetic step: {figures['synthetic_images_per_s']:.0f} images/s")
-    evidence: Path | None = None
-
-    def store() -> None:  # after each row, so a run stopped by a time limit keeps what it measured
-        nonlocal evidence
-        if not toy and not args.no_evidence:
-            evidence = bench.write("imagenet_gpu", figures, out=evidence, device=device)
+    store = bench.rewriter(args, "imagenet_gpu", figures, device=device) if not toy else (lambda: None)
     store()
 
     work = Path(tempfile.mkdtemp(prefix="dawnbench-imagenet-gpu-"))

@@ -66,14 +66,10 @@ def _show_explain(doc: dict, top: int, out: Console) -> None:
 
 
 def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.kernels.published import DEVICES
+    from dawnbench.prediction.devices import device_names
     from dawnbench.prediction.predict import predict
 
-    # "all" is DeepBench's published devices, beside others too; a device named twice (in any case) is predicted once
-    published = {d.lower(): d for d in DEVICES}
-    asked = [d for d in args.device.split(",") if d]
-    names = list(dict.fromkeys(n for d in asked for n in (DEVICES if d.lower() == "all" else
-                                                           [published.get(d.lower(), d)])))
+    names = device_names(args.device)
     with err.status(Text("predicting")) as status:
         doc = predict(Path(args.path), names, epochs=args.epochs, progress=lambda line: status.update(Text(line)),
                       batch=args.batch)

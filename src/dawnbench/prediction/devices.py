@@ -319,9 +319,20 @@ def _problem(suite: str, key: tuple) -> Problem:
     return Problem("rnn", "training", {"cell": cell, "hidden": hidden, "batch": batch, "timesteps": timesteps})
 
 
+def device_names(text: str) -> list[str]:
+    """``--device``'s list: "all" is DeepBench's published devices (beside others too), a published name is
+    matched in any case, and a device named twice is predicted once."""
+    names = [d for part in text.split(",") if part for d in (DEVICES if part.lower() == "all" else [part])]
+    return list(dict.fromkeys(_published(d) or d for d in names))
+
+
+def _published(name: str) -> str | None:
+    return {d.lower(): d for d in DEVICES}.get(name.lower())
+
+
 def device_model(name: str) -> DeviceModel:
     """``--device``: a published device's name, or the path of a ``kernels.json``."""
-    named = {d.lower(): d for d in DEVICES}.get(name.lower())
+    named = _published(name)
     if named is not None:
         return DeviceModel.published(named)
     path = Path(name)
