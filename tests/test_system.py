@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import psutil
 import pytest
 
 from dawnbench.cli import main
-from dawnbench.environment import topology
+from dawnbench.environment import git_state, topology
 from dawnbench.experiments.jobs import shares
 from dawnbench.profiling.resources import ResourceMonitor
 
@@ -112,6 +113,18 @@ def test_the_topology_matrix(monkeypatch):
     text = console.export_text()
     assert "NV2" in text and "gen4 x16 / gen5 x16" in text and "4-7" in text
     assert "cpu" in doc and doc["cpu"]["logical_cpus"] >= 1 and doc["cpu"]["numa_nodes"]
+
+
+def test_a_copy_without_its_git_names_the_commit_it_was_copied_from_and_says_nobody_checked_it(tmp_path, monkeypatch):
+    here = git_state(Path(__file__).parent)
+    assert re.fullmatch(r"[0-9a-f]{40}", here["commit"]) and here["dirty"] in (True, False)
+    monkeypatch.delenv("DAWNBENCH_COMMIT", raising=False)
+    assert git_state(tmp_path) == {"commit": None, "dirty": None}
+    monkeypatch.setenv("DAWNBENCH_COMMIT", "not-a-hash; rm -rf /")
+    assert git_state(tmp_path) == {"commit": None, "dirty": None}
+    monkeypatch.setenv("DAWNBENCH_COMMIT", "ab" * 20)
+    assert git_state(tmp_path) == {"commit": "ab" * 20, "dirty": None}
+    assert git_state(Path(__file__).parent)["commit"] == here["commit"]     # a repository's own answer wins
 
 
 @pytest.mark.slow
