@@ -186,8 +186,12 @@ def run_row(result: Any) -> dict[str, Any]:
 def torchrun_row(out: Path, args: Any) -> dict[str, Any]:
     """``dawnbench run mnist --nproc 1`` as a user types it: the backend its record names, check-log's verdict."""
     proc = bench.dawnbench("run", "mnist", "--nproc", "1", "--device", args.device, "--out", str(out), "--json",
-                           *(["--quick"] if args.quick else []), ok=(0, 1))
-    doc = json.loads(proc.stdout)
+                           *(["--quick"] if args.quick else []), check=False)
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError:  # the launch failed before any record: its words are the row, and the suite goes on
+        return {"exit": proc.returncode, "backend": None, "check_log": False,
+                "error": printable(proc.stderr.strip()[-600:], one_line=True)}
     record = doc["runs"][0] if "runs" in doc else doc
     run_dir = Path(record["run_dir"])
     verdict = check_log(run_dir)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from dawnbench import RunOptions, data, run_many
 from dawnbench.entries import TrainContext, load_entry_class
-from dawnbench.entries.cifar10_fast import init_whitening, make_net, random_translate
+from dawnbench.entries.cifar10_fast import init_whitening, make_net, random_translate, to_float
 from dawnbench.entries.resnet_seed import PreActResNet
 from dawnbench.profiling import training_flops_per_sample
 from dawnbench.tasks import get_task
@@ -24,6 +26,31 @@ def test_fast_net_shapes_and_flops():
     assert net(torch.zeros(3, 3, 32, 32)).shape == (3, 10)
     # airbench94's network: 0.71 GFLOP per training image (forward + backward)
     assert training_flops_per_sample(net, torch.randn(4, 3, 32, 32)) == pytest.approx(0.708e9, rel=0.01)
+
+
+def test_normalising_copies_nothing_to_the_device_after_the_first_batch():
+    # A CUDA-graph capture (batch-1 predict on a GPU) refuses a copy from the host: on an H200 the mean and std,
+    # copied to the device at every call, aborted every run. The meta device shows the copies on any machine.
+    class Copies(TorchDispatchMode):
+        seen: list[str] = []     # each op, with the devices of the tensors it read and wrote
+        crossing: list[str] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's signature
+            out = func(*args, **(kwargs or {}))
+            tensors = [t for t in tree_flatten((args, kwargs, out))[0] if isinstance(t, torch.Tensor)]
+            self.seen.append(func.__name__)
+            if len({t.device.type for t in tensors}) > 1:
+                self.crossing.append(func.__name__)
+            return out
+    images = torch.zeros(2, 32, 32, 3, dtype=torch.uint8, device="meta")
+    to_float(images)
+    with Copies() as copies:
+        out = to_float(images)
+    assert out.shape == (2, 3, 32, 32) and out.dtype == torch.float32
+    assert copies.seen and not copies.crossing, copies.crossing
+    x = torch.full((1, 32, 32, 3), 128, dtype=torch.uint8)
+    expected = [(128 - 125.307) / 51.5865, (128 - 122.961) / 50.847, (128 - 113.8575) / 51.255]
+    assert to_float(x)[0, :, 0, 0].tolist() == pytest.approx(expected, abs=1e-5)
 
 
 def test_whitening_layer_whitens_patches():

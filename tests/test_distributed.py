@@ -54,6 +54,26 @@ def test_worker_seeds_differ_and_rank_0_keeps_the_run_seed():
     assert len({worker_seed(7, r) for r in range(8)}) == 8
 
 
+def test_torchrun_is_given_only_the_options_this_torch_knows(monkeypatch):
+    # torch 2.11's torchrun (a GPU machine's image) has no --shutdown-timeout: passing it ended every launch there
+    import argparse
+
+    import torch.distributed.run as torch_run
+
+    from dawnbench.distributed import launch
+    assert launch.torchrun_takes("--nproc-per-node") and not launch.torchrun_takes("--no-such-option")
+    older = argparse.ArgumentParser()
+    for option in ("--nproc-per-node", "--nnodes", "--max-restarts", "--monitor-interval", "--local-addr"):
+        older.add_argument(option)
+    older.add_argument("--standalone", action="store_true")
+    older.add_argument("training_script")
+    older.add_argument("training_script_args", nargs=argparse.REMAINDER)
+    monkeypatch.setattr(torch_run, "get_args_parser", lambda: older)
+    args = launch.LaunchOptions(nproc=1).torchrun_args()
+    assert "--shutdown-timeout" not in args
+    assert older.parse_args([*args, "worker.py"]).nproc_per_node == "1"
+
+
 def test_strong_scaling_divides_the_global_batch():
     task, world = get_task("mnist"), World(rank=0, world_size=2, backend="gloo")
     weak = per_worker_overrides(RunOptions(task="mnist"), SmallCNN, task, world)

@@ -64,13 +64,23 @@ class LaunchOptions:
 
     def torchrun_args(self) -> list[str]:
         args = ["--nproc-per-node", str(self.nproc), "--nnodes", str(self.nnodes), "--max-restarts", "0",
-                "--monitor-interval", "0.2", "--shutdown-timeout", str(math.ceil(waits.scaled(SHUTDOWN_TIMEOUT_S)))]
+                "--monitor-interval", "0.2"]
+        if torchrun_takes("--shutdown-timeout"):  # torch 2.11's torchrun has none: its own grace (30 s) applies
+            args += ["--shutdown-timeout", str(math.ceil(waits.scaled(SHUTDOWN_TIMEOUT_S)))]
         if self.nnodes == 1:
             # the workers meet on this machine: at its loopback address, not at its host name, which need not
             # resolve (a container, a Slurm node known by another name): torchrun would wait 300 s for it
             return [*args, "--standalone", "--local-addr", "127.0.0.1"]
         return [*args, "--rdzv-backend", "static", "--rdzv-endpoint", str(self.rdzv_endpoint),
                 "--node-rank", str(self.node_rank), "--rdzv-conf", f"timeout={RDZV_TIMEOUT_S}"]
+
+
+def torchrun_takes(option: str) -> bool:
+    """Whether this torch's torchrun knows ``option`` (its options grow from one release to the next)."""
+    from torch.distributed.run import get_args_parser
+
+    _, unknown = get_args_parser().parse_known_args([option, "1", "script"])
+    return option not in unknown
 
 
 @dataclass

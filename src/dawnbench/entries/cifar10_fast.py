@@ -29,6 +29,7 @@ whitening initialisation, training loop, prediction with test-time augmentation.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 
@@ -66,8 +67,16 @@ CIFAR_STD = torch.tensor([51.5865, 50.847, 51.255]) / 255
 
 def to_float(images: torch.Tensor) -> torch.Tensor:
     """uint8 N×32×32×3 → normalised float N×3×32×32 in channels-last memory."""
-    x = images.float().div_(255).sub_(CIFAR_MEAN.to(images.device)).div_(CIFAR_STD.to(images.device))
+    mean, std = normaliser(images.device)
+    x = images.float().div_(255).sub_(mean).div_(std)
     return x.permute(0, 3, 1, 2)  # a view: the NHWC bytes already are channels-last
+
+
+@functools.cache
+def normaliser(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The mean and std on ``device``, copied there once: predict's CUDA-graph capture refuses a copy from
+    the host (it aborted every run on an H200)."""
+    return CIFAR_MEAN.to(device), CIFAR_STD.to(device)
 
 
 # --- data augmentation -----------------------------------------------------------------
