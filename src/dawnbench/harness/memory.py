@@ -9,7 +9,8 @@ against what this worker may use before the warm-up runs at full size (rules: do
 **Measured, then extrapolated.** The entry's own ``train`` runs on synthetic data (as in the
 warm-up, never the dataset) for two optimizer steps at two small batch sizes, and its
 ``predict`` at two small evaluation batches, under :class:`~dawnbench.profiling.memory.LiveBytes`,
-which counts the tensor bytes alive at each instant on each device. Each probe gives:
+which counts the tensor bytes alive at each instant on each device (on a CUDA device, the
+allocator's statistics, which count its tensors only). Each probe gives:
 
 * ``base``   bytes alive after the first step: the network, optimizer state, and the training
              data the entry holds (in-memory datasets get a synthetic training set of
@@ -60,7 +61,7 @@ from dawnbench.harness.driver import train_context
 from dawnbench.harness.options import PreparedRun, RunOptions, seed_everything
 from dawnbench.harness.warmup import synthetic_context
 from dawnbench.precision import precision_scope
-from dawnbench.profiling.memory import LiveBytes
+from dawnbench.profiling.memory import live_bytes
 from dawnbench.profiling.steps import StepLimitReached
 
 PROBE_BATCH = 8             # the larger probe batch (the run's own, when smaller); the other is half of it
@@ -130,7 +131,7 @@ def _probe(prep: PreparedRun, options: RunOptions, entry_overrides: dict[str, An
         ctx = dataclasses.replace(ctx, load_train=lambda: data.synthetic_train(task.dataset, options.seed,
                                                                                task.train_split, count=items))
     probe = Probe(batch, items, eval_batch)
-    live = LiveBytes()
+    live = live_bytes(device)
 
     def after_step(_optimizer: Any, _args: Any, _kwargs: Any) -> None:
         probe.steps += 1
@@ -242,7 +243,7 @@ def plan_memory(options: RunOptions, prep: PreparedRun, workers_here: int = 1, w
     except Exception as err:  # noqa: BLE001 - the warm-up meets the same error and records it as the run's
         said = (str(err).strip().splitlines() or [""])[0][:300]
         return MemoryPlan(False, note=f"not planned: entry '{entry_cls.name}' raised {type(err).__name__} on "
-                                      f"synthetic data{': ' + said if said else ''} (the warm-up meets it too)",
+                                      f"synthetic data{': ' + said if said else ''} (the run goes on at the recipe's batch)",
                           seconds=time.perf_counter() - start)
     if not all(p.steps for p in probes):
         return MemoryPlan(False, note=f"entry '{entry_cls.name}' stepped no torch.optim optimizer on synthetic "

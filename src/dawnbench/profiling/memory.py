@@ -15,6 +15,11 @@ allocator's free lists, NumPy arrays), which is why the plan that uses it adds h
 Unlike the device allocator's statistics it works on a CPU too, and it is exact and
 repeatable: the same step always gives the same figure. ``mark()`` starts a new peak from
 the bytes alive now (the peak of one step, not of everything before it).
+
+On a CUDA device :func:`live_bytes` counts with the caching allocator's own statistics
+(:class:`AllocatorBytes`, the same interface) instead: under a dispatch mode, CUDA autocast
+let a bf16 activation reach a convolution with its fp32 weight uncast (torch 2.11 on an
+H200), so no mode may sit under a CUDA step. The allocator counts CUDA tensors only.
 """
 
 from __future__ import annotations
@@ -60,3 +65,37 @@ class LiveBytes(TorchDispatchMode):
             self.peak[device] = max(self.peak[device], self.live[device])
             weakref.finalize(storage, self._freed, key)
         return out
+
+
+class AllocatorBytes:
+    """:class:`LiveBytes`'s counts for one CUDA device, from the caching allocator: ``live`` and ``peak``
+    are the tensor bytes allocated now and at most since ``mark()``, above what was allocated when the
+    ``with`` block began (so, as with the mode, only what the block made counts)."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self._origin = 0
+
+    @property
+    def live(self) -> dict[str, int]:
+        return {"cuda": torch.cuda.memory_allocated(self.device) - self._origin}
+
+    @property
+    def peak(self) -> dict[str, int]:
+        return {"cuda": torch.cuda.max_memory_allocated(self.device) - self._origin}
+
+    def mark(self) -> None:
+        torch.cuda.reset_peak_memory_stats(self.device)
+
+    def __enter__(self) -> AllocatorBytes:
+        self._origin = torch.cuda.memory_allocated(self.device)
+        self.mark()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+
+def live_bytes(device: torch.device) -> LiveBytes | AllocatorBytes:
+    """The counter for a step on ``device``: the allocator's on CUDA, the dispatch mode elsewhere."""
+    return AllocatorBytes(device) if device.type == "cuda" else LiveBytes()
