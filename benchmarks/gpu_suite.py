@@ -87,7 +87,9 @@ def main() -> int:
         console.rule(section)
         if section == "mnist":
             data.ensure("mnist")
-            mnist = summarize(run_many(RunOptions(task="mnist", runs=5, out_dir=out / "mnist", **common)))
+            mnist_runs = run_many(RunOptions(task="mnist", runs=5, out_dir=out / "mnist", **common))
+            mnist = summarize(mnist_runs)
+            figures["mnist"] = {"summary": mnist, "runs": [run_row(r) for r in mnist_runs]}
             table["MNIST small-cnn median TTA, 5 seeds (s)"] = mnist["tta_median_s"]
             table["MNIST small-cnn reached target"] = f"{mnist['successes']}/{mnist['runs']}"
         elif section == "torchrun":
@@ -179,7 +181,8 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[
 def run_row(result: Any) -> dict[str, Any]:
     """One run's figures as the table of runs shows them."""
     return {"seed": result.seed, "status": result.status, "tta_s": result.time_to_accuracy_s,
-            "epochs_to_target": result.epochs_to_target, "init_s": result.init_s, "compile_s": result.compile_s,
+            "epochs_to_target": result.epochs_to_target, "init_s": result.init_s, "eval_s": result.eval_s,
+            "evals": len(result.evals), "batch_size": result.hparams.get("batch_size"), "compile_s": result.compile_s,
             "precision": result.precision, "throughput": result.throughput}
 
 
