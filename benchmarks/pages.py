@@ -104,16 +104,20 @@ def _num(value: float, digits: int = 0) -> str:
 def _machine(doc: dict[str, Any]) -> str:
     """The machine a figure was measured on, as its evidence recorded it."""
     hw, sw = doc["hardware"], doc["software"]
+    if hw["accelerator"]:   # the GPU's memory is its own; the cores and memory are its host's
+        return (f"{hw['accelerator']} ({hw['accelerator_memory_gib']:.1f} GiB) on a {hw['cores']}-core host with "
+                f"{hw['memory_gib']:.1f} GiB, PyTorch {sw['torch']}")
     flags = vector_extensions(hw)
-    what = hw["accelerator"] or hw["cpu"]
-    return (f"{hw['cores']}-core {what}" + (f" ({', '.join(flags)})" if flags and not hw["accelerator"] else "")
+    return (f"{hw['cores']}-core {hw['cpu']}" + (f" ({', '.join(flags)})" if flags else "")
             + f", {hw['memory_gib']:.1f} GiB, PyTorch {sw['torch']}")
 
 
 def _where(doc: dict[str, Any]) -> str:
     """Machine and day, short: "2-core AMD EPYC, 2026-11-23"."""
     hw = doc["hardware"]
-    name = re.sub(r"\((?:R|TM)\)|\bProcessor\b|\bCPU\b|@", "", hw["accelerator"] or hw["cpu"])
+    if hw["accelerator"]:
+        return f"{hw['accelerator']}, {_day(doc)}"
+    name = re.sub(r"\((?:R|TM)\)|\bProcessor\b|\bCPU\b|@", "", hw["cpu"])
     return f"{hw['cores']}-core {' '.join(name.split())}, {_day(doc)}"
 
 

@@ -494,6 +494,8 @@ CASES: list[tuple[str, str, ArgsOf]] = [
     ("w6-explain-profile-link-out", "refused", lambda w, run: ["explain", _run_with_linked_profile(w, run)]),
     ("w6-run-rdzv-port-70000", "refused", lambda w, run: ["run", "mnist", "--nproc", "1", "--nnodes", "2",
                                                           "--rdzv-endpoint", "127.0.0.1:70000", "--out", w / "r"]),
+    ("w6-run-rdzv-port-superscript", "refused", lambda w, run: ["run", "mnist", "--nproc", "1", "--nnodes", "2",
+                                                                "--rdzv-endpoint", "h:\u00b2", "--out", w / "r"]),
     ("w6-run-workers-per-node-zero", "refused", lambda w, run: ["run", "mnist", "--workers-per-node", "0",
                                                                 "--out", w / "r"]),
     ("w6-run-time-limit-negative", "refused", lambda w, run: ["run", "mnist", "--time-limit", "-5", "--out", w / "r"]),

@@ -51,6 +51,8 @@ def test_normalising_copies_nothing_to_the_device_after_the_first_batch():
     x = torch.full((1, 32, 32, 3), 128, dtype=torch.uint8)
     expected = [(128 - 125.307) / 51.5865, (128 - 122.961) / 50.847, (128 - 113.8575) / 51.255]
     assert to_float(x)[0, :, 0, 0].tolist() == pytest.approx(expected, abs=1e-5)
+    floats = x.float()
+    assert to_float(floats)[0, :, 0, 0].tolist() == pytest.approx(expected, abs=1e-5) and floats.eq(128).all()
 
 
 def test_whitening_layer_whitens_patches():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 import os
 import platform
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -208,19 +207,23 @@ def scheduler() -> dict[str, Any] | None:
 
 def git_state(folder: Path, only: str | None = None) -> dict[str, Any]:
     """The commit of the repository holding ``folder``, and whether its tree (or just the
-    file ``only`` in it) has changes. Where git cannot answer (no repository, no git) the commit is
-    the full hash in ``DAWNBENCH_COMMIT``, if set, with ``dirty`` None: a checkout copied without its
-    .git (to a lent GPU machine, say) names what it was copied from, and nobody checked the copy."""
-    status = ["status", "--porcelain", "--untracked-files=no", *(["--", only] if only else [])]
+    file ``only`` in it) has changes; ``None`` for both outside a repository, where what is
+    asked about is not tracked there (a copy without its .git inside another repository),
+    and ``dirty`` None where git could not check the tree."""
+    def git(*cmd: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(folder), *cmd], capture_output=True, text=True, errors="replace",
+                              timeout=5)
     try:
-        head, changes = (subprocess.run(["git", "-C", str(folder), *cmd], capture_output=True, text=True, timeout=5)
-                         for cmd in (["rev-parse", "HEAD"], status))
+        head = git("rev-parse", "HEAD")
+        tracked = head.returncode == 0 and git("ls-files", "--error-unmatch", "--", only or ".").returncode == 0
+        changes = git("status", "--porcelain", "--untracked-files=no", *(["--", only] if only else [])) if tracked \
+            else None
     except (OSError, subprocess.SubprocessError):
-        head = changes = None
-    if head is None or head.returncode != 0:
-        named = os.environ.get("DAWNBENCH_COMMIT", "")
-        return {"commit": named if re.fullmatch(r"[0-9a-f]{40}", named) else None, "dirty": None}
-    return {"commit": head.stdout.strip(), "dirty": bool(changes.stdout.strip())}
+        return {"commit": None, "dirty": None}
+    if not tracked:
+        return {"commit": None, "dirty": None}
+    return {"commit": head.stdout.strip(),
+            "dirty": bool(changes.stdout.strip()) if changes.returncode == 0 else None}
 
 
 def _versions() -> dict[str, Any]:

@@ -57,7 +57,7 @@ class LaunchOptions:
                                  f"between 0 and {self.nnodes - 1}.")
         if self.nnodes > 1 or self.rdzv_endpoint is not None:
             host, sep, port = (self.rdzv_endpoint or "").rpartition(":")
-            if not (host and sep and port.isdigit() and 1 <= int(port) <= 65535):
+            if not (host and sep and port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
                 raise DawnbenchError(f"--rdzv-endpoint {self.rdzv_endpoint!r}: node 0's address as HOST:PORT, the "
                                      "same on every machine, with a port from 1 to 65535, e.g. "
                                      "--rdzv-endpoint 10.0.0.1:29400.")
@@ -76,11 +76,11 @@ class LaunchOptions:
 
 
 def torchrun_takes(option: str) -> bool:
-    """Whether this torch's torchrun knows ``option`` (its options grow from one release to the next)."""
+    """Whether this torch's torchrun knows ``option`` exactly (its options grow from one release to the next).
+    Its parser's actions are read, not run: parsing would match prefixes, check values and read PET_* variables."""
     from torch.distributed.run import get_args_parser
 
-    _, unknown = get_args_parser().parse_known_args([option, "1", "script"])
-    return option not in unknown
+    return any(option in action.option_strings for action in get_args_parser()._actions)
 
 
 @dataclass

@@ -68,7 +68,7 @@ CIFAR_STD = torch.tensor([51.5865, 50.847, 51.255]) / 255
 def to_float(images: torch.Tensor) -> torch.Tensor:
     """uint8 N×32×32×3 → normalised float N×3×32×32 in channels-last memory."""
     mean, std = normaliser(images.device)
-    x = images.float().div_(255).sub_(mean).div_(std)
+    x = images.to(torch.float32, copy=True).div_(255).sub_(mean).div_(std)  # a float caller's batch stays as it was
     return x.permute(0, 3, 1, 2)  # a view: the NHWC bytes already are channels-last
 
 
