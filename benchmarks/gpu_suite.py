@@ -175,6 +175,11 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[
         device = None
     if device is None or device.type not in ("cuda", "cpu"):
         refuse(f"--device {args.device!r}: not a device of this suite; write cuda (or cuda:N), or cpu to check it")
+    for name, value in (("--seeds", args.seeds), ("--grid-runs", args.grid_runs)):
+        if not 1 <= value <= 1000:
+            refuse(f"{name} {value}: write a number of seeds from 1 to 1000")
+    if args.precision not in PRECISIONS:
+        refuse(f"--precision {args.precision!r}: write one of {', '.join(PRECISIONS)}")
     if device.type == "cpu" or torch.cuda.is_available():   # no CUDA at all: main says so and exits 0
         try:
             device = resolve_device(args.device)
@@ -182,11 +187,6 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[
                 check_precision(args.precision, device, Cifar10Fast)
         except DawnbenchError as err:
             refuse(str(err))
-    for name, value in (("--seeds", args.seeds), ("--grid-runs", args.grid_runs)):
-        if not 1 <= value <= 1000:
-            refuse(f"{name} {value}: write a number of seeds from 1 to 1000")
-    if args.precision not in PRECISIONS:
-        refuse(f"--precision {args.precision!r}: write one of {', '.join(PRECISIONS)}")
     if args.out and (Path(args.out).is_symlink() or (Path(args.out).exists() and not Path(args.out).is_dir())):
         refuse(f"--out {args.out}: not a folder (a file or a link is there); name a new folder or an existing one")
     return sections, device
