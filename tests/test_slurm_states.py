@@ -132,3 +132,19 @@ def test_a_job_log_that_is_a_link_a_fifo_or_huge_is_never_followed_waited_on_or_
     (tmp_path / "huge.err").write_bytes(b"\xff" * 50_000_000 + b"\nthe last line\n")
     assert _log_end(tmp_path / "link.err") is None and _log_end(tmp_path / "fifo.err") is None
     assert _log_end(tmp_path / "huge.err").endswith("the last line") and len(_log_end(tmp_path / "huge.err")) < 1000
+
+
+def test_a_job_is_recorded_on_the_nodes_it_ran_on_not_those_still_completing(monkeypatch):
+    # A two-node job that lost a node showed NodeList=n1 while COMPLETING: its record said it ran on one node.
+    from types import SimpleNamespace
+
+    from dawnbench.experiments.slurm import batch
+
+    polls = iter([{"7": {"state": "PENDING", "reason": "Resources", "nodes": "(null)"}},
+                  {"7": {"state": "RUNNING", "reason": "None", "nodes": "n[1-2]"}},
+                  {"7": {"state": "COMPLETING", "reason": "NodeDown", "nodes": "n1"}},
+                  {"7": {"state": "NODE_FAIL", "reason": "NodeDown", "nodes": "n1"}}])
+    monkeypatch.setattr(batch, "job_states", lambda ids: next(polls))
+    states, cancelled = batch._watch({"run": SimpleNamespace(job_id="7")}, SimpleNamespace(poll_s=0.0),
+                                     lambda counts: None)
+    assert not cancelled and states["7"]["state"] == "NODE_FAIL" and states["7"]["nodes"] == "n[1-2]"

@@ -178,7 +178,9 @@ def _watch(jobs: dict[str, Any], options: SlurmOptions, progress: Callable[[dict
     states: dict[str, dict[str, Any]] = {}
     failing_since: float | None = None
     given_up: dict[str, dict[str, Any]] = {}   # job id → its state when the batch cancelled it after a requeue
-    ran_on: dict[str, str] = {}                # job id → the nodes it last ran on (a requeued job has none)
+    # job id → the nodes it last ran on: read while RUNNING, since a requeued job lists none and a COMPLETING one
+    # only the nodes still finishing (a two-node job that lost a node was recorded on one)
+    ran_on: dict[str, str] = {}
     try:
         with interruptible():
             while True:
@@ -194,12 +196,13 @@ def _watch(jobs: dict[str, Any], options: SlurmOptions, progress: Callable[[dict
                                              "same --out submits what did not finish.") from None
                     time.sleep(waits.scaled(options.poll_s))
                     continue
-                ran_on.update({j: st["nodes"] for j, st in states.items() if st["nodes"] not in ("", "(null)")})
+                ran_on.update({j: st["nodes"] for j, st in states.items()
+                               if st["state"] == "RUNNING" and st["nodes"] not in ("", "(null)")})
                 _requeued(jobs, states, given_up, ran_on)
                 counts = _counts(jobs, states)
                 progress(counts)
                 if counts["done"] + counts["failed"] == len(jobs):
-                    return states, False
+                    return _ran_on(states, ran_on), False
                 time.sleep(waits.scaled(options.poll_s))
     except SchedulerError:
         raise                  # nothing can be cancelled or settled without the scheduler
@@ -208,7 +211,12 @@ def _watch(jobs: dict[str, Any], options: SlurmOptions, progress: Callable[[dict
         states = {**job_states([job.job_id for job in jobs.values()]), **given_up}
         if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
             raise
-        return states, True
+        return _ran_on(states, ran_on), True
+
+
+def _ran_on(states: dict[str, dict[str, Any]], ran_on: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The jobs' last states, each with the nodes it was seen running on (where it was seen running)."""
+    return {j: {**st, "nodes": ran_on.get(j, st["nodes"])} for j, st in states.items()}
 
 
 def _counts(jobs: dict[str, Any], states: dict[str, dict[str, Any]]) -> dict[str, int]:
