@@ -48,6 +48,7 @@ from dawnbench.experiments.sweep import run_sweep
 from dawnbench.harness.compliance import check_log
 from dawnbench.harness.options import resolve_device
 from dawnbench.inference import InferenceOptions, measure_run
+from dawnbench.io import output_dir
 from dawnbench.precision import PRECISIONS, check_precision
 from dawnbench.profiling import measure_roofs
 from dawnbench.reports.plots import sweep_figure
@@ -187,8 +188,13 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[
                 check_precision(args.precision, device, Cifar10Fast)
         except DawnbenchError as err:
             refuse(str(err))
-    if args.out and (Path(args.out).is_symlink() or (Path(args.out).exists() and not Path(args.out).is_dir())):
-        refuse(f"--out {args.out}: not a folder (a file or a link is there); name a new folder or an existing one")
+    if args.out and Path(args.out).is_symlink():
+        refuse(f"--out {args.out}: a link is there; name a new folder or an existing one")
+    if args.out:
+        try:
+            output_dir(args.out)   # made now: a folder that cannot be made is found before the roofs, not after
+        except DawnbenchError as err:
+            refuse(str(err))
     return sections, device
 
 

@@ -126,7 +126,7 @@ def _day(doc: dict[str, Any]) -> str:
 
 
 def _commit(doc: dict[str, Any]) -> str:
-    return f"`{doc['commit'][:7]}`" + (" (tree dirty)" if doc["dirty"] else "")
+    return f"`{doc['commit'][:7]}`" + {True: " (tree dirty)", False: "", None: " (tree not checked)"}[doc["dirty"]]
 
 
 def _command(doc: dict[str, Any]) -> str:

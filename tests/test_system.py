@@ -130,6 +130,8 @@ def test_git_state_answers_only_for_what_the_repository_tracks_and_says_when_it_
     copy.mkdir()
     (copy / "b.py").write_text("")
     assert git_state(copy) == git_state(copy, only="b.py") == {"commit": None, "dirty": None}
+    (tmp_path / "[a].py").write_text("")   # untracked, named like a pattern that matches a.py
+    assert git_state(tmp_path, only="[a].py") == git_state(tmp_path, only=":!b.py") == {"commit": None, "dirty": None}
     (tmp_path / ".git" / "index").write_bytes(b"garbage")    # git can no longer check the tree
     assert git_state(tmp_path, only="a.py")["dirty"] is None
 

@@ -211,8 +211,9 @@ def git_state(folder: Path, only: str | None = None) -> dict[str, Any]:
     asked about is not tracked there (a copy without its .git inside another repository),
     and ``dirty`` None where git could not check the tree."""
     def git(*cmd: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", "-C", str(folder), *cmd], capture_output=True, text=True, errors="replace",
-                              timeout=5)
+        # a file's name is a name, never a pattern: "[ab].py" or ":!a.py" must not answer for other files
+        return subprocess.run(["git", "--literal-pathspecs", "-C", str(folder), *cmd], capture_output=True, text=True,
+                              errors="replace", timeout=5)
     try:
         head = git("rev-parse", "HEAD")
         tracked = head.returncode == 0 and git("ls-files", "--error-unmatch", "--", only or ".").returncode == 0
@@ -251,5 +252,5 @@ def software_info(entry: type | Path) -> dict[str, Any]:
     """Versions, and the entry's file (a class's, or a tracked script's) with its git commit."""
     source = Path(entry) if isinstance(entry, Path) else Path(inspect.getfile(entry))
     git = git_state(source.parent, only=source.name)
-    commit = git["commit"] and git["commit"] + ("-dirty" if git["dirty"] else "")
+    commit = git["commit"] and git["commit"] + {True: "-dirty", False: "", None: "-unchecked"}[git["dirty"]]
     return {**_versions(), "entry_file": str(source), "entry_git_commit": commit, "argv": sys.argv}

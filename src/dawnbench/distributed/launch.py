@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import psutil
 
 from dawnbench import bounds, waits
-from dawnbench.errors import DawnbenchError
+from dawnbench.errors import DawnbenchError, printable
 
 # Seconds a worker has to write its record after SIGTERM before torchrun sends SIGKILL
 # (a stopped or hung worker only yields to SIGKILL); scaled by waits.py's setting.
@@ -56,11 +56,20 @@ class LaunchOptions:
             raise DawnbenchError(f"--node-rank {self.node_rank}: with --nnodes {self.nnodes} it must be "
                                  f"between 0 and {self.nnodes - 1}.")
         if self.nnodes > 1 or self.rdzv_endpoint is not None:
+            from torch.distributed.elastic.rendezvous.utils import parse_rendezvous_endpoint
+
             host, sep, port = (self.rdzv_endpoint or "").rpartition(":")
-            if not (host and sep and port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
-                raise DawnbenchError(f"--rdzv-endpoint {self.rdzv_endpoint!r}: node 0's address as HOST:PORT, the "
-                                     "same on every machine, with a port from 1 to 65535, e.g. "
-                                     "--rdzv-endpoint 10.0.0.1:29400.")
+            ipv6_bare = ":" in host and not (host.startswith("[") and host.endswith("]"))
+            try:   # torch's own reading too: what it refuses would end the launch with a traceback
+                ok = (host and sep and port.isascii() and port.isdigit() and 1 <= int(port) <= 65535
+                      and not ipv6_bare and parse_rendezvous_endpoint(self.rdzv_endpoint, default_port=29400))
+            except ValueError:
+                ok = False
+            if not ok:
+                raise DawnbenchError(f"--rdzv-endpoint {printable(repr(self.rdzv_endpoint))}: node 0's address as "
+                                     "HOST:PORT, the same on every machine, a host name or address (an IPv6 one in "
+                                     "brackets) and a port from 1 to 65535, e.g. --rdzv-endpoint 10.0.0.1:29400 or "
+                                     "[fd00::1]:29400.")
 
     def torchrun_args(self) -> list[str]:
         args = ["--nproc-per-node", str(self.nproc), "--nnodes", str(self.nnodes), "--max-restarts", "0",

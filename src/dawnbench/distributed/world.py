@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -213,8 +214,8 @@ def announce_run_dir(run_dir: Path) -> None:
     """Tell the launcher (if there is one) where rank 0 is recording a run."""
     path = os.environ.get(RUN_DIRS_ENV)
     if path:
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(f"{Path(run_dir).resolve()}\n")
+        with open(path, "a", encoding="utf-8") as f:   # one JSON string a line: a folder's name may hold a newline
+            f.write(json.dumps(str(Path(run_dir).resolve())) + "\n")
 
 
 def under_launcher() -> bool:

@@ -28,6 +28,7 @@ worker before it returns, so no process is left behind.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -57,7 +58,7 @@ def launch(argv: list[str], options: LaunchOptions) -> Launched:
     os.close(fd)
     try:
         done = torchrun(argv, options, {RUN_DIRS_ENV: run_dirs, LAUNCHED_AT_ENV: repr(time.time())})
-        dirs = [Path(line) for line in Path(run_dirs).read_text().splitlines() if line]
+        dirs = [Path(json.loads(line)) for line in Path(run_dirs).read_text(encoding="utf-8").splitlines() if line]
     finally:
         os.unlink(run_dirs)
     outcome = Launched(signal=done.signal, failures=done.failures, faults=done.faults)
