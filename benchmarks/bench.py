@@ -117,6 +117,14 @@ def rewriter(args: argparse.Namespace, benchmark: str, figures: dict[str, Any], 
     return again
 
 
+def run_row(result: Any) -> dict[str, Any]:
+    """One run of ``run_many`` as evidence stores it: what the table of runs shows, and where its time went."""
+    return {"seed": result.seed, "status": result.status, "tta_s": result.time_to_accuracy_s,
+            "epochs_to_target": result.epochs_to_target, "init_s": result.init_s, "eval_s": result.eval_s,
+            "evals": len(result.evals), "last_value": result.evals[-1].value if result.evals else None,
+            "batch_size": result.hparams.get("batch_size"), "compile_s": result.compile_s,
+            "precision": result.precision, "throughput": result.throughput, "resources": result.resources}
+
 def store(args: argparse.Namespace, benchmark: str, figures: dict[str, Any], **kwargs: Any) -> Path | None:
     """:func:`write`, unless the script was run with ``--no-evidence``."""
     if getattr(args, "no_evidence", False):

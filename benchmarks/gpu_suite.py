@@ -94,7 +94,7 @@ def main() -> int:
             mnist_runs = run_many(RunOptions(task="mnist", runs=seeds if args.quick else 5, out_dir=out / "mnist",
                                              **common))
             mnist = summarize(mnist_runs)
-            figures["mnist"] = {"summary": mnist, "runs": [run_row(r) for r in mnist_runs]}
+            figures["mnist"] = {"summary": mnist, "runs": [bench.run_row(r) for r in mnist_runs]}
             table[f"MNIST small-cnn median TTA, {mnist['runs']} seeds (s)"] = mnist["tta_median_s"]
             table["MNIST small-cnn reached target"] = f"{mnist['successes']}/{mnist['runs']}"
         elif section == "torchrun":
@@ -112,7 +112,7 @@ def main() -> int:
             fractions = [r.throughput.get("fraction_of_peak") for r in cifar_runs if r.throughput]
             errors = [r.throughput.get("roof_error") for r in cifar_runs if r.throughput and
                       r.throughput.get("roof_error")]
-            figures["cifar10"] = {"summary": s, "runs": [run_row(r) for r in cifar_runs]}
+            figures["cifar10"] = {"summary": s, "runs": [bench.run_row(r) for r in cifar_runs]}
             table.update({f"cifar10-fast reached {cifar_runs[0].threshold:g} % ({args.precision})":
                           f"{s['successes']}/{s['runs']}",
                           "cifar10-fast median TTA (s)": s["tta_median_s"],
@@ -196,14 +196,6 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[
         except DawnbenchError as err:
             refuse(str(err))
     return sections, device
-
-
-def run_row(result: Any) -> dict[str, Any]:
-    """One run's figures as the table of runs shows them."""
-    return {"seed": result.seed, "status": result.status, "tta_s": result.time_to_accuracy_s,
-            "epochs_to_target": result.epochs_to_target, "init_s": result.init_s, "eval_s": result.eval_s,
-            "evals": len(result.evals), "batch_size": result.hparams.get("batch_size"), "compile_s": result.compile_s,
-            "precision": result.precision, "throughput": result.throughput}
 
 
 def torchrun_row(out: Path, args: Any) -> dict[str, Any]:

@@ -41,8 +41,6 @@ def main(description: str, task: str, runs: int) -> int:
     console.print(f"success fraction {summary['success_fraction']:.2f}; TTA median {fmt(summary['tta_median_s'])}, "
                   f"min {fmt(summary['tta_min_s'])}, max {fmt(summary['tta_max_s'])}")
     bench.store(args, f"{args.task}_tta", {"task": args.task, "entry": results[0].entry, "precision": args.precision,
-                                        "compile": args.compile, "summary": summary, "runs": [
-        {"seed": r.seed, "status": r.status, "tta_s": r.time_to_accuracy_s, "epochs_to_target": r.epochs_to_target,
-         "init_s": r.init_s, "last_value": r.evals[-1].value if r.evals else None, "throughput": r.throughput,
-         "resources": r.resources} for r in results]})
+                                        "compile": args.compile, "summary": summary,
+                                        "runs": [bench.run_row(r) for r in results]})
     return 0
