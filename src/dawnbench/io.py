@@ -196,6 +196,8 @@ LIMITS: dict[str, int] = {
     "run record": 64 * MiB,        # result.json (hours of evaluations every few seconds)
     "profile": 64 * MiB,           # summary.json, ops.tsv of `dawnbench profile`
     "kernel result": 64 * MiB,     # kernels.json of `dawnbench kernels` (a few thousand rows)
+    "Hugging Face config": 1 * MiB,  # a model's config.json (a few KiB)
+    "GPU datasheet": 1 * MiB,      # a datasheet for `predict --device FILE.json` (a few hundred bytes)
     "figure": 32 * MiB,            # a PNG embedded in a report
     "scale table": 16 * MiB,
     "site manifest": 16 * MiB,     # the list of files a leaderboard site wrote

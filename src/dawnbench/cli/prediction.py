@@ -67,8 +67,22 @@ def _show_explain(doc: dict, top: int, out: Console) -> None:
 
 def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.prediction.devices import device_names
+    from dawnbench.prediction.on_gpu import is_datasheet, predict_on_gpus
     from dawnbench.prediction.predict import predict
 
+    names = [part for part in args.device.split(",") if part]
+    gpus = [n for n in names if is_datasheet(n)]
+    if gpus:
+        if len(gpus) != len(names):
+            others = [n for n in names if n not in gpus]
+            raise DawnbenchError(f"--device {args.device}: {', '.join(gpus)} name GPUs by their datasheets and "
+                                 f"{', '.join(others)} DeepBench's devices or a kernels.json — two predictors; ask "
+                                 "for each kind in its own command.")
+        with err.status(Text("predicting")) as status:
+            doc = predict_on_gpus(Path(args.path), gpus, epochs=args.epochs,
+                                  progress=lambda line: status.update(Text(line)), batch=args.batch)
+        emit(args, doc, lambda: _show_on_gpus(doc, out))
+        return EXIT_OK
     names = device_names(args.device)
     with err.status(Text("predicting")) as status:
         doc = predict(Path(args.path), names, epochs=args.epochs, progress=lambda line: status.update(Text(line)),
@@ -115,6 +129,45 @@ def _show_predict(doc: dict, out: Console) -> None:
     out.print(f"predicted in {doc['seconds']:.2f} s", style="dim", highlight=False)
 
 
+def _show_on_gpus(doc: dict, out: Console) -> None:
+    shape = f"batch {doc['batch_size']}" + (f" × {doc['seqlen']} tokens" if doc.get("seqlen") else "")
+    out.print(f"{doc['model']} · {doc['mode']} · {shape} · {doc['precision']} ({doc['kind']}: {doc['path']}) on "
+              "GPUs from their datasheets", highlight=False)
+    table = Table("GPU", "forward", "backward", "optimizer", "step", "epoch", "TTA", "cheapest on-demand")
+    for d in doc["devices"]:
+        if d["step_s"] is None:
+            table.add_row(d["device"]["name"], "—", "—", "—", "does not fit", "", "", "")
+            continue
+        cheapest = d["cost"][0] if d["cost"] else None
+        table.add_row(d["device"]["name"], _s(d.get("forward_s")), _s(d.get("backward_s")), _s(d.get("optimizer_s")),
+                      _s(d["step_s"]), _s(d["epoch_s"]), _s(d["tta_s"]),
+                      "—" if cheapest is None else f"{_usd(cheapest['usd'])} ({cheapest['instance']}, "
+                                                   f"{cheapest['as_of']})")
+    out.print(table)
+    if doc["epochs_to_target"] is None:
+        out.print("no TTA or cost: give --epochs (epochs to the target) for a task's census or profile",
+                  style="dim", highlight=False)
+    else:
+        out.print(f"TTA: {doc['epochs_to_target']:g} epochs ({doc['epochs_from']}) of "
+                  f"{doc['samples_per_epoch'] or '?'} samples ({doc['samples_per_epoch_from']})", highlight=False)
+    if doc["ranking"] and doc["ranking"][0]["usd"] is not None:
+        best = doc["ranking"][0]
+        out.print(f"cheapest to the target: {best['device']}, {_usd(best['usd'])} on {best['instance']} "
+                  f"(price as of {best['as_of']}; predicted, not measured)", highlight=False)
+    for d in doc["devices"]:
+        if d["step_s"] is None:
+            out.print(f"{d['device']['name']}: {d['why']}", style="dim", highlight=False)
+    seen: set[str] = set()
+    for note in [n for d in doc["devices"] for n in d.get("notes", [])] + doc["notes"]:
+        if note not in seen:
+            seen.add(note)
+            out.print(note, style="dim", highlight=False, soft_wrap=True)
+    out.print(f"assumed: {'; '.join(doc['assumptions'])}", style="dim", highlight=False, soft_wrap=True)
+    out.print(f"kernel model learned from {', '.join(doc['kernel_model']['learned_from'])} "
+              f"({doc['kernel_model']['source']}); predicted in {doc['seconds']:.1f} s", style="dim",
+              highlight=False)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     exp = add_command(sub, "explain", cmd_explain, "how much of a profiled step its kernel benchmarks explain, timed here")
     exp.add_argument("profile", metavar="PROFILE", help="a profile folder (`dawnbench profile`), or a run folder "
@@ -129,9 +182,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     pre = add_command(sub, "predict", cmd_predict, "a profiled step's time, epoch, TTA and cost on another device")
     pre.add_argument("path", metavar="PROFILE|RUN_DIR", help="a profile folder, or a run folder holding profile/ "
                                                              "(its epochs to target give the TTA)")
-    pre.add_argument("--device", required=True, metavar="NAME[,NAME…]|all|KERNELS_JSON",
+    pre.add_argument("--device", required=True, metavar="NAME[,NAME…]|all|gpus|KERNELS_JSON|DATASHEET_JSON",
                      help="DeepBench's published devices (V100, P100, TitanXp, 1080Ti, M40, T4, KNL7250; all: every "
-                          "one), or a kernels.json `dawnbench kernels` wrote on a machine (this one's: the check)")
+                          "one), or a kernels.json `dawnbench kernels` wrote on a machine (this one's: the check); "
+                          "or GPUs from their datasheets: a catalog GPU (H100, H200, A100-SXM4-40GB, L4, L40S, A10G, "
+                          "T4-16GB…; gpus: every one) or a datasheet JSON file")
     pre.add_argument("--epochs", type=float, help="epochs to target, where the path is a bare profile")
     pre.add_argument("--batch", type=int, metavar="N", help="the step at another batch: every op's recorded call "
                                                            "re-derived at N (the ops it cannot rescale are named)")

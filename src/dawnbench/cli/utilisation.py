@@ -18,6 +18,8 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.precision import PRECISIONS, labelled
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
+MAX_SEQLEN = 1 << 20            # tokens a sequence: a million is beyond any model's positions
+
 
 def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.cli.figures import profile_figures
@@ -28,6 +30,12 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
         with_changes,
     )
 
+    if args.census:
+        return _census(args, out, err)
+    for flag in ("batch", "seqlen", "mode"):
+        if getattr(args, flag) is not None:
+            raise DawnbenchError(f"--{flag} is the census's (`dawnbench profile MODEL --census --batch B`); a measured "
+                                 "profile runs the entry's own batch (--set batch_size=N changes it).")
     without = tuple(m for m in (args.without or "").split(",") if m)
     changes = {"steps": args.steps, "without": without or None, "device": args.device, "emulated": args.emulated,
                "out": Path(args.out) if args.out else None, "subset": args.subset}
@@ -125,10 +133,80 @@ def cmd_similarity(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def _census(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``profile MODEL --census``: a step counted on the meta device (profiling/census.py), nothing run."""
+    from dawnbench import bounds
+    from dawnbench.experiments.census import task_model
+    from dawnbench.io import output_dir
+    from dawnbench.profiling.census import census, hf_config_model, write_census
+
+    if args.batch is None:
+        raise DawnbenchError("--census needs --batch B (samples a step; a language model also --seqlen S).")
+    bounds.check_option("--batch", args.batch)
+    if args.seqlen is not None and not 1 <= args.seqlen <= MAX_SEQLEN:
+        raise DawnbenchError(f"--seqlen {args.seqlen}: tokens a sequence are from 1 to {MAX_SEQLEN:,}.")
+    for flag in ("steps", "without", "device", "subset"):
+        if getattr(args, flag):
+            raise DawnbenchError(f"--{flag} does not apply to a census: nothing runs (drop it, or profile without "
+                                 "--census).")
+    mode = args.mode or "train"
+    target = args.target
+    if target.lower().endswith(".json"):
+        model = hf_config_model(Path(target), mode)
+    elif target in TASKS:
+        model = task_model(target, args.entry)
+    else:
+        raise DawnbenchError(f"{target}: a census counts a task's entry ({', '.join(TASKS)}) or a Hugging Face "
+                             "config (a .json file); pass one of those.")
+    if args.seqlen is not None and not model.sequence:
+        raise DawnbenchError(f"--seqlen applies to a language model's config; {target}'s inputs have a fixed shape.")
+    folder = Path(args.out or f"census/{Path(target).stem}-{mode}-b{args.batch}"
+                  + (f"-s{args.seqlen}" if args.seqlen else ""))
+    for name in ("ops.tsv", "summary.json"):
+        if os.path.lexists(folder / name) and not args.force:
+            raise DawnbenchError(f"--out {folder}: it already holds {name}; pass another folder, or --force to "
+                                 "replace it.")
+    if folder.exists() and not folder.is_dir():
+        raise DawnbenchError(f"--out {folder}: that is a file, not a folder. Pass a folder (it is made if it does "
+                             "not exist).")
+    with err.status(Text("counting")) as status:
+        doc = census(model, args.batch, args.seqlen, mode, args.precision or "fp32",
+                     progress=lambda phase: status.update(Text(f"counting the {phase}")))
+    write_census(doc, output_dir(folder))    # made only once the step is counted: a refusal leaves nothing
+    summary = {**doc["summary"], "out": str(folder)}
+
+    def show() -> None:
+        c = summary["census"]
+        memory = c["memory"]
+        out.print(f"{c['model']} · {mode} · batch {c['batch']}" + (f" × {c['seqlen']} tokens" if c["seqlen"] else "")
+                  + f" · {c['precision']}: {c['parameters']:,} parameters, {summary['rows']:,} op rows "
+                  f"in {c['seconds']:.1f} s", highlight=False)
+        for phase, p in c["phases"].items():
+            if p["calls"]:
+                out.print(f"  {phase:<10} {p['calls']:>7,} calls  {p['flops'] / 1e9:>12,.1f} GFLOP  "
+                          f"{p['bytes'] / 1e9:>10,.2f} GB moved", highlight=False)
+        out.print(f"  memory at its peak ≈ {memory['total_bytes'] / 1e9:,.2f} GB ({memory['how']})",
+                  highlight=False)
+        out.print(f"written: {folder}/ops.tsv, summary.json — predict it: dawnbench predict {folder} --device gpus",
+                  highlight=False)
+    emit(args, summary, show)
+    return EXIT_OK
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     prof = add_command(sub, "profile", cmd_profile, "per-op profile, roofline and throughput CDF of a training window")
-    prof.add_argument("target", nargs="?", default=DEFAULT_TASK, metavar="TASK|RUN_DIR",
-                      help=f"a task ({', '.join(TASKS)}) or a finished run whose configuration to profile")
+    prof.add_argument("target", nargs="?", default=DEFAULT_TASK, metavar="TASK|RUN_DIR|CONFIG_JSON",
+                      help=f"a task ({', '.join(TASKS)}) or a finished run whose configuration to profile; with "
+                           "--census also a Hugging Face config.json")
+    prof.add_argument("--census", action="store_true",
+                      help="count every op of one step on the meta device without running it (forward, loss, "
+                           "backward, optimizer apart): needs --batch; a config.json also --seqlen")
+    prof.add_argument("--batch", type=int, metavar="B", help="--census: samples a step")
+    prof.add_argument("--seqlen", type=int, metavar="S", help="--census: tokens a sequence (a language model)")
+    prof.add_argument("--mode", choices=("train", "inference"), help="--census: train (default: forward, loss, "
+                                                                      "backward, optimizer) or inference (forward)")
+    prof.add_argument("--force", action="store_true", help="--census: replace the ops.tsv and summary.json --out "
+                                                           "already holds")
     prof.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
     prof.add_argument("--precision", choices=PRECISIONS, help="fp32 (default; a run's own with RUN_DIR), tf32, bf16, fp16")
     prof.add_argument("--emulated", action="store_true",

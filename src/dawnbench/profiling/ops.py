@@ -59,7 +59,10 @@ from dawnbench.profiling.steps import StepLimitReached
 
 TSV_COLUMNS = ("op", "shapes", "dtype", "precision", "calls", "time_s", "share", "flops", "bytes",
                "intensity", "flops_per_s", "bytes_per_s", "fraction_of_roof", "bound", "args", "layout", "call")
-OLDER_COLUMNS = (TSV_COLUMNS[:-2], TSV_COLUMNS[:-3])   # a profile of before ``layout`` and ``call``; before ``args``
+OLDER_COLUMNS = (TSV_COLUMNS[:-2], TSV_COLUMNS[:-3])
+# A census (profiling/census.py): the same columns and each op's phase; its times are 0 (nothing ran).
+PHASES = ("forward", "loss", "backward", "optimizer")
+CENSUS_COLUMNS = (*TSV_COLUMNS, "phase")   # a profile of before ``layout`` and ``call``; before ``args``
 # The non-tensor arguments that fix a kernel's problem beside its input shapes (a convolution's stride and
 # padding, a recurrent layer's cell and direction): recorded by name from the op's schema, as ``args``.
 PROBLEM_ARGS = ("stride", "padding", "dilation", "groups", "transposed", "output_padding", "mode", "hidden_size",
@@ -386,7 +389,7 @@ def write_ops(rows: list[dict[str, Any]], path: Path) -> None:
     atomic_write_text(path, buffer.getvalue())
 
 
-TEXT_COLUMNS = {"op", "shapes", "dtype", "precision", "bound", "args", "layout", "call"}
+TEXT_COLUMNS = {"op", "shapes", "dtype", "precision", "bound", "args", "layout", "call", "phase"}
 MAX_CALLS = 1e9              # calls of one op in a profiled window: no window holds more
 # What each recorded argument can be (PROBLEM_ARGS): a stride, dilation, group count, layer count or width of
 # at least 1, a padding of at least 0, a flag or mode a small whole number.
@@ -483,12 +486,13 @@ def grouped_notes(notes: list[str]) -> list[str]:
     return out
 
 
-def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
+def read_ops(out: Path, notes: list[str] | None = None, census: bool = False) -> list[dict[str, Any]]:
     """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers, each row checked against
     :class:`OpRow`, its shapes and its args (``dims``, ``arg_values``: parsed). A row that cannot be true — a zero
     or negative dimension, a stride of 0, a negative time — is left out with a note in ``notes`` naming its line
     and field; a table that is not the one ``dawnbench profile`` writes (its header, its columns, no row left, no
-    time in all) is one paragraph naming the file and the line."""
+    time in all) is one paragraph naming the file and the line. ``census``: the table of ``profile --census``
+    (a phase a row, no times)."""
     path = Path(out) / "ops.tsv"
     fix = "It is not the op table `dawnbench profile` writes; profile again."
     try:
@@ -498,8 +502,9 @@ def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
     if not lines:
         raise FileError(path, f"empty. {fix}")
     columns = tuple(lines[0])
-    if columns != TSV_COLUMNS and columns not in OLDER_COLUMNS:
-        raise FileError(path, f"its header is not {', '.join(TSV_COLUMNS)}. {fix}", line=1)
+    expected = CENSUS_COLUMNS if census else TSV_COLUMNS
+    if columns != expected and (census or columns not in OLDER_COLUMNS):
+        raise FileError(path, f"its header is not {', '.join(expected)}. {fix}", line=1)
     if len(lines) == 1:
         raise FileError(path, f"holds no ops, only its header. {fix}")
     rows, left_out, unreplayable = [], [], []
@@ -521,6 +526,8 @@ def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
         if isinstance(row.get("calls"), float) and row["calls"].is_integer():
             row["calls"] = int(row["calls"])
         why = schema.why_not(OpRow, row)
+        if why is None and census and row["phase"] not in PHASES:
+            why = f"phase {row['phase'][:20]!r} is not one of {', '.join(PHASES)}"
         if why is None and row["shapes"] == UNMATCHED:
             why = "an op the profiler timed in the window that the census step did not run (no shapes of its own)"
         if why is None:
@@ -547,7 +554,7 @@ def read_ops(out: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
         notes += left_out + unreplayable
     if not rows:
         raise FileError(path, f"no row of it can be used ({left_out[0].split(': left out: ', 1)[1]}). {fix}")
-    if not sum(r["time_s"] for r in rows) > 0:
+    if not census and not sum(r["time_s"] for r in rows) > 0:
         raise FileError(path, f"its ops take no time in all: no share of time can be given. {fix}")
     return rows
 

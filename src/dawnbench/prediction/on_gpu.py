@@ -1,0 +1,188 @@
+"""A step — a census or a measured profile — on GPUs described by their datasheets (SPEC §24).
+
+    doc = predict_on_gpus(Path("census/bert-large"), ["H100", "A10G", "my-gpu.json"])
+    doc = predict_on_gpus(Path("profiles/cifar10-cifar10-fast-bf16"), ["gpus"], epochs=10)   # every catalog GPU
+
+Each op of the folder's ``ops.tsv`` is costed by ``gpu_model.py`` on each GPU's datasheet and summed:
+forward, loss, backward and optimizer seconds apart where the folder is a census (a measured profile's ops
+have no phase: its whole step is given), by kernel class, and what each part rests on (the learned model,
+or the roofline for ops of no class, named). A census's memory (parameters, gradients, optimizer state,
+saved activations) is held against the GPU's memory: a step that cannot fit is said, not predicted.
+
+**Epoch, TTA, cost and the ranking.** As ``predict.py``: an epoch is the task's training split over the batch,
+the TTA that times the epochs to target (``--epochs``, or the run's); the cost is the TTA in hours times the
+on-demand price of each catalog instance with that GPU — one GPU's share of a multi-GPU instance where no
+single-GPU instance exists, said so. ``ranking`` orders the GPUs that fit by their cheapest cost to the target
+(by the TTA where no price is known, after the priced ones).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dawnbench import bounds, pricing
+from dawnbench.errors import DawnbenchError
+from dawnbench.io import read_json
+from dawnbench.prediction.batch import rebatch
+from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, datasheet
+from dawnbench.prediction.gpu_model import kernel_model, predict_ops
+from dawnbench.prediction.predict import _run_facts, samples_per_epoch
+from dawnbench.prediction.step import profile_folder, read_step
+from dawnbench.profiling.ops import PHASES, read_ops
+
+
+def is_datasheet(name: str) -> bool:
+    """Whether ``--device NAME`` means a datasheet GPU: ``gpus``, a catalog name or alias, or a JSON file with the
+    datasheet's fields (a ``kernels.json`` has rows instead)."""
+    if name.lower() == "gpus" or catalog_name(name) is not None:
+        return True
+    path = Path(name)
+    if path.suffix.lower() == ".json" and path.is_file():
+        try:
+            doc = read_json(path, "GPU datasheet")
+        except DawnbenchError:
+            return False
+        # a kernels.json is a machine's own kernel times (the other predictor); any other JSON is read as a
+        # datasheet, so a wrong one is refused as a datasheet, naming its fields
+        return not (isinstance(doc, dict) and ("rows" in doc or doc.get("kind") == "dawnbench-kernels"))
+    return False
+
+
+def sheets(names: list[str]) -> list[Datasheet]:
+    out: list[Datasheet] = []
+    for name in names:
+        for sheet in (catalog().values() if name.lower() == "gpus" else [datasheet(name)]):
+            if sheet.name not in {s.name for s in out}:
+                out.append(sheet)
+    return out
+
+
+def read_rows(folder: Path, notes: list[str], batch: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The folder's ops per step (each with its phase where it is a census) and what it says of itself; a measured
+    profile's at ``batch`` where given (``batch.py``: every op's call re-derived)."""
+    summary = read_json(folder / "summary.json", "profile") if (folder / "summary.json").is_file() else None
+    if isinstance(summary, dict) and isinstance(summary.get("census"), dict):
+        rows = read_ops(folder, notes, census=True)
+        return rows, summary
+    step = read_step(folder, notes)
+    if batch is not None and batch != step.batch_size:
+        step, rebatched = rebatch(step, batch)
+        notes += rebatched
+    rows = [{"op": o.op, "shapes": o.shapes, "args": o.args, "precision": o.precision, "calls": o.calls,
+             "flops": o.flops, "bytes": o.bytes, "phase": "step"} for o in step.ops if o.calls]
+    return rows, {"task": step.task, "entry": step.entry, "precision": step.precision, "batch_size": step.batch_size,
+                  "profiled_on": step.device, "run": step.run, "_step": step}
+
+
+def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
+                    progress: Callable[[str], None] = lambda line: None, batch: int | None = None,
+                    leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The folder's step on each GPU named (see the module docstring); ``batch`` re-derives a measured profile's
+    ops at another batch; ``leave_out`` fits the kernel model without those GPUs' timings (the validation's)."""
+    started = time.perf_counter()
+    if not names:
+        raise DawnbenchError("--device: name at least one GPU (or gpus: every one of the catalog).")
+    bounds.check_option("--epochs", epochs)
+    gpus = sheets(names)
+    notes: list[str] = []
+    folder = Path(path) if (Path(path) / "summary.json").is_file() else profile_folder(Path(path))
+    bounds.check_option("--batch", batch)
+    rows, summary = read_rows(folder, notes, batch)
+    if batch is not None and summary.get("census"):
+        raise DawnbenchError(f"--batch {batch}: {folder} is a census, counted at its own batch; count it again at "
+                             "this batch (`dawnbench profile MODEL --census --batch B`).")
+    census = summary.get("census")
+    progress("learning the kernel model from NeuSight's timings")
+    model = kernel_model(tuple(leave_out))
+    batch = (census or {}).get("batch") or summary.get("batch_size")
+    per_epoch, per_epoch_from, target_epochs, epochs_from = None, "not asked (a census of a model, not a task)", \
+        epochs, "--epochs" if epochs is not None else None
+    step = summary.get("_step")
+    if step is not None or (census or {}).get("kind") == "entry":
+        run = _run_facts(folder) if step is not None else None
+        per_epoch, per_epoch_from = samples_per_epoch(step or _TaskOnly(summary["task"]), run)
+        if target_epochs is None:
+            for source in (run, (step.run if step is not None else None)):
+                if source and source.get("epochs_to_target"):
+                    target_epochs, epochs_from = source["epochs_to_target"], f"the run's epochs to target ({source['dir']})"
+                    break
+    steps_per_epoch = per_epoch / batch if per_epoch and batch else None
+    need = ((census or {}).get("memory") or {}).get("total_bytes")
+    doc: dict[str, Any] = {
+        "path": str(folder), "kind": "census" if census else "profile", "task": summary.get("task"),
+        "model": (census or {}).get("model") or summary.get("entry"), "mode": (census or {}).get("mode", "train"),
+        "batch_size": batch, "seqlen": (census or {}).get("seqlen"),
+        "precision": (census or {}).get("precision") or summary.get("precision"),
+        "kernel_model": model.describe(), "memory_needed_bytes": need,
+        "samples_per_epoch": per_epoch, "samples_per_epoch_from": per_epoch_from, "steps_per_epoch": steps_per_epoch,
+        "epochs_to_target": target_epochs, "epochs_from": epochs_from,
+        "assumptions": ["ops run one after another on one stream (eager PyTorch): no overlap between kernels, no "
+                        "host time between them", "the same epochs to target on every GPU",
+                        "lower precisions at the datasheet's tensor-core rate with the efficiency learned in fp32"],
+        "notes": notes, "devices": []}
+    if not census:
+        doc["assumptions"].append("a measured profile's memory is not known here: whether the step fits is not checked")
+    for i, sheet in enumerate(gpus, 1):
+        progress(f"predicting {len(rows):,} ops on {sheet.name} ({i} of {len(gpus)})")
+        fits = None if need is None else need <= sheet.memory_bytes
+        row: dict[str, Any] = {"device": sheet.describe(), "fits": fits}
+        if fits is False:
+            row.update({"step_s": None, "why": f"the step needs {need / 1e9:,.1f} GB (the census's count) and the "
+                                               f"{sheet.name} has {sheet.figures['Dev_Mem']:g} GB: it cannot run "
+                                               "here at this batch; not predicted"})
+            doc["devices"].append(row)
+            continue
+        predicted = predict_ops(rows, sheet, model)
+        phases = predicted["phases"]
+        step_s = predicted["op_s"]
+        epoch_s = step_s * steps_per_epoch if steps_per_epoch else None
+        tta_s = epoch_s * target_epochs if epoch_s is not None and target_epochs else None
+        row.update({**{f"{p}_s": phases.get(p) for p in PHASES}, "step_s": step_s, "classes": predicted["classes"],
+                    "rests_on": predicted["rests_on"], "notes": predicted["notes"], "epoch_s": epoch_s,
+                    "tta_s": tta_s, "cost": costs(sheet, tta_s)})
+        doc["devices"].append(row)
+    doc["ranking"] = ranking(doc["devices"])
+    doc["seconds"] = time.perf_counter() - started
+    return doc
+
+
+class _TaskOnly:
+    """What ``samples_per_epoch`` reads of a step, for a census of a task's entry."""
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+
+
+def costs(sheet: Datasheet, tta_s: float | None) -> list[dict[str, Any]]:
+    """TTA × the on-demand price of each catalog instance with this GPU: a single-GPU instance as it is, else one
+    GPU's share of the instance (its price over its GPUs), said so."""
+    if tta_s is None or not sheet.price_accelerator:
+        return []
+    rows = [i for i in pricing.catalog()["instances"] if i["accelerator"] == sheet.price_accelerator]
+    singles = [i for i in rows if i["accelerator_count"] == 1]
+    out = []
+    for i in singles or rows:
+        hourly = i["usd_per_hour"] / i["accelerator_count"]
+        out.append({"instance": i["name"] if i["accelerator_count"] == 1 else
+                    f"1/{i['accelerator_count']} of {i['name']}", "provider": i["provider"],
+                    "usd_per_hour": hourly, "as_of": i["as_of"], "usd": tta_s / 3600 * hourly,
+                    "share": i["accelerator_count"] > 1})
+    return sorted(out, key=lambda c: c["usd"])
+
+
+def ranking(devices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The GPUs that fit, cheapest to the target first (those without a price after, fastest first)."""
+    ranked = []
+    for d in devices:
+        if d.get("step_s") is None:
+            continue
+        cheapest = d["cost"][0] if d.get("cost") else None
+        ranked.append({"device": d["device"]["name"], "tta_s": d.get("tta_s"), "step_s": d["step_s"],
+                       "usd": cheapest["usd"] if cheapest else None,
+                       "instance": cheapest["instance"] if cheapest else None,
+                       "as_of": cheapest["as_of"] if cheapest else None})
+    return sorted(ranked, key=lambda r: (r["usd"] is None, r["usd"] or 0.0, r["tta_s"] or r["step_s"]))
+

@@ -1,0 +1,254 @@
+"""A model's training or inference step counted op by op without running it (SPEC §24).
+
+    doc = census(hf_config_model(Path("bert_large.json"), "train"), batch=8, seqlen=512, mode="train")
+    write_census(doc, Path("census/bert-large"))       # ops.tsv (with a phase column) + summary.json
+
+The model is built on PyTorch's ``meta`` device — tensors with shapes and dtypes and no storage — so a
+GPT-3 2.7B step is counted in seconds, in far less memory than its weights would take. A
+``TorchDispatchMode`` sees every ATen op as it really executes, after autograd and autocast, and records
+its input shapes, dtype, FLOPs and bytes (the same counts as ``ops.py``'s census of a measured step) and
+its **phase**: ``forward`` (the model), ``loss`` (the loss of its outputs: NeuSight's labels leave it
+untimed, so it is kept apart), ``backward`` and ``optimizer`` (training only). Each row of ``ops.tsv`` is one
+(op, shapes, phase) with its calls; times are 0 — nothing ran.
+
+**Memory.** The step's memory is counted as what must be resident at its peak: the parameters, their
+gradients, the optimizer's state (as the optimizer created it, on the meta device too), and the
+activations saved for the backward (every tensor autograd packs, each storage once); inference counts
+the parameters and the largest op's inputs and outputs. An approximation that ignores the allocator's
+fragmentation and the framework's workspace — said where it is reported.
+
+**Which model.** ``hf_config_model``: a Hugging Face config JSON, with the head the NeuSight labels were
+measured with — pre-training for BERT in training, sequence classification in inference, causal LM for
+GPT-2 and OPT (any ``…ForCausalLM``), sequence-to-sequence LM for Switch and T5 — and eager attention.
+``experiments/census.py``: a task's reference entry, its ``make_model()`` at the task's input shape,
+cross-entropy against class labels, and SGD with Nesterov momentum as the optimizer (the entries' own
+optimizers live inside their ``train`` loops; the census says which it used).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from dawnbench.errors import DawnbenchError, FileError
+from dawnbench.io import atomic_write_json, atomic_write_text, read_json
+from dawnbench.profiling.calls import layouts, traffic
+from dawnbench.profiling.flops import op_flops
+from dawnbench.profiling.ops import CENSUS_COLUMNS, LOW_PRECISION, PHASES, _problem_args
+
+HEADS = {"train": {"bert": "AutoModelForPreTraining"}, "inference": {"bert": "AutoModelForSequenceClassification"}}
+SEQ2SEQ = {"switch_transformers", "t5", "mt5", "bart", "mbart", "pegasus", "marian"}
+MAX_LISTED = 16                    # inputs listed one by one; more (a multi-tensor op) are summed per list
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@dataclass
+class CensusModel:
+    """What the census runs: a model on the meta device, its inputs, its loss and its optimizer."""
+    name: str
+    kind: str                                        # "huggingface" or "entry"
+    model: torch.nn.Module
+    inputs: Callable[[int, int | None], dict[str, torch.Tensor]]   # batch, seqlen -> keyword inputs
+    loss: Callable[[Any, dict[str, torch.Tensor]], torch.Tensor]
+    optimizer: str                                   # what the census steps, said in its summary
+    sequence: bool                                   # whether --seqlen applies
+    task: str | None = None
+
+
+class _Counter(TorchDispatchMode):
+    """Every op's shapes, dtype, FLOPs and bytes, grouped by (op, shapes, dtype, args, layout, phase)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.phase = "forward"
+        self.rows: dict[tuple[str, ...], dict[str, float]] = defaultdict(lambda: {"calls": 0, "flops": 0.0,
+                                                                                  "bytes": 0.0})
+        self.largest_op_bytes = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        floats = [t.dtype for t in inputs if t.is_floating_point()] or [t.dtype for t in outputs]
+        dtype = max(floats, key=lambda d: torch.finfo(d).bits if d.is_floating_point else 0, default=None)
+        moved = traffic(func, args, kwargs, out)
+        self.largest_op_bytes = max(self.largest_op_bytes, moved)
+        key = (f"aten::{func._overloadpacket.__name__}", _shapes(args, kwargs, inputs),
+               str(dtype).removeprefix("torch.") if dtype is not None else "-", _problem_args(func, args, kwargs),
+               layouts(args, kwargs), self.phase)
+        row = self.rows[key]
+        row["calls"] += 1
+        row["flops"] += op_flops(func, args, kwargs, out)
+        row["bytes"] += moved
+        return out
+
+
+def _shapes(args: tuple, kwargs: dict, inputs: list[torch.Tensor]) -> str:
+    """The inputs' shapes as ``ops.tsv`` holds them; a multi-tensor op's (the optimizer's ``_foreach_*`` over every
+    parameter) each list as one flat length — its elements in all — so the row stays one line a reader takes."""
+    if len(inputs) <= MAX_LISTED:
+        return ", ".join("x".join(map(str, t.shape)) or "scalar" for t in inputs)
+    parts = []
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            parts.append("x".join(map(str, value.shape)) or "scalar")
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(t, torch.Tensor) for t in value):
+            parts.append(str(sum(t.numel() for t in value)))
+    return ", ".join(parts)
+
+
+def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precision: str = "fp32",
+           progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """Count one step of ``model`` at ``batch`` (and ``seqlen``) in ``mode`` (``train``: forward, loss, backward,
+    optimizer step; ``inference``: forward under ``no_grad``): the rows of ``ops.tsv`` and the summary."""
+    started = time.perf_counter()
+    if precision not in DTYPES:
+        raise DawnbenchError(f"--precision {precision}: the census counts fp32, bf16 or fp16 (tf32 runs fp32 ops: "
+                             "count fp32 and predict with --precision tf32 on the device).")
+    inputs = model.inputs(batch, seqlen)
+    counter = _Counter()
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        saved.setdefault(t.untyped_storage()._cdata, t.untyped_storage().nbytes())
+        return t
+
+    params = [p for p in model.model.parameters()]
+    param_bytes = sum(p.numel() * p.element_size() for p in params)
+    optimizer_bytes = 0
+    autocast = torch.autocast("cpu", dtype=DTYPES[precision]) if precision != "fp32" else _nothing()
+    try:
+        if mode == "train":
+            model.model.train()
+            opt = torch.optim.AdamW(params, foreach=True) if model.optimizer == "AdamW" else torch.optim.SGD(
+                params, lr=0.1, momentum=0.9, nesterov=True, foreach=True)
+            with counter, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                progress("forward")
+                with autocast:
+                    out = model.model(**inputs)
+                    counter.phase = "loss"
+                    loss = model.loss(out, inputs)
+                counter.phase = "backward"
+                progress("backward")
+                loss.backward()
+                counter.phase = "optimizer"
+                progress("optimizer step")
+                opt.step()
+            optimizer_bytes = sum(t.numel() * t.element_size() for state in opt.state.values()
+                                  for t in state.values() if isinstance(t, torch.Tensor))
+        else:
+            model.model.eval()
+            with counter, torch.no_grad(), autocast:
+                progress("forward")
+                model.model(**inputs)
+    except (RuntimeError, NotImplementedError, ValueError, TypeError, IndexError) as err:
+        raise DawnbenchError(f"{model.name}: the census could not trace its {mode} step on the meta device "
+                             f"({type(err).__name__}: {str(err).splitlines()[0][:300] if str(err) else '-'}). A "
+                             "model whose forward reads tensor values (data-dependent shapes, .item()) cannot be "
+                             "counted without running it: profile it on a machine instead (`dawnbench profile`)."
+                             ) from None
+    rows = []
+    for (op, shapes, dtype, args, layout, phase), g in counter.rows.items():
+        low = next((name for d, name in LOW_PRECISION.items() if dtype == str(d).removeprefix("torch.")), None)
+        intensity = g["flops"] / g["bytes"] if g["bytes"] else None
+        rows.append({"op": op, "shapes": shapes, "dtype": dtype, "precision": low or "fp32", "calls": int(g["calls"]),
+                     "time_s": 0.0, "share": None, "flops": g["flops"], "bytes": g["bytes"], "intensity": intensity,
+                     "flops_per_s": None, "bytes_per_s": None, "fraction_of_roof": None,
+                     "bound": "overhead" if not g["flops"] and not g["bytes"] else "",
+                     "args": args, "layout": layout if len(layout.split(",")) == len(shapes.split(", ")) else "",
+                     "call": "", "phase": phase})
+    rows.sort(key=lambda r: (PHASES.index(r["phase"]), -r["flops"], -r["bytes"]))
+    grads = sum(p.numel() * p.element_size() for p in params if p.requires_grad) if mode == "train" else 0
+    activations = sum(saved.values()) if mode == "train" else counter.largest_op_bytes
+    phases = {p: {"flops": sum(r["flops"] for r in rows if r["phase"] == p),
+                  "bytes": sum(r["bytes"] for r in rows if r["phase"] == p),
+                  "calls": sum(r["calls"] for r in rows if r["phase"] == p)} for p in PHASES}
+    summary = {"task": model.task or model.name, "census": {
+        "model": model.name, "kind": model.kind, "mode": mode, "batch": batch, "seqlen": seqlen,
+        "precision": precision, "optimizer": model.optimizer if mode == "train" else None,
+        "parameters": sum(p.numel() for p in params), "phases": phases,
+        "memory": {"parameters_bytes": param_bytes, "gradients_bytes": grads, "optimizer_bytes": optimizer_bytes,
+                   "activations_bytes": activations,
+                   "total_bytes": param_bytes + grads + optimizer_bytes + activations,
+                   "how": "parameters + gradients + optimizer state + activations saved for the backward (each "
+                          "storage once); inference: parameters + the largest op's traffic. No allocator "
+                          "fragmentation or workspace"},
+        "seconds": time.perf_counter() - started},
+        "entry": model.name, "precision": precision, "batch_size": batch, "rows": len(rows)}
+    return {"summary": summary, "rows": rows}
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def write_census(doc: dict[str, Any], out: Path) -> None:
+    """``ops.tsv`` (the profile's columns and ``phase``) and ``summary.json`` in ``out``."""
+    import csv
+    import io
+    out.mkdir(parents=True, exist_ok=True)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+    writer.writerow(CENSUS_COLUMNS)
+    for r in doc["rows"]:
+        writer.writerow(["" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c])
+                         for c in CENSUS_COLUMNS])
+    atomic_write_text(out / "ops.tsv", buffer.getvalue())
+    atomic_write_json(out / "summary.json", {**doc["summary"], "out": str(out)})
+
+
+# --- the models ------------------------------------------------------------------------------------------
+def hf_config_model(path: Path, mode: str) -> CensusModel:
+    """A Hugging Face config JSON as a model on the meta device, with the head NeuSight's labels used."""
+    config_dict = read_json(Path(path), "Hugging Face config")
+    import transformers
+    from transformers import CONFIG_MAPPING
+    kind = config_dict.get("model_type") if isinstance(config_dict, dict) else None
+    if not isinstance(kind, str) or kind not in CONFIG_MAPPING:
+        raise FileError(path, f"field 'model_type' is {kind!r}, not a model type transformers knows (a config.json "
+                              "names one, e.g. bert, gpt2, opt, llama). Pass a model's config.json.")
+    try:
+        config = transformers.AutoConfig.for_model(**{k: v for k, v in config_dict.items()
+                                                      if k not in ("architectures", "transformers_version")})
+        head = HEADS.get(mode, {}).get(kind) or ("AutoModelForSeq2SeqLM" if kind in SEQ2SEQ else
+                                                 "AutoModelForCausalLM")
+        with torch.device("meta"):
+            model = getattr(transformers, head).from_config(config, attn_implementation="eager")
+    except (ValueError, TypeError, KeyError, AttributeError, RuntimeError) as err:
+        raise FileError(path, f"transformers cannot build a {kind} model from it ({type(err).__name__}: "
+                              f"{str(err).splitlines()[0][:200] if str(err) else '-'}). Check its fields against "
+                              "the model's documented config.") from None
+    limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    vocab = int(getattr(config, "vocab_size", 2) or 2)
+
+    def inputs(batch: int, seqlen: int | None) -> dict[str, torch.Tensor]:
+        if seqlen is None:
+            raise DawnbenchError(f"{path}: a language model's census needs --seqlen (tokens a sequence).")
+        if limit and kind not in SEQ2SEQ and seqlen > limit:
+            raise DawnbenchError(f"--seqlen {seqlen}: longer than the {limit} positions this {kind} config has "
+                                 "(max_position_embeddings / n_positions); pass at most that.")
+        ids = torch.ones(batch, seqlen, dtype=torch.int64, device="meta")
+        return {"input_ids": ids, "decoder_input_ids": ids} if kind in SEQ2SEQ else {"input_ids": ids}
+
+    def loss(out: Any, given: dict[str, torch.Tensor]) -> torch.Tensor:
+        logits = out.logits if hasattr(out, "logits") else out.prediction_logits
+        if logits.dim() == 2:          # a sequence classifier: one label a sequence
+            return torch.nn.functional.cross_entropy(logits, torch.zeros(logits.shape[0], dtype=torch.int64,
+                                                                         device="meta"))
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                 given["input_ids"].reshape(-1) % vocab)
+
+    return CensusModel(Path(path).stem, "huggingface", model, inputs, loss, "AdamW", True)
