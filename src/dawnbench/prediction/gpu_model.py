@@ -13,12 +13,14 @@ softmax, layer norm and eleven elementwise ops. Each op goes to one **class** �
 least a kernel of the class took on the GPUs learned from: launch and timing included; the median over
 those GPUs of each one's 1st percentile) plus its **roofline time** on the target (the larger of its FLOPs
 over the datasheet's peak and its bytes over its bandwidth). What the baseline misses — tiles that leave
-SMs idle in a last wave, operands that fit in L2, small rows that cannot fill a warp — is learned: a
-gradient-boosted regression (scikit-learn's ``HistGradientBoostingRegressor``) of log(time / baseline) on
-features that are the op's shape *relative to the datasheet*: its roofline times, the waves of 64- and
-128-wide tiles over the SM count, its bytes over the L2, its elements per core. No feature names a GPU, so
-a GPU outside the five (an H100, an H200) is predicted from its figures alone; a tree does not extrapolate,
-so such a GPU takes the efficiency of the most similar kernels learned, scaled by its own roofs.
+SMs idle in a last wave, operands that fit in L2, small rows that cannot fill a warp — is learned in two parts:
+each learned GPU's **offset** (the median of log(time / baseline) over its large kernels: how close that GPU
+comes to its datasheet at all — a T4 or P4 held to 70 W reaches about a third of its fp32 rate on large GEMMs,
+a V100 four fifths), and a gradient-boosted regression (scikit-learn's ``HistGradientBoostingRegressor``) of
+what is left on features that are the op's shape *relative to the datasheet*: its roofline times, the waves of
+64- and 128-wide tiles over the SM count, its bytes over the L2, its elements per core. No feature names a GPU.
+A GPU not learned from takes the median of the learned GPUs' offsets: no datasheet figure tried (power per SM,
+the ridge) foretold a GPU's offset on the five, so this is the model's largest error (docs/guide/prediction.md).
 
 **In a step.** The step's ops are costed one by one and summed (no overlap between kernels: eager PyTorch
 runs them one after another on one stream). Never faster than the target's roofline, never below the
