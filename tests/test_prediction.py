@@ -165,10 +165,10 @@ def test_the_model_predicts_deepbenchs_published_rows_it_has_not_seen():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["predict", "{p}", "--device", "A100"], "--device A100: neither a device DeepBench published"),
+    (["predict", "{p}", "--device", "B100"], "--device B100: neither a device DeepBench published"),
     (["predict", "{p}/nowhere", "--device", "V100"], "no ops.tsv and summary.json"),
     (["predict", "{p}", "--device", "V100", "--epochs", "-1"], "--epochs -1"),
-    (["predict", "{p}", "--device", "{p}/summary.json"], "not a kernels.json written by"),
+    (["predict", "{p}", "--device", "{p}/summary.json"], "field 'Mem_Bw' (memory bandwidth) is missing"),
     (["predict", "{p}", "--device", "{p}"], "a folder without a kernels.json in it"),
 ])
 def test_predict_refuses_bad_input_in_one_paragraph(tmp_path, capsys, argv, message):

@@ -26,6 +26,7 @@ from typing import Any
 from dawnbench import bounds, pricing
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
+from dawnbench.kernels.published import DEVICES
 from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, datasheet
 from dawnbench.prediction.gpu_model import kernel_model, predict_ops
@@ -37,6 +38,8 @@ from dawnbench.profiling.ops import PHASES, read_ops
 def is_datasheet(name: str) -> bool:
     """Whether ``--device NAME`` means a datasheet GPU: ``gpus``, a catalog name or alias, or a JSON file with the
     datasheet's fields (a ``kernels.json`` has rows instead)."""
+    if name.lower() in {d.lower() for d in DEVICES}:     # DeepBench's names keep their meaning (datasheet.py)
+        return False
     if name.lower() == "gpus" or catalog_name(name) is not None:
         return True
     path = Path(name)
