@@ -120,7 +120,7 @@ def whole_models_section() -> dict[str, Any]:
                               key[3], key[2], mode)
                 counted[key] = (made["rows"], time.perf_counter() - started)
             except Exception as err:       # noqa: BLE001 — a case the census cannot trace is named, not predicted
-                counted[key] = (None, str(err).split(" (")[0][:200])
+                counted[key] = (None, str(err)[:400])
         rows, how = counted[key]
         if rows is None:
             not_predicted.append({**label, "why": how})

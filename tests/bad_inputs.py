@@ -218,6 +218,44 @@ def _deep(command: str, payload: str) -> ArgsOf:
     return args_of
 
 
+SHEET = {"Mem_Bw": 1555, "Num_Sm": 108, "Core_Per_SM": 64, "Freq": 1410, "SingleFLOPs": 19492, "L2Cache": 40,
+         "Dev_Mem": 40}
+CONFIG = {"model_type": "bert", "hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+          "intermediate_size": 32, "vocab_size": 50, "max_position_embeddings": 64}
+
+
+def _sheet(w: Path, change: dict | list) -> Path:
+    """A datasheet file: the A100's figures with ``change`` (a field None: left out; a list: the whole file)."""
+    doc = change if isinstance(change, list) else {k: v for k, v in {**SHEET, **change}.items() if v is not None}
+    return _text(w, "sheet.json", json.dumps(doc))
+
+
+def _config(w: Path, change: dict | list | None = None) -> Path:
+    """A small Hugging Face config with ``change`` (a field None: left out; a list: the whole file)."""
+    doc = change if isinstance(change, list) else {k: v for k, v in {**CONFIG, **(change or {})}.items()
+                                                   if v is not None}
+    return _text(w, "config.json", json.dumps(doc))
+
+
+def _text(w: Path, name: str, text: str) -> Path:
+    (w / name).write_text(text)
+    return w / name
+
+
+def _linked(target: Path) -> Path:
+    """A link beside ``target``, to it: dawnbench reads no link."""
+    link = target.with_name("link-" + target.name)
+    link.symlink_to(target.resolve())
+    return link
+
+
+def _taken(w: Path) -> Path:
+    """A census folder that holds a census already (an earlier command's)."""
+    (w / "taken").mkdir()
+    (w / "taken" / "ops.tsv").write_text("not mine")
+    return w / "taken"
+
+
 CASES: list[tuple[str, str, ArgsOf]] = [
     # options out of range, or that name the wrong kind of thing
     ("schedule-dir", "refused", lambda w, run: ["schedule", w, "--accelerators", "2"]),
@@ -448,7 +486,7 @@ CASES: list[tuple[str, str, ArgsOf]] = [
       for command in ("validate", "leaderboard", "schedule", "analyze", "report", "export")],
     # explain and predict (wave 5): a profile folder, a device name or another machine's kernels.json
     *[(f"predict-{name}", "refused", (lambda argv: lambda w, run: ["predict", *argv(w)])(argv)) for name, argv in (
-        ("device-unknown", lambda w: [_profile(w), "--device", "A100"]),
+        ("device-unknown", lambda w: [_profile(w), "--device", "B100"]),
         ("device-empty", lambda w: [_profile(w), "--device", ","]),
         ("epochs-negative", lambda w: [_profile(w), "--device", "V100", "--epochs", "-3"]),
         ("epochs-nan", lambda w: [_profile(w), "--device", "V100", "--epochs", "nan"]),
@@ -519,6 +557,38 @@ CASES: list[tuple[str, str, ArgsOf]] = [
                                                      "--email", "a@b", "--out", w / "sub"]),
     ("w6-export-cost-1e308", "refused", lambda w, run: ["export", run, "--cost-per-hour", "1e308", "--author", "a",
                                                         "--email", "a@b", "--out", w / "sub"]),
+    # wave 7 (SPEC §24): the census of a model and GPUs from their datasheets
+    *[(f"w7-sheet-{name}", "refused", (lambda change: lambda w, run: [
+        "predict", _profile(w), "--device", _sheet(w, change)])(change)) for name, change in (
+        ("bandwidth-zero", {"Mem_Bw": 0}), ("bandwidth-100tb", {"Mem_Bw": 1e5 + 1}), ("sms-negative", {"Num_Sm": -4}),
+        ("fp32-petaflop", {"SingleFLOPs": 2e6}), ("field-missing", {"Freq": None}), ("l2-zero", {"L2Cache": 0}),
+        ("memory-1e308", {"Dev_Mem": 1e308}), ("sms-string", {"Num_Sm": "108"}), ("cores-bool", {"Core_Per_SM": True}),
+        ("fp32-against-clock", {"SingleFLOPs": 100}), ("tensor-below-fp32", {"tensor_gflops": {"bf16": 1}}),
+        ("tensor-unknown", {"tensor_gflops": {"fp8": 1e6}}), ("array", []), ("sources-list", {"sources": ["x"]}))],
+    ("w7-sheet-link", "refused", lambda w, run: ["predict", _profile(w), "--device", _linked(_sheet(w, {}))]),
+    ("w7-sheet-mixed-with-deepbench", "refused", lambda w, run: ["predict", _profile(w), "--device", "H100,V100"]),
+    *[(f"w7-census-{name}", "refused", (lambda argv: lambda w, run: ["profile", *argv(w), "--out", w / "c"])(argv))
+      for name, argv in (
+        ("batch-missing", lambda w: [_config(w), "--census", "--seqlen", "8"]),
+        ("batch-zero", lambda w: [_config(w), "--census", "--batch", "0", "--seqlen", "8"]),
+        ("batch-huge", lambda w: [_config(w), "--census", "--batch", "1000000000", "--seqlen", "8"]),
+        ("seqlen-zero", lambda w: [_config(w), "--census", "--batch", "1", "--seqlen", "0"]),
+        ("seqlen-beyond-positions", lambda w: [_config(w), "--census", "--batch", "1", "--seqlen", "4096"]),
+        ("seqlen-missing", lambda w: [_config(w), "--census", "--batch", "1"]),
+        ("config-no-model-type", lambda w: [_config(w, {"model_type": None}), "--census", "--batch", "1",
+                                            "--seqlen", "8"]),
+        ("config-unknown-type", lambda w: [_config(w, {"model_type": "nonsense"}), "--census", "--batch", "1",
+                                           "--seqlen", "8"]),
+        ("config-array", lambda w: [_config(w, []), "--census", "--batch", "1", "--seqlen", "8"]),
+        ("config-deep", lambda w: [_text(w, "deep.json", DEEP), "--census", "--batch", "1", "--seqlen", "8"]),
+        ("config-link", lambda w: [_linked(_config(w)), "--census", "--batch", "1", "--seqlen", "8"]),
+        ("precision-tf32", lambda w: [_config(w), "--census", "--batch", "1", "--seqlen", "8", "--precision",
+                                      "tf32"]),
+        ("entry-file", lambda w: ["mnist", "--census", "--batch", "1", "--entry", str(w / "mine.py")]),
+        ("steps-given", lambda w: ["mnist", "--census", "--batch", "1", "--steps", "3"]))],
+    ("w7-census-out-taken", "refused", lambda w, run: [
+        "profile", _config(w), "--census", "--batch", "1", "--seqlen", "8", "--out", _taken(w)]),
+
 ]
 CONV = "aten::convolution\t64x16x14x14, 32x16x3x3\tfloat32\tfp32\t2\t0.2\t1\t1e+08\t1e+07\t10\t1e+09\t1e+08\t0.1\t\t{args}\n"
 
@@ -582,6 +652,8 @@ FRESH_40 = (
     "similarity-kernel-problems-one-row", "run-slurm-cpus-zero", "run-slurm-array-zero", "run-slurm-sbatch-no-value",
     "jobs-mix-empty", "jobs-mix-unknown-entry", "machine-cuda-absent",
 )
+# Wave 7's: the census and the datasheets (SPEC §24), tried when they landed.
+WAVE_7 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith("w7-"))
 # Wave 5's: explain and predict (SPEC §23), tried when they landed.
 WAVE_5 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith(("predict-", "explain-")))
 # Wave 6's: the examples of the issue on inputs, as it found them on every command that reads documents.

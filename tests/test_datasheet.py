@@ -14,8 +14,9 @@ from dawnbench.profiling.ops import PHASES, read_ops
 
 from helpers import run_cli
 
-TINY_BERT = {"model_type": "bert", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
-             "intermediate_size": 64, "vocab_size": 100, "max_position_embeddings": 64}
+# small enough to count in a second, large enough that its matrix multiplies are not launch-bound on any GPU
+TINY_BERT = {"model_type": "bert", "hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8,
+             "intermediate_size": 2048, "vocab_size": 1000, "max_position_embeddings": 256}
 SHEET = {"Device": "test GPU", "Mem_Bw": 1555, "Num_Sm": 108, "Core_Per_SM": 64, "Freq": 1410, "SingleFLOPs": 19492,
          "L2Cache": 40, "Dev_Mem": 40, "tensor_gflops": {"bf16": 312000}}
 
@@ -24,7 +25,7 @@ SHEET = {"Device": "test GPU", "Mem_Bw": 1555, "Num_Sm": 108, "Core_Per_SM": 64,
 def tiny_census(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("census")
     (folder / "config.json").write_text(json.dumps(TINY_BERT))
-    code, out, err = run_cli(["profile", str(folder / "config.json"), "--census", "--batch", "2", "--seqlen", "16",
+    code, out, err = run_cli(["profile", str(folder / "config.json"), "--census", "--batch", "8", "--seqlen", "128",
                               "--out", str(folder / "c")], seconds=120)
     assert code == 0, err
     return folder / "c"
@@ -75,7 +76,7 @@ def test_the_census_counts_each_phase_without_running_and_its_reader_takes_it(ti
 
 def test_a_census_is_not_replaced_unasked(tiny_census: Path) -> None:
     config = tiny_census.parent / "config.json"
-    code, _, err = run_cli(["profile", str(config), "--census", "--batch", "2", "--seqlen", "16", "--out",
+    code, _, err = run_cli(["profile", str(config), "--census", "--batch", "8", "--seqlen", "128", "--out",
                             str(tiny_census)], seconds=120)
     assert code != 0 and "--force" in err and "Traceback" not in err
 

@@ -111,7 +111,9 @@ OPTIONS: dict[str, Bound] = {
     "--warm-steps": Bound(0, 10_000, integer=True),
     "--top": Bound(1, 100_000, integer=True),    # rows shown on the terminal (profile, explain, leaderboard)
     "--epochs": Bound(0, 1e6, low_open=True),    # predict: epochs to target
-    "--batch": Bound(1, 65_536, integer=True),   # predict: the batch the step is re-derived at
+    "--batch": Bound(1, 65_536, integer=True),   # predict: the batch the step is re-derived at; profile --census's
+    "--seqlen": Bound(1, 1 << 20, integer=True),  # profile --census: tokens a sequence
+    "--samples-per-epoch": Bound(1, 1e10, integer=True),   # predict: a census's epoch (no task to read it from)
     "--cap": Bound(0.2, 1e7),                    # seconds one kernel row may take (its least: kernels/timing.py)
     "--max-problems": Bound(1, 100_000, integer=True),   # explain: distinct kernel problems timed
     "--pick": Bound(1, 1000, integer=True),

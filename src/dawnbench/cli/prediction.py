@@ -80,9 +80,13 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
                                  "for each kind in its own command.")
         with err.status(Text("predicting")) as status:
             doc = predict_on_gpus(Path(args.path), gpus, epochs=args.epochs,
-                                  progress=lambda line: status.update(Text(line)), batch=args.batch)
+                                  progress=lambda line: status.update(Text(line)), batch=args.batch,
+                                  samples=args.samples_per_epoch)
         emit(args, doc, lambda: _show_on_gpus(doc, out))
         return EXIT_OK
+    if args.samples_per_epoch is not None:
+        raise DawnbenchError("--samples-per-epoch is for GPUs named by their datasheets (a census of a model has no "
+                             "task to read an epoch from); DeepBench's devices read it from the profile's run or task.")
     names = device_names(args.device)
     with err.status(Text("predicting")) as status:
         doc = predict(Path(args.path), names, epochs=args.epochs, progress=lambda line: status.update(Text(line)),
@@ -133,7 +137,8 @@ def _show_on_gpus(doc: dict, out: Console) -> None:
     shape = f"batch {doc['batch_size']}" + (f" × {doc['seqlen']} tokens" if doc.get("seqlen") else "")
     out.print(f"{doc['model']} · {doc['mode']} · {shape} · {doc['precision']} ({doc['kind']}: {doc['path']}) on "
               "GPUs from their datasheets", highlight=False)
-    table = Table("GPU", "forward", "backward", "optimizer", "step", "epoch", "TTA", "cheapest on-demand")
+    priced = next((d["cost_of"] for d in doc["devices"] if d.get("cost")), "the time to target")
+    table = Table("GPU", "forward", "backward", "optimizer", "step", "epoch", "TTA", f"cheapest on-demand, {priced}")
     for d in doc["devices"]:
         if d["step_s"] is None:
             table.add_row(d["device"]["name"], "—", "—", "—", "does not fit", "", "", "")
@@ -141,27 +146,25 @@ def _show_on_gpus(doc: dict, out: Console) -> None:
         cheapest = d["cost"][0] if d["cost"] else None
         table.add_row(d["device"]["name"], _s(d.get("forward_s")), _s(d.get("backward_s")), _s(d.get("optimizer_s")),
                       _s(d["step_s"]), _s(d["epoch_s"]), _s(d["tta_s"]),
-                      "—" if cheapest is None else f"{_usd(cheapest['usd'])} ({cheapest['instance']}, "
+                      "—" if cheapest is None else f"${cheapest['usd']:.3g} ({cheapest['instance']}, "
                                                    f"{cheapest['as_of']})")
     out.print(table)
-    if doc["epochs_to_target"] is None:
-        out.print("no TTA or cost: give --epochs (epochs to the target) for a task's census or profile",
-                  style="dim", highlight=False)
-    else:
-        out.print(f"TTA: {doc['epochs_to_target']:g} epochs ({doc['epochs_from']}) of "
-                  f"{doc['samples_per_epoch'] or '?'} samples ({doc['samples_per_epoch_from']})", highlight=False)
+    epochs = "no epochs to target: give --epochs" if doc["epochs_to_target"] is None else \
+        f"{doc['epochs_to_target']:g} epochs ({doc['epochs_from']})"
+    out.print(f"TTA: {epochs}; an epoch: {doc['samples_per_epoch'] or '?'} samples ({doc['samples_per_epoch_from']})",
+              highlight=False)
     if doc["ranking"] and doc["ranking"][0]["usd"] is not None:
         best = doc["ranking"][0]
-        out.print(f"cheapest to the target: {best['device']}, {_usd(best['usd'])} on {best['instance']} "
+        out.print(f"cheapest for {best['cost_of']}: {best['device']}, ${best['usd']:.3g} on {best['instance']} "
                   f"(price as of {best['as_of']}; predicted, not measured)", highlight=False)
     for d in doc["devices"]:
         if d["step_s"] is None:
             out.print(f"{d['device']['name']}: {d['why']}", style="dim", highlight=False)
-    seen: set[str] = set()
-    for note in [n for d in doc["devices"] for n in d.get("notes", [])] + doc["notes"]:
-        if note not in seen:
-            seen.add(note)
-            out.print(note, style="dim", highlight=False, soft_wrap=True)
+    shown = next((d for d in doc["devices"] if d["step_s"] is not None), None)
+    for note in [*(shown["notes"] if shown else []), *doc["notes"]]:
+        out.print(note, style="dim", highlight=False, soft_wrap=True)
+    if shown and len(doc["devices"]) > 1:
+        out.print("(each GPU's notes: --json)", style="dim", highlight=False)
     out.print(f"assumed: {'; '.join(doc['assumptions'])}", style="dim", highlight=False, soft_wrap=True)
     out.print(f"kernel model learned from {', '.join(doc['kernel_model']['learned_from'])} "
               f"({doc['kernel_model']['source']}); predicted in {doc['seconds']:.1f} s", style="dim",
@@ -187,6 +190,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "one), or a kernels.json `dawnbench kernels` wrote on a machine (this one's: the check); "
                           "or GPUs from their datasheets: a catalog GPU (H100, H200, A100-SXM4-40GB, L4, L40S, A10G, "
                           "T4-16GB…; gpus: every one) or a datasheet JSON file")
-    pre.add_argument("--epochs", type=float, help="epochs to target, where the path is a bare profile")
+    pre.add_argument("--epochs", type=float, help="epochs to target, where the path is a bare profile or a census")
+    pre.add_argument("--samples-per-epoch", type=int, metavar="N",
+                     help="GPUs from their datasheets: an epoch's samples, for a census of a model (a task's census "
+                          "or profile reads its training split)")
     pre.add_argument("--batch", type=int, metavar="N", help="the step at another batch: every op's recorded call "
                                                            "re-derived at N (the ops it cannot rescale are named)")

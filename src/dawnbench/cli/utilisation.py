@@ -18,8 +18,6 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.precision import PRECISIONS, labelled
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
-MAX_SEQLEN = 1 << 20            # tokens a sequence: a million is beyond any model's positions
-
 
 def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.cli.figures import profile_figures
@@ -143,8 +141,7 @@ def _census(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.batch is None:
         raise DawnbenchError("--census needs --batch B (samples a step; a language model also --seqlen S).")
     bounds.check_option("--batch", args.batch)
-    if args.seqlen is not None and not 1 <= args.seqlen <= MAX_SEQLEN:
-        raise DawnbenchError(f"--seqlen {args.seqlen}: tokens a sequence are from 1 to {MAX_SEQLEN:,}.")
+    bounds.check_option("--seqlen", args.seqlen)
     for flag in ("steps", "without", "device", "subset"):
         if getattr(args, flag):
             raise DawnbenchError(f"--{flag} does not apply to a census: nothing runs (drop it, or profile without "

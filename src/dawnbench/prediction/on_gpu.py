@@ -31,7 +31,7 @@ from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, datasheet
 from dawnbench.prediction.gpu_model import kernel_model, predict_ops
 from dawnbench.prediction.predict import _run_facts, samples_per_epoch
-from dawnbench.prediction.step import profile_folder, read_step
+from dawnbench.prediction.step import Step, profile_folder, read_step
 from dawnbench.profiling.ops import PHASES, read_ops
 
 
@@ -63,63 +63,63 @@ def sheets(names: list[str]) -> list[Datasheet]:
     return out
 
 
-def read_rows(folder: Path, notes: list[str], batch: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The folder's ops per step (each with its phase where it is a census) and what it says of itself; a measured
-    profile's at ``batch`` where given (``batch.py``: every op's call re-derived)."""
-    summary = read_json(folder / "summary.json", "profile") if (folder / "summary.json").is_file() else None
+def read_rows(folder: Path, notes: list[str], batch: int | None = None
+              ) -> tuple[list[dict[str, Any]], dict[str, Any], Step | None]:
+    """The folder's ops per step (each with its phase where it is a census), its summary, and the measured step
+    where it is a profile (at ``batch`` where given: ``batch.py`` re-derives every op's call)."""
+    summary = read_json(folder / "summary.json", "profile")
     if isinstance(summary, dict) and isinstance(summary.get("census"), dict):
-        rows = read_ops(folder, notes, census=True)
-        return rows, summary
+        if batch is not None:
+            raise DawnbenchError(f"--batch {batch}: {folder} is a census, counted at its own batch; count it again "
+                                 "at this batch (`dawnbench profile MODEL --census --batch B`).")
+        return read_ops(folder, notes, census=True), summary, None
     step = read_step(folder, notes)
     if batch is not None and batch != step.batch_size:
         step, rebatched = rebatch(step, batch)
         notes += rebatched
     rows = [{"op": o.op, "shapes": o.shapes, "args": o.args, "precision": o.precision, "calls": o.calls,
              "flops": o.flops, "bytes": o.bytes, "phase": "step"} for o in step.ops if o.calls]
-    return rows, {"task": step.task, "entry": step.entry, "precision": step.precision, "batch_size": step.batch_size,
-                  "profiled_on": step.device, "run": step.run, "_step": step}
+    return rows, {"task": step.task, "entry": step.entry, "precision": step.precision,
+                  "batch_size": step.batch_size}, step
 
 
 def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
                     progress: Callable[[str], None] = lambda line: None, batch: int | None = None,
-                    leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+                    samples: int | None = None, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
     """The folder's step on each GPU named (see the module docstring); ``batch`` re-derives a measured profile's
-    ops at another batch; ``leave_out`` fits the kernel model without those GPUs' timings (the validation's)."""
+    ops at another batch; ``samples`` is an epoch's samples (a census of a config has no task to read them from);
+    ``leave_out`` fits the kernel model without those GPUs' timings (the validation's)."""
     started = time.perf_counter()
     if not names:
         raise DawnbenchError("--device: name at least one GPU (or gpus: every one of the catalog).")
-    bounds.check_option("--epochs", epochs)
+    for flag, value in (("--epochs", epochs), ("--batch", batch), ("--samples-per-epoch", samples)):
+        bounds.check_option(flag, value)
     gpus = sheets(names)
     notes: list[str] = []
     folder = Path(path) if (Path(path) / "summary.json").is_file() else profile_folder(Path(path))
-    bounds.check_option("--batch", batch)
-    rows, summary = read_rows(folder, notes, batch)
-    if batch is not None and summary.get("census"):
-        raise DawnbenchError(f"--batch {batch}: {folder} is a census, counted at its own batch; count it again at "
-                             "this batch (`dawnbench profile MODEL --census --batch B`).")
-    census = summary.get("census")
+    rows, summary, step = read_rows(folder, notes, batch)
+    census = summary.get("census") or {}
+    run = _run_facts(folder) if step is not None else None
+    if samples is not None:
+        per_epoch, per_epoch_from = samples, "--samples-per-epoch"
+    elif step is not None or census.get("kind") == "entry":
+        per_epoch, per_epoch_from = samples_per_epoch(summary["task"], run)
+    else:
+        per_epoch, per_epoch_from = None, "unknown: a model's census has no task; give --samples-per-epoch"
+    target_epochs, epochs_from = epochs, "--epochs" if epochs is not None else None
+    for source in (run, step.run if step is not None else None):
+        if target_epochs is None and source and source.get("epochs_to_target"):
+            target_epochs, epochs_from = source["epochs_to_target"], f"the run's epochs to target ({source['dir']})"
+    batch = census.get("batch") or summary.get("batch_size")
+    steps_per_epoch = per_epoch / batch if per_epoch and batch else None
+    need = (census.get("memory") or {}).get("total_bytes")
     progress("learning the kernel model from NeuSight's timings")
     model = kernel_model(tuple(leave_out))
-    batch = (census or {}).get("batch") or summary.get("batch_size")
-    per_epoch, per_epoch_from, target_epochs, epochs_from = None, "not asked (a census of a model, not a task)", \
-        epochs, "--epochs" if epochs is not None else None
-    step = summary.get("_step")
-    if step is not None or (census or {}).get("kind") == "entry":
-        run = _run_facts(folder) if step is not None else None
-        per_epoch, per_epoch_from = samples_per_epoch(step or _TaskOnly(summary["task"]), run)
-        if target_epochs is None:
-            for source in (run, (step.run if step is not None else None)):
-                if source and source.get("epochs_to_target"):
-                    target_epochs, epochs_from = source["epochs_to_target"], f"the run's epochs to target ({source['dir']})"
-                    break
-    steps_per_epoch = per_epoch / batch if per_epoch and batch else None
-    need = ((census or {}).get("memory") or {}).get("total_bytes")
     doc: dict[str, Any] = {
         "path": str(folder), "kind": "census" if census else "profile", "task": summary.get("task"),
-        "model": (census or {}).get("model") or summary.get("entry"), "mode": (census or {}).get("mode", "train"),
-        "batch_size": batch, "seqlen": (census or {}).get("seqlen"),
-        "precision": (census or {}).get("precision") or summary.get("precision"),
-        "kernel_model": model.describe(), "memory_needed_bytes": need,
+        "model": census.get("model") or summary.get("entry"), "mode": census.get("mode", "train"),
+        "batch_size": batch, "seqlen": census.get("seqlen"), "precision": census.get("precision") or
+        summary.get("precision"), "kernel_model": model.describe(), "memory_needed_bytes": need,
         "samples_per_epoch": per_epoch, "samples_per_epoch_from": per_epoch_from, "steps_per_epoch": steps_per_epoch,
         "epochs_to_target": target_epochs, "epochs_from": epochs_from,
         "assumptions": ["ops run one after another on one stream (eager PyTorch): no overlap between kernels, no "
@@ -139,30 +139,24 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
             doc["devices"].append(row)
             continue
         predicted = predict_ops(rows, sheet, model)
-        phases = predicted["phases"]
         step_s = predicted["op_s"]
         epoch_s = step_s * steps_per_epoch if steps_per_epoch else None
         tta_s = epoch_s * target_epochs if epoch_s is not None and target_epochs else None
-        row.update({**{f"{p}_s": phases.get(p) for p in PHASES}, "step_s": step_s, "classes": predicted["classes"],
-                    "rests_on": predicted["rests_on"], "notes": predicted["notes"], "epoch_s": epoch_s,
-                    "tta_s": tta_s, "cost": costs(sheet, tta_s)})
+        row.update({**{f"{p}_s": predicted["phases"].get(p) for p in PHASES}, "step_s": step_s,
+                    "classes": predicted["classes"], "rests_on": predicted["rests_on"], "notes": predicted["notes"],
+                    "epoch_s": epoch_s, "tta_s": tta_s,
+                    "cost": costs(sheet, tta_s if tta_s is not None else step_s),
+                    "cost_of": "the time to target" if tta_s is not None else "one step"})
         doc["devices"].append(row)
     doc["ranking"] = ranking(doc["devices"])
     doc["seconds"] = time.perf_counter() - started
     return doc
 
 
-class _TaskOnly:
-    """What ``samples_per_epoch`` reads of a step, for a census of a task's entry."""
-
-    def __init__(self, task: str) -> None:
-        self.task = task
-
-
-def costs(sheet: Datasheet, tta_s: float | None) -> list[dict[str, Any]]:
-    """TTA × the on-demand price of each catalog instance with this GPU: a single-GPU instance as it is, else one
-    GPU's share of the instance (its price over its GPUs), said so."""
-    if tta_s is None or not sheet.price_accelerator:
+def costs(sheet: Datasheet, seconds: float) -> list[dict[str, Any]]:
+    """``seconds`` on each catalog instance with this GPU at its on-demand price, cheapest first: a single-GPU
+    instance as it is, else one GPU's share of the instance (its price over its GPUs), said so."""
+    if not sheet.price_accelerator:
         return []
     rows = [i for i in pricing.catalog()["instances"] if i["accelerator"] == sheet.price_accelerator]
     singles = [i for i in rows if i["accelerator_count"] == 1]
@@ -171,21 +165,21 @@ def costs(sheet: Datasheet, tta_s: float | None) -> list[dict[str, Any]]:
         hourly = i["usd_per_hour"] / i["accelerator_count"]
         out.append({"instance": i["name"] if i["accelerator_count"] == 1 else
                     f"1/{i['accelerator_count']} of {i['name']}", "provider": i["provider"],
-                    "usd_per_hour": hourly, "as_of": i["as_of"], "usd": tta_s / 3600 * hourly,
+                    "usd_per_hour": hourly, "as_of": i["as_of"], "usd": seconds / 3600 * hourly,
                     "share": i["accelerator_count"] > 1})
     return sorted(out, key=lambda c: c["usd"])
 
 
 def ranking(devices: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The GPUs that fit, cheapest to the target first (those without a price after, fastest first)."""
+    """The GPUs that fit, cheapest first (to the target where a TTA is known, else a step), those without a price
+    after, fastest first."""
     ranked = []
     for d in devices:
         if d.get("step_s") is None:
             continue
-        cheapest = d["cost"][0] if d.get("cost") else None
-        ranked.append({"device": d["device"]["name"], "tta_s": d.get("tta_s"), "step_s": d["step_s"],
-                       "usd": cheapest["usd"] if cheapest else None,
+        cheapest = d["cost"][0] if d["cost"] else None
+        ranked.append({"device": d["device"]["name"], "tta_s": d["tta_s"], "step_s": d["step_s"],
+                       "usd": cheapest["usd"] if cheapest else None, "cost_of": d["cost_of"],
                        "instance": cheapest["instance"] if cheapest else None,
                        "as_of": cheapest["as_of"] if cheapest else None})
     return sorted(ranked, key=lambda r: (r["usd"] is None, r["usd"] or 0.0, r["tta_s"] or r["step_s"]))
-

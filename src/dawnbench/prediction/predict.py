@@ -103,17 +103,18 @@ def _run_facts(path: Path) -> dict[str, Any] | None:
     return None
 
 
-def samples_per_epoch(step: Step, run: dict[str, Any] | None) -> tuple[int | None, str]:
-    """The training split's samples, and where the figure comes from."""
+def samples_per_epoch(task_name: str, run: dict[str, Any] | None) -> tuple[int | None, str]:
+    """The training split's samples of ``task_name`` (the run's own where a run record is given), and where the
+    figure comes from."""
     for evaluation in (run or {}).get("evals") or []:
         if evaluation.get("epoch") and evaluation.get("samples"):
             return round(evaluation["samples"] / evaluation["epoch"]), "the run record (samples / epoch)"
     try:
-        task = get_task(step.task)
+        task = get_task(task_name)
         spec = data.get_spec(data.base_name(task.dataset))
         count = spec.counts[task.train_split]
     except (DawnbenchError, KeyError) as err:
-        return None, f"unknown: no run record, and {step.task} is not a task with a known training split ({err})"
+        return None, f"unknown: no run record, and {task_name} is not a task with a known training split ({err})"
     unit = " (questions; the windows an entry steps over are a few per cent more)" if spec.kind == "questions" else ""
     return count, f"the official {spec.name} training split{unit}"
 
@@ -139,7 +140,7 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
     if run is None and (step.run or {}).get("samples_per_epoch"):
         per_epoch, per_epoch_from = step.run["samples_per_epoch"], f"the run the profile was made from ({step.run['dir']})"
     else:
-        per_epoch, per_epoch_from = samples_per_epoch(step, run)
+        per_epoch, per_epoch_from = samples_per_epoch(step.task, run)
     steps_per_epoch = per_epoch / step.batch_size if per_epoch and step.batch_size else None
     if steps_per_epoch is not None and steps_per_epoch < 1:
         notes.append(f"batch {step.batch_size:,} is larger than the {per_epoch:,} samples of an epoch: an epoch is "

@@ -94,7 +94,10 @@ class _Counter(TorchDispatchMode):
 
 def _shapes(args: tuple, kwargs: dict, inputs: list[torch.Tensor]) -> str:
     """The inputs' shapes as ``ops.tsv`` holds them; a multi-tensor op's (the optimizer's ``_foreach_*`` over every
-    parameter) each list as one flat length — its elements in all — so the row stays one line a reader takes."""
+    parameter) each list as one flat length — its elements in all — so the row stays one line a reader takes. An
+    empty tensor (an empty key-value cache a ``cat`` extends) is left out: it holds and moves nothing, and a
+    dimension of 0 is no shape the reader takes."""
+    inputs = [t for t in inputs if t.numel() or not t.dim()]
     if len(inputs) <= MAX_LISTED:
         return ", ".join("x".join(map(str, t.shape)) or "scalar" for t in inputs)
     parts = []
@@ -179,9 +182,9 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
         "memory": {"parameters_bytes": param_bytes, "gradients_bytes": grads, "optimizer_bytes": optimizer_bytes,
                    "activations_bytes": activations,
                    "total_bytes": param_bytes + grads + optimizer_bytes + activations,
-                   "how": "parameters + gradients + optimizer state + activations saved for the backward (each "
-                          "storage once); inference: parameters + the largest op's traffic. No allocator "
-                          "fragmentation or workspace"},
+                   "how": ("parameters + gradients + optimizer state + the activations saved for the backward "
+                           "(each storage once)" if mode == "train" else "parameters + the largest op's inputs and "
+                           "outputs") + "; no allocator fragmentation or workspace"},
         "seconds": time.perf_counter() - started},
         "entry": model.name, "precision": precision, "batch_size": batch, "rows": len(rows)}
     return {"summary": summary, "rows": rows}
