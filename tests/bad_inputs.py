@@ -249,6 +249,28 @@ def _linked(target: Path) -> Path:
     return link
 
 
+def _folder(w: Path) -> Path:
+    (w / "elsewhere").mkdir()
+    return w / "elsewhere"
+
+
+def _census(w: Path, change: tuple | None = None) -> Path:
+    """A census folder as ``profile --census`` writes it (a tiny model's), its summary's ``census`` ``change``d:
+    (field, value) — a dict merged into the field's — or (None, value): the whole ``census`` replaced."""
+    from dawnbench.profiling.census import census, hf_config_model, write_census
+    folder = w / "census"
+    write_census(census(hf_config_model(_config(w), "train"), 1, 8, "train"), folder)
+    if change is not None:
+        doc = json.loads((folder / "summary.json").read_text())
+        field, value = change
+        if field is None:
+            doc["census"] = value
+        else:
+            doc["census"][field] = {**doc["census"][field], **value} if isinstance(value, dict) else value
+        (folder / "summary.json").write_text(json.dumps(doc))
+    return folder
+
+
 def _taken(w: Path) -> Path:
     """A census folder that holds a census already (an earlier command's)."""
     (w / "taken").mkdir()
@@ -586,6 +608,22 @@ CASES: list[tuple[str, str, ArgsOf]] = [
                                       "tf32"]),
         ("entry-file", lambda w: ["mnist", "--census", "--batch", "1", "--entry", str(w / "mine.py")]),
         ("steps-given", lambda w: ["mnist", "--census", "--batch", "1", "--steps", "3"]))],
+    *[(f"w7-census-summary-{name}", "refused", (lambda change: lambda w, run: [
+        "predict", _census(w, change), "--device", "H100"])(change)) for name, change in (
+        ("batch-1e308", ("batch", 1e308)), ("batch-zero", ("batch", 0)), ("batch-bool", ("batch", True)),
+        ("memory-negative", ("memory", {"total_bytes": -1})), ("memory-not-its-parts", ("memory", {"total_bytes": 7})),
+        ("mode-other", ("mode", "sideways")), ("not-an-object", (None, [1])))],
+    ("w7-census-to-explain", "refused", lambda w, run: ["explain", _census(w)]),
+    ("w7-census-to-deepbench", "refused", lambda w, run: ["predict", _census(w), "--device", "V100"]),
+    ("w7-sheet-device-control", "refused", lambda w, run: [
+        "predict", _profile(w), "--device", _sheet(w, {"Device": "My\x1b[31mGPU\nx"})]),
+    *[(f"w7-census-config-{name}", "refused", (lambda change: lambda w, run: [
+        "profile", _config(w, change), "--census", "--batch", "1", "--seqlen", "8", "--out", w / "c"])(change))
+      for name, change in (("layers-negative", {"num_hidden_layers": -2}), ("size-bool", {"hidden_size": True}),
+                           ("trillions", {"hidden_size": 1_000_000, "intermediate_size": 4_000_000}),
+                           ("whisper-padding", {"model_type": "whisper", "d_model": 32}))],
+    ("w7-census-out-through-link", "refused", lambda w, run: [
+        "profile", _config(w), "--census", "--batch", "1", "--seqlen", "8", "--out", _linked(_folder(w)) / "sub"]),
     ("w7-census-out-taken", "refused", lambda w, run: [
         "profile", _config(w), "--census", "--batch", "1", "--seqlen", "8", "--out", _taken(w)]),
 

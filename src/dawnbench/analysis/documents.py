@@ -264,6 +264,10 @@ def _kernel_row(row: Any, i: int, roofs: dict[str, float], bandwidth: float | No
 
 def profile(doc: Any, path: Path) -> tuple[dict[str, Any] | None, list[str]]:
     """A profile's ``summary.json``, checked; ``None`` and a note when its step cannot be true."""
+    if isinstance(doc, dict) and "census" in doc:
+        raise FileError(path, "the summary of a census (`profile --census`): nothing ran, so there are no times to "
+                              "explain or to predict from on a DeepBench device or a kernels.json; predict it on GPUs "
+                              "from their datasheets (`dawnbench predict DIR --device gpus`).")
     if not isinstance(doc, dict) or not isinstance(doc.get("task"), str) or "window_s" not in doc:
         raise FileError(path, "not the summary.json of `dawnbench profile` (it needs task and window_s).")
     schema.load(ProfileSummary, doc, path, fix="Profile again.")

@@ -159,6 +159,10 @@ def _census(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise DawnbenchError(f"--seqlen applies to a language model's config; {target}'s inputs have a fixed shape.")
     folder = Path(args.out or f"census/{Path(target).stem}-{mode}-b{args.batch}"
                   + (f"-s{args.seqlen}" if args.seqlen else ""))
+    for step in (folder, *folder.parents):          # written through no link, at any step of the path
+        if step.is_symlink():
+            raise DawnbenchError(f"--out {folder}: {step} is a symbolic link; the census is written only where the "
+                                 "path says, never through a link. Pass the folder it points at.")
     for name in ("ops.tsv", "summary.json"):
         if os.path.lexists(folder / name) and not args.force:
             raise DawnbenchError(f"--out {folder}: it already holds {name}; pass another folder, or --force to "

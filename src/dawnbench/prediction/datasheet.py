@@ -41,6 +41,7 @@ LIMITS = {"Mem_Bw": (1.0, 100_000.0, "GB/s", "memory bandwidth"),
           "Dev_Mem": (0.5, 16_384.0, "GB", "memory")}
 TENSOR_PRECISIONS = ("tf32", "bf16", "fp16")
 MAX_TENSOR_GFLOPS = 100_000_000.0            # 100 PFLOP/s dense on one GPU: none comes near it
+MAX_NAME = 200
 CORES_CLOCK_SLACK = 1.5                      # SingleFLOPs against SMs × cores × clock × 2: within this factor
 FIX = ("A datasheet is a JSON object with Mem_Bw (GB/s), Num_Sm, Core_Per_SM, Freq (MHz), SingleFLOPs (GFLOP/s), "
        "L2Cache (MB) and Dev_Mem (GB), optionally tensor_gflops {tf32, bf16, fp16} and sources {field: text}; "
@@ -130,8 +131,9 @@ def check(doc: Any, where: str) -> Datasheet:
         raise DawnbenchError(f"{where}: field 'sources' is not an object of field: text. {FIX}")
     name = doc.get("name") or doc.get("Device") or where
     label = doc.get("label") or doc.get("Device") or str(name)
-    if not isinstance(name, str) or not isinstance(label, str):
-        raise DawnbenchError(f"{where}: 'name', 'label' and 'Device' are text. {FIX}")
+    if not all(isinstance(text, str) and text.isprintable() and 0 < len(text) <= MAX_NAME for text in (name, label)):
+        raise DawnbenchError(f"{where}: 'name', 'label' and 'Device' are printable text of 1 to {MAX_NAME} characters "
+                             f"(no control characters). {FIX}")
     return Datasheet(name, label, figures, rates, {str(k): v for k, v in sources.items()},
                      doc.get("price_accelerator") if isinstance(doc.get("price_accelerator"), str) else None)
 

@@ -347,5 +347,6 @@ def device_model(name: str) -> DeviceModel:
     if path.suffix == ".json" or path.is_file():
         return DeviceModel.measured(path)
     raise DawnbenchError(f"--device {name}: neither a device DeepBench published ({', '.join(DEVICES)}) nor a "
-                         "kernels.json file. Name one of those devices, or pass the kernels.json `dawnbench kernels` "
-                         "wrote on a machine (this one: `dawnbench kernels --quick`).")
+                         "kernels.json file, nor a GPU of the datasheet catalog. Name one of those devices, pass the "
+                         "kernels.json `dawnbench kernels` wrote on a machine (this one: `dawnbench kernels --quick`), "
+                         "or name a catalog GPU (H100, H200, L4, A10G…; gpus: every one) or a datasheet JSON file.")

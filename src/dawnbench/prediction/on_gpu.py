@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dawnbench import bounds, pricing
-from dawnbench.errors import DawnbenchError
+from dawnbench import bounds, pricing, schema
+from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import read_json
 from dawnbench.kernels.published import DEVICES
 from dawnbench.prediction.batch import rebatch
@@ -32,7 +32,10 @@ from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, dat
 from dawnbench.prediction.gpu_model import kernel_model, predict_ops
 from dawnbench.prediction.predict import _run_facts, samples_per_epoch
 from dawnbench.prediction.step import Step, profile_folder, read_step
+from dawnbench.profiling.census import Census
 from dawnbench.profiling.ops import PHASES, read_ops
+
+MEMORY_PARTS = ("parameters", "gradients", "optimizer", "activations")
 
 
 def is_datasheet(name: str) -> bool:
@@ -68,7 +71,13 @@ def read_rows(folder: Path, notes: list[str], batch: int | None = None
     """The folder's ops per step (each with its phase where it is a census), its summary, and the measured step
     where it is a profile (at ``batch`` where given: ``batch.py`` re-derives every op's call)."""
     summary = read_json(folder / "summary.json", "profile")
-    if isinstance(summary, dict) and isinstance(summary.get("census"), dict):
+    if isinstance(summary, dict) and "census" in summary:
+        fix = "It is not what `dawnbench profile --census` writes; count the model again."
+        schema.load(Census, summary["census"], folder / "summary.json", fix=fix)
+        memory = summary["census"]["memory"]
+        if memory["total_bytes"] != sum(memory[f"{part}_bytes"] for part in MEMORY_PARTS):
+            raise FileError(folder / "summary.json", f"census.memory.total_bytes is not the sum of its parts "
+                                                     f"({', '.join(MEMORY_PARTS)}). {fix}")
         if batch is not None:
             raise DawnbenchError(f"--batch {batch}: {folder} is a census, counted at its own batch; count it again "
                                  "at this batch (`dawnbench profile MODEL --census --batch B`).")

@@ -27,17 +27,21 @@ optimizers live inside their ``train`` loops; the census says which it used).
 
 from __future__ import annotations
 
+import re
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import torch
+from pydantic import Field
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+from typing_extensions import TypedDict
 
+from dawnbench import schema
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import atomic_write_json, atomic_write_text, read_json
 from dawnbench.profiling.calls import layouts, traffic
@@ -47,7 +51,34 @@ from dawnbench.profiling.ops import CENSUS_COLUMNS, LOW_PRECISION, PHASES, _prob
 HEADS = {"train": {"bert": "AutoModelForPreTraining"}, "inference": {"bert": "AutoModelForSequenceClassification"}}
 SEQ2SEQ = {"switch_transformers", "t5", "mt5", "bart", "mbart", "pegasus", "marian"}
 MAX_LISTED = 16                    # inputs listed one by one; more (a multi-tensor op) are summed per list
+SIZE_FIELD = re.compile(r"(?:_size|_dim|_layers|_heads|_positions|^n_(?:layer|head|embd|inner|positions|ctx))$")
+MAX_PARAMETERS = 1e13              # no model has been trained at ten trillion parameters: a config past it is a typo
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+class CensusMemory(TypedDict):
+    parameters_bytes: schema.Bytes
+    gradients_bytes: schema.Bytes
+    optimizer_bytes: schema.Bytes
+    activations_bytes: schema.Bytes
+    total_bytes: schema.Bytes
+    how: schema.Message
+
+
+class Census(TypedDict):
+    """The ``census`` of a census's ``summary.json``: what ``predict`` reads of it, each figure in its range."""
+    model: schema.Text
+    kind: Literal["huggingface", "entry"]
+    mode: Literal["train", "inference"]
+    batch: Annotated[int, Field(strict=True, ge=1, le=65_536)]          # bounds.py's --batch
+    seqlen: Annotated[int, Field(strict=True, ge=1, le=1 << 20)] | None  # bounds.py's --seqlen
+    precision: schema.Precision
+    optimizer: schema.Text | None
+    parameters: Annotated[int, Field(strict=True, ge=1, le=int(MAX_PARAMETERS))]
+    phases: dict[Literal["forward", "loss", "backward", "optimizer"], dict[Literal["flops", "bytes", "calls"],
+                                                                           schema.NonNegative]]
+    memory: CensusMemory
+    seconds: schema.Seconds
 
 
 @dataclass
@@ -153,12 +184,16 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
             with counter, torch.no_grad(), autocast:
                 progress("forward")
                 model.model(**inputs)
-    except (RuntimeError, NotImplementedError, ValueError, TypeError, IndexError) as err:
+    except Exception as err:          # noqa: BLE001 — the model's own code (transformers, an entry) may raise anything
         raise DawnbenchError(f"{model.name}: the census could not trace its {mode} step on the meta device "
                              f"({type(err).__name__}: {str(err).splitlines()[0][:300] if str(err) else '-'}). A "
                              "model whose forward reads tensor values (data-dependent shapes, .item()) cannot be "
                              "counted without running it: profile it on a machine instead (`dawnbench profile`)."
                              ) from None
+    parameters = sum(p.numel() for p in params)
+    if not 1 <= parameters <= MAX_PARAMETERS:
+        raise DawnbenchError(f"{model.name}: {parameters:,} parameters — no model trained has that many (from 1 to "
+                             f"{MAX_PARAMETERS:,.0f}); check the config's sizes.")
     rows = []
     for (op, shapes, dtype, args, layout, phase), g in counter.rows.items():
         low = next((name for d, name in LOW_PRECISION.items() if dtype == str(d).removeprefix("torch.")), None)
@@ -178,7 +213,7 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
     summary = {"task": model.task or model.name, "census": {
         "model": model.name, "kind": model.kind, "mode": mode, "batch": batch, "seqlen": seqlen,
         "precision": precision, "optimizer": model.optimizer if mode == "train" else None,
-        "parameters": sum(p.numel() for p in params), "phases": phases,
+        "parameters": parameters, "phases": phases,
         "memory": {"parameters_bytes": param_bytes, "gradients_bytes": grads, "optimizer_bytes": optimizer_bytes,
                    "activations_bytes": activations,
                    "total_bytes": param_bytes + grads + optimizer_bytes + activations,
@@ -199,9 +234,11 @@ class _nothing:
 
 
 def write_census(doc: dict[str, Any], out: Path) -> None:
-    """``ops.tsv`` (the profile's columns and ``phase``) and ``summary.json`` in ``out``."""
+    """``ops.tsv`` (the profile's columns and ``phase``) and ``summary.json`` in ``out``; the summary passes the
+    declaration its reader holds it to (:class:`Census`) before anything is written."""
     import csv
     import io
+    schema.load(Census, doc["summary"]["census"], out / "summary.json", fix="This is a bug: please report it.")
     out.mkdir(parents=True, exist_ok=True)
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
@@ -219,10 +256,15 @@ def hf_config_model(path: Path, mode: str) -> CensusModel:
     config_dict = read_json(Path(path), "Hugging Face config")
     import transformers
     from transformers import CONFIG_MAPPING
+    transformers.logging.set_verbosity_error()   # its warnings of a config's odd fields: the refusal below says it
     kind = config_dict.get("model_type") if isinstance(config_dict, dict) else None
     if not isinstance(kind, str) or kind not in CONFIG_MAPPING:
         raise FileError(path, f"field 'model_type' is {kind!r}, not a model type transformers knows (a config.json "
                               "names one, e.g. bert, gpt2, opt, llama). Pass a model's config.json.")
+    for key, value in config_dict.items():
+        if SIZE_FIELD.search(key) and (isinstance(value, bool) or isinstance(value, int) and value < 1):
+            raise FileError(path, f"field {key!r} is {value!r}: a size or count of a model is a whole number of at "
+                                  "least 1. Check it against the model's documented config.")
     try:
         config = transformers.AutoConfig.for_model(**{k: v for k, v in config_dict.items()
                                                       if k not in ("architectures", "transformers_version")})
@@ -230,7 +272,7 @@ def hf_config_model(path: Path, mode: str) -> CensusModel:
                                                  "AutoModelForCausalLM")
         with torch.device("meta"):
             model = getattr(transformers, head).from_config(config, attn_implementation="eager")
-    except (ValueError, TypeError, KeyError, AttributeError, RuntimeError) as err:
+    except Exception as err:          # noqa: BLE001 — transformers' own checks raise many kinds on a bad config
         raise FileError(path, f"transformers cannot build a {kind} model from it ({type(err).__name__}: "
                               f"{str(err).splitlines()[0][:200] if str(err) else '-'}). Check its fields against "
                               "the model's documented config.") from None
