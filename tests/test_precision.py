@@ -275,7 +275,7 @@ def test_cifar10_from_the_pinned_npm_tarball(tmp_path, monkeypatch, cifar10_read
     (["--precision", "fp64"], "--precision 'fp64': write one of"),
     (["--device", "cpu:1"], "--device cpu:1: dawnbench measures on cpu or cuda[:N] devices"),
     (["--device", "cpu", "--sections", "cifar10", "--precision", "tf32"], "--precision tf32 on cpu"),
-    (["--out", "/proc/no-such-folder"], "--out /proc/no-such-folder: cannot make this folder"),
+    (["--precision", "fp32", "--out", "/proc/no-such-folder"], "--out /proc/no-such-folder: cannot make this folder"),
 ])
 def test_the_gpu_suite_refuses_a_bad_option_before_it_measures_anything(argv, said, monkeypatch, capsys):
     """A bad option found after the roofs and two sections would waste a lent GPU's minutes: refused first."""
