@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from dawnbench.errors import DawnbenchError, FileError
+from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 
 FIELDS = ("Mem_Bw", "Num_Sm", "Core_Per_SM", "Freq", "SingleFLOPs", "L2Cache", "Dev_Mem")
@@ -176,11 +176,7 @@ def datasheet(name: str) -> Datasheet:
     if path.suffix.lower() != ".json":
         raise DawnbenchError(f"--device {name}: not a GPU of the catalog ({', '.join(catalog())}) nor a datasheet "
                              f"JSON file. {FIX}")
-    doc = read_json(path, "GPU datasheet")
-    try:
-        sheet = check(doc, str(path))
-    except FileError:
-        raise
-    return Datasheet(sheet.name if sheet.name != str(path) else path.stem, sheet.label if sheet.label != str(path)
-                     else path.stem, sheet.figures, sheet.tensor_gflops, sheet.sources, sheet.price_accelerator,
-                     str(path))
+    sheet = check(read_json(path, "GPU datasheet"), str(path))
+    unnamed = sheet.name == str(path)          # no name, label or Device in it: the file's own name
+    return replace(sheet, name=path.stem if unnamed else sheet.name,
+                   label=path.stem if sheet.label == str(path) else sheet.label, origin=str(path))

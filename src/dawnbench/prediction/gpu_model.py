@@ -113,19 +113,30 @@ def features(k: Kernel, sheet: Datasheet, peak: float) -> list[float]:
     return out
 
 
+def _gemm(b: int, m: int, n: int, k: int, element: int) -> Kernel:
+    """``b`` multiplies of an m×k by a k×n matrix: their FLOPs and least bytes."""
+    return Kernel("gemm", (b, m, n, k), 2.0 * b * m * n * k, float(element * b * (m * k + k * n + m * n)))
+
+
+def _conv(x: list[int], w: list[int], stride: int, pad: int, element: int) -> Kernel:
+    """A 2-D convolution of an N×C×H×W input by a K×C×R×S filter, in NeuSight's terms (its height and the filter's
+    height stand for both sides: NeuSight timed square ones)."""
+    n, c, h, width = x
+    side = (h + 2 * pad - w[2]) // stride + 1
+    return Kernel("conv", (n, c, w[0], w[2], h, stride, pad), 2.0 * n * w[0] * side * side * c * w[2] * w[3],
+                  float(element * (n * c * h * width + w[0] * c * w[2] * w[3] + n * w[0] * side * side)))
+
+
 def _neusight_kernel(op: str, dims: list[int]) -> Kernel:
     """A NeuSight timing's kernel (fp32) in the model's terms."""
     cls = NEUSIGHT_CLASS.get(op, "elementwise")
     if cls == "gemm":
         b, m, n, k = dims
-        if op == "linear":         # input (B, M, K) by a weight (N, K): one GEMM of B·M rows
-            b, m = 1, b * m
-        return Kernel(cls, (b, m, n, k), 2.0 * b * m * n * k, FP32_BYTES * b * (m * k + k * n + m * n))
+        # linear: input (B, M, K) by a weight (N, K), one GEMM of B·M rows
+        return _gemm(1, b * m, n, k, FP32_BYTES) if op == "linear" else _gemm(b, m, n, k, FP32_BYTES)
     if cls == "conv":
         b, c_in, c_out, r, size, stride, pad = dims
-        side = (size + 2 * pad - r) // stride + 1
-        return Kernel(cls, tuple(dims), 2.0 * b * c_out * side * side * c_in * r * r,
-                      FP32_BYTES * (b * c_in * size * size + c_out * c_in * r * r + b * c_out * side * side))
+        return _conv([b, c_in, size, size], [c_out, c_in, r, r], stride, pad, FP32_BYTES)
     b, h = dims
     if cls in ("softmax", "layernorm"):
         return Kernel(cls, (b, h), 5.0 * b * h, 2.0 * FP32_BYTES * b * h)
@@ -162,7 +173,8 @@ class ClassModel:
         self.gpus = gpus
         self.floor_s = float(np.median([np.percentile([s for g, _, s in rows if g == gpu], 1) for gpu in gpus]))
         fp32 = {gpu: sheets[gpu].peak("fp32")[0] for gpu in gpus}
-        targets = [math.log(seconds / self.baseline(kernel, sheets[gpu], fp32[gpu])) for gpu, kernel, seconds in rows]
+        bases = [self.baseline(kernel, sheets[gpu], fp32[gpu]) for gpu, kernel, _ in rows]
+        targets = [math.log(seconds / base) for (_, _, seconds), base in zip(rows, bases)]
         # Each GPU's own offset (the median of its log(time / baseline)): how far its kernels stay from its
         # datasheet at large; the regression learns the shape's part on top of it.
         large = [max(k.flops / fp32[g], k.bytes / sheets[g].bandwidth) > LARGE * self.floor_s for g, k, _ in rows]
@@ -174,9 +186,7 @@ class ClassModel:
         x, y = [], []
         for i in picked:
             gpu, kernel, _ = rows[i]
-            sheet = sheets[gpu]
-            base = self.baseline(kernel, sheet, fp32[gpu])
-            x.append(features(kernel, sheet, fp32[gpu]) + [_log2(base / self.floor_s)])
+            x.append(features(kernel, sheets[gpu], fp32[gpu]) + [_log2(bases[i] / self.floor_s)])
             y.append(targets[i] - self.offsets[gpu])
         self.regression = HistGradientBoostingRegressor(max_iter=200, random_state=SEED).fit(np.array(x), np.array(y))
 
@@ -237,57 +247,47 @@ def kernel_model(leave_out: tuple[str, ...] = ()) -> KernelModel:
 
 
 # --- a profile's or census's op as kernels -------------------------------------------------------------------
-def op_kernels(op: str, shapes: str, args: str, precision: str, flops: float, bytes_: float, calls: float
-               ) -> tuple[list[Kernel], str | None]:
-    """The kernels one call of an op runs, in the model's classes; or none and why (the roofline takes it)."""
-    base = op.split("::")[-1].split(".")[0]
+def op_kernels(row: dict[str, Any]) -> list[Kernel]:
+    """The kernels one call of an ``ops.tsv`` row runs, in the model's classes; none where it has no class (or its
+    shapes do not make one: the roofline takes it, named by ``predict_ops``)."""
+    base = row["op"].split("::")[-1].split(".")[0]
     try:
-        dims = [d for d in parse_shapes(shapes)]
-        arg_values = parse_args(args)
-    except ValueError as err:
-        return [], str(err)
-    size = BYTES.get(precision, FP32_BYTES)
-    per_call_flops, per_call_bytes = flops / calls if calls else 0.0, bytes_ / calls if calls else 0.0
-    cls = op_class(op)
+        dims, arg_values = parse_shapes(row["shapes"]), parse_args(row.get("args") or "")
+    except ValueError:
+        return []
+    size = BYTES.get(row["precision"], FP32_BYTES)
+    per_call_flops = (row.get("flops") or 0.0) / row["calls"]
+    per_call_bytes = (row.get("bytes") or 0.0) / row["calls"]
+    cls = op_class(row["op"])
     if cls == MATMUL and base in ("mm", "addmm", "bmm", "baddbmm"):
         mats = [d for d in dims if len(d) in (2, 3)]
         mats = mats[-2:] if base in ("addmm", "baddbmm") else mats[:2]
         if len(mats) != 2 or len(mats[0]) != len(mats[1]) or mats[0][-1] != mats[1][-2]:
-            return [], f"{base} with inputs {shapes}: not two matrices"
+            return []
         (*batch, m, k), (*_, _, n) = mats
-        b = batch[0] if batch else 1
-        return [Kernel("gemm", (b, m, n, k), 2.0 * b * m * n * k, float(size * b * (m * k + k * n + m * n)))], None
+        return [_gemm(batch[0] if batch else 1, m, n, k, size)]
     if cls == CONV_FWD or base == "convolution_backward":
         x, w = (dims[0], dims[1]) if cls == CONV_FWD else (dims[1], dims[2]) if len(dims) >= 3 else ([], [])
         if len(x) != 4 or len(w) != 4 or arg_values.get("groups", [1]) != [1]:
-            return [], f"{base} with inputs {shapes}: not a 2-D ungrouped convolution"
-        stride, pad = arg_values.get("stride", [1])[0], arg_values.get("padding", [0])[0]
-        n, c, h, _ = x
-        forward = Kernel("conv", (n, c, w[0], w[2], h, stride, pad), 0.0, 0.0)
-        side = (h + 2 * pad - w[2]) // stride + 1
-        work = 2.0 * n * w[0] * side * side * c * w[2] * w[3]
-        moved = float(size * (n * c * h * x[3] + w[0] * c * w[2] * w[3] + n * w[0] * side * side))
-        forward = Kernel("conv", forward.dims, work, moved)
-        if cls == CONV_FWD:
-            return [forward], None
-        both = per_call_flops > 1.5 * work
-        return [forward, forward] if both else [forward], None
+            return []
+        forward = _conv(x, w, arg_values.get("stride", [1])[0], arg_values.get("padding", [0])[0], size)
+        both = cls != CONV_FWD and per_call_flops > 1.5 * forward.flops   # wrt inputs too, not the weights' alone
+        return [forward, forward] if both else [forward]
     if base in SOFTMAX or base in LAYER_NORM:
         x = dims[0] if dims else []
         if not x:
-            return [], f"{base} of a scalar"
+            return []
         h, b = x[-1], math.prod(x[:-1]) or 1
-        scale = LAYER_NORM.get(base, 1.0)
         return [Kernel("softmax" if base in SOFTMAX else "layernorm", (b, h), 5.0 * b * h,
-                       scale * 2.0 * size * b * h)], None
+                       LAYER_NORM.get(base, 1.0) * 2.0 * size * b * h)]
     if cls == ELEMENTWISE and per_call_bytes > 0:
         largest = max(dims, key=lambda d: math.prod(d), default=[])
         elements = math.prod(largest) if largest else 1
         h, b = (largest[-1], elements // largest[-1]) if largest else (1, 1)
         operands = max(2, round(per_call_bytes / (size * elements))) if elements else 2
         kind = 2 if base.rstrip("_") in TRANSCENDENTAL else 1 if base.startswith("div") else 0
-        return [Kernel("elementwise", (max(b, 1), max(h, 1)), float(elements), per_call_bytes, operands, kind)], None
-    return [], None
+        return [Kernel("elementwise", (max(b, 1), max(h, 1)), float(elements), per_call_bytes, operands, kind)]
+    return []
 
 
 def predict_ops(rows: list[dict[str, Any]], sheet: Datasheet, model: KernelModel) -> dict[str, Any]:
@@ -299,8 +299,7 @@ def predict_ops(rows: list[dict[str, Any]], sheet: Datasheet, model: KernelModel
     rests = ["roofline"] * len(rows)
     by_precision: dict[str, list[tuple[int, Kernel]]] = {}
     for i, row in enumerate(rows):
-        found, _ = op_kernels(row["op"], row["shapes"], row.get("args") or "", row["precision"],
-                              row.get("flops") or 0.0, row.get("bytes") or 0.0, row["calls"])
+        found = op_kernels(row)
         by_precision.setdefault(row["precision"], []).extend((i, k) for k in found)
         if found:
             rests[i] = "model"

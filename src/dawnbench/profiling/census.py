@@ -27,6 +27,7 @@ optimizers live inside their ``train`` loops; the census says which it used).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections import defaultdict
@@ -38,15 +39,13 @@ from typing import Annotated, Any, Literal
 import torch
 from pydantic import Field
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
 from typing_extensions import TypedDict
 
 from dawnbench import schema
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.io import atomic_write_json, atomic_write_text, read_json
-from dawnbench.profiling.calls import layouts, traffic
-from dawnbench.profiling.flops import op_flops
-from dawnbench.profiling.ops import CENSUS_COLUMNS, LOW_PRECISION, PHASES, _problem_args
+from dawnbench.io import atomic_write_json, read_json
+from dawnbench.profiling.calls import layouts
+from dawnbench.profiling.ops import CENSUS_COLUMNS, PHASES, _precision_of, _problem_args, call_facts, write_ops
 
 HEADS = {"train": {"bert": "AutoModelForPreTraining"}, "inference": {"bert": "AutoModelForSequenceClassification"}}
 SEQ2SEQ = {"switch_transformers", "t5", "mt5", "bart", "mbart", "pegasus", "marian"}
@@ -107,18 +106,12 @@ class _Counter(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
-        outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        floats = [t.dtype for t in inputs if t.is_floating_point()] or [t.dtype for t in outputs]
-        dtype = max(floats, key=lambda d: torch.finfo(d).bits if d.is_floating_point else 0, default=None)
-        moved = traffic(func, args, kwargs, out)
+        inputs, dtype, flops, moved = call_facts(func, args, kwargs, out)
         self.largest_op_bytes = max(self.largest_op_bytes, moved)
-        key = (f"aten::{func._overloadpacket.__name__}", _shapes(args, kwargs, inputs),
-               str(dtype).removeprefix("torch.") if dtype is not None else "-", _problem_args(func, args, kwargs),
-               layouts(args, kwargs), self.phase)
-        row = self.rows[key]
+        row = self.rows[(f"aten::{func._overloadpacket.__name__}", _shapes(args, kwargs, inputs), dtype,
+                         _problem_args(func, args, kwargs), layouts(args, kwargs), self.phase)]
         row["calls"] += 1
-        row["flops"] += op_flops(func, args, kwargs, out)
+        row["flops"] += flops
         row["bytes"] += moved
         return out
 
@@ -156,10 +149,14 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
         saved.setdefault(t.untyped_storage()._cdata, t.untyped_storage().nbytes())
         return t
 
-    params = [p for p in model.model.parameters()]
+    params = list(model.model.parameters())
+    parameters = sum(p.numel() for p in params)
+    if not 1 <= parameters <= MAX_PARAMETERS:
+        raise DawnbenchError(f"{model.name}: {parameters:,} parameters — no model trained has that many (from 1 to "
+                             f"{MAX_PARAMETERS:,.0f}); check the config's sizes.")
     param_bytes = sum(p.numel() * p.element_size() for p in params)
     optimizer_bytes = 0
-    autocast = torch.autocast("cpu", dtype=DTYPES[precision]) if precision != "fp32" else _nothing()
+    autocast = torch.autocast("cpu", dtype=DTYPES[precision]) if precision != "fp32" else contextlib.nullcontext()
     try:
         if mode == "train":
             model.model.train()
@@ -190,15 +187,11 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
                              "model whose forward reads tensor values (data-dependent shapes, .item()) cannot be "
                              "counted without running it: profile it on a machine instead (`dawnbench profile`)."
                              ) from None
-    parameters = sum(p.numel() for p in params)
-    if not 1 <= parameters <= MAX_PARAMETERS:
-        raise DawnbenchError(f"{model.name}: {parameters:,} parameters — no model trained has that many (from 1 to "
-                             f"{MAX_PARAMETERS:,.0f}); check the config's sizes.")
     rows = []
     for (op, shapes, dtype, args, layout, phase), g in counter.rows.items():
-        low = next((name for d, name in LOW_PRECISION.items() if dtype == str(d).removeprefix("torch.")), None)
         intensity = g["flops"] / g["bytes"] if g["bytes"] else None
-        rows.append({"op": op, "shapes": shapes, "dtype": dtype, "precision": low or "fp32", "calls": int(g["calls"]),
+        rows.append({"op": op, "shapes": shapes, "dtype": dtype, "precision": _precision_of(dtype, "fp32"),
+                     "calls": int(g["calls"]),
                      "time_s": 0.0, "share": None, "flops": g["flops"], "bytes": g["bytes"], "intensity": intensity,
                      "flops_per_s": None, "bytes_per_s": None, "fraction_of_roof": None,
                      "bound": "overhead" if not g["flops"] and not g["bytes"] else "",
@@ -225,28 +218,12 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
     return {"summary": summary, "rows": rows}
 
 
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
 def write_census(doc: dict[str, Any], out: Path) -> None:
     """``ops.tsv`` (the profile's columns and ``phase``) and ``summary.json`` in ``out``; the summary passes the
     declaration its reader holds it to (:class:`Census`) before anything is written."""
-    import csv
-    import io
     schema.load(Census, doc["summary"]["census"], out / "summary.json", fix="This is a bug: please report it.")
     out.mkdir(parents=True, exist_ok=True)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
-    writer.writerow(CENSUS_COLUMNS)
-    for r in doc["rows"]:
-        writer.writerow(["" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c])
-                         for c in CENSUS_COLUMNS])
-    atomic_write_text(out / "ops.tsv", buffer.getvalue())
+    write_ops(doc["rows"], out / "ops.tsv", CENSUS_COLUMNS)
     atomic_write_json(out / "summary.json", {**doc["summary"], "out": str(out)})
 
 

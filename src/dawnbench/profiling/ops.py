@@ -105,21 +105,25 @@ class _Census(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        packet = func._overloadpacket
-        flops = op_flops(func, args, kwargs, out)
-        inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
-        outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        moved = traffic(func, args, kwargs, out)
-        floats = [t.dtype for t in inputs if t.is_floating_point()] or [t.dtype for t in outputs]
-        dtype = max(floats, key=lambda d: torch.finfo(d).bits if d.is_floating_point else 0, default=None)
+        inputs, dtype, flops, moved = call_facts(func, args, kwargs, out)
         call = "" if moved == 0 else encode(func, args, kwargs)     # views and bookkeeping are not replayed
-        self.calls.append(OpCall(f"aten::{packet.__name__}", ", ".join("x".join(map(str, t.shape)) or "scalar"
-                                                                       for t in inputs),
-                                 str(dtype).removeprefix("torch.") if dtype is not None else "-", flops, moved,
-                                 _dims([list(t.shape) for t in inputs]), sum(t.numel() for t in inputs),
+        self.calls.append(OpCall(f"aten::{func._overloadpacket.__name__}",
+                                 ", ".join("x".join(map(str, t.shape)) or "scalar" for t in inputs), dtype, flops,
+                                 moved, _dims([list(t.shape) for t in inputs]), sum(t.numel() for t in inputs),
                                  _problem_args(func, args, kwargs), layouts(args, kwargs),
                                  call if len(call) <= MAX_CALL_CHARS else ""))
         return out
+
+
+def call_facts(func: Any, args: tuple, kwargs: dict, out: Any) -> tuple[list[torch.Tensor], str, float, int]:
+    """One executed op's tensor inputs, the widest floating dtype it read (else wrote; "-": none), its FLOPs and
+    the bytes it moved — what a census records of every call (this one's and ``census.py``'s)."""
+    inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+    floats = [t.dtype for t in inputs if t.is_floating_point()] or \
+        [t.dtype for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+    dtype = max(floats, key=lambda d: torch.finfo(d).bits if d.is_floating_point else 0, default=None)
+    return (inputs, str(dtype).removeprefix("torch.") if dtype is not None else "-",
+            op_flops(func, args, kwargs, out), traffic(func, args, kwargs, out))
 
 
 def _problem_args(func: Any, args: tuple, kwargs: dict) -> str:
@@ -378,14 +382,15 @@ def profile_window(train: Iterator[Any], device: torch.device, steps: int, warm_
     return window.window(trace)
 
 
-def write_ops(rows: list[dict[str, Any]], path: Path) -> None:
-    """The op table as ``ops.tsv`` (what ``dawnbench profile`` leaves, :func:`read_ops` reads)."""
+def write_ops(rows: list[dict[str, Any]], path: Path, columns: tuple[str, ...] = TSV_COLUMNS) -> None:
+    """The op table as ``ops.tsv`` (what ``dawnbench profile`` leaves, :func:`read_ops` reads; a census's has
+    ``CENSUS_COLUMNS``)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
-    writer.writerow(TSV_COLUMNS)
+    writer.writerow(columns)
     for r in rows:
         writer.writerow(["" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c])
-                         for c in TSV_COLUMNS])
+                         for c in columns])
     atomic_write_text(path, buffer.getvalue())
 
 
