@@ -133,3 +133,17 @@ def test_the_kernel_model_is_never_faster_than_the_datasheet_allows() -> None:
         [seconds] = model.kernel_s([big], sheet)
         assert seconds >= big.flops / sheet.peak("fp32")[0]
     assert "V100-PCIE-32GB" not in model.learned_from
+
+
+def test_a_bf16_census_counts_its_matrix_multiplies_in_bf16(tmp_path: Path) -> None:
+    """Autocast does not reach the meta device; a lower precision is counted where it does (a user found every op
+    of a 'bf16' census in fp32)."""
+    (tmp_path / "config.json").write_text(json.dumps(TINY_BERT))
+    code, _, err = run_cli(["profile", str(tmp_path / "config.json"), "--census", "--batch", "2", "--seqlen", "16",
+                            "--precision", "bf16", "--out", str(tmp_path / "c")], seconds=120)
+    assert code == 0, err
+    rows = read_ops(tmp_path / "c", census=True)
+    matmuls = [r for r in rows if r["op"] in ("aten::addmm", "aten::mm", "aten::bmm")]
+    assert matmuls and all(r["precision"] == "bf16" for r in matmuls)
+    optimizer = json.loads((tmp_path / "c" / "summary.json").read_text())["census"]["phases"]["optimizer"]
+    assert optimizer["bytes"] > 0                       # it stepped the model's own parameters

@@ -133,13 +133,17 @@ def _show_predict(doc: dict, out: Console) -> None:
     out.print(f"predicted in {doc['seconds']:.2f} s", style="dim", highlight=False)
 
 
+TIE = 1.1      # GPUs whose predicted cost is within 10 % of the cheapest's: a tie (docs/results/datasheet.md's errors)
+
+
 def _show_on_gpus(doc: dict, out: Console) -> None:
     shape = f"batch {doc['batch_size']}" + (f" × {doc['seqlen']} tokens" if doc.get("seqlen") else "")
     out.print(f"{doc['model']} · {doc['mode']} · {shape} · {doc['precision']} ({doc['kind']}: {doc['path']}) on "
               "GPUs from their datasheets", highlight=False)
     priced = next((d["cost_of"] for d in doc["devices"] if d.get("cost")), "the time to target")
     table = Table("GPU", "forward", "backward", "optimizer", "step", "epoch", "TTA", f"cheapest on-demand, {priced}")
-    for d in doc["devices"]:
+    order = {r["device"]: i for i, r in enumerate(doc["ranking"])}     # cheapest first; those that do not fit last
+    for d in sorted(doc["devices"], key=lambda d: order.get(d["device"]["name"], len(order))):
         if d["step_s"] is None:
             table.add_row(d["device"]["name"], "—", "—", "—", "does not fit", "", "", "")
             continue
@@ -155,8 +159,11 @@ def _show_on_gpus(doc: dict, out: Console) -> None:
               highlight=False)
     if doc["ranking"] and doc["ranking"][0]["usd"] is not None:
         best = doc["ranking"][0]
+        close = [r["device"] for r in doc["ranking"][1:] if r["usd"] is not None and r["usd"] <= best["usd"] * TIE]
         out.print(f"cheapest for {best['cost_of']}: {best['device']}, ${best['usd']:.3g} on {best['instance']} "
-                  f"(price as of {best['as_of']}; predicted, not measured)", highlight=False)
+                  f"(price as of {best['as_of']}; predicted, not measured)"
+                  + (f"; within {TIE - 1:.0%} of it, a tie at this model's accuracy: {', '.join(close)}" if close else ""),
+                  highlight=False)
     for d in doc["devices"]:
         if d["step_s"] is None:
             out.print(f"{d['device']['name']}: {d['why']}", style="dim", highlight=False)

@@ -45,8 +45,8 @@ def task_model(task_name: str, entry_name: str | None = None) -> CensusModel:
         def forward(self, x: torch.Tensor) -> Any:
             return self.inner(x)
 
-    def inputs(batch: int, seqlen: int | None) -> dict[str, torch.Tensor]:
-        x = torch.empty((batch, *trailing), dtype=example.dtype, device="meta")
+    def inputs(batch: int, seqlen: int | None, device: str) -> dict[str, torch.Tensor]:
+        x = torch.empty((batch, *trailing), dtype=example.dtype, device=device)
         return {"x": x.contiguous(memory_format=torch.channels_last) if x.dim() == 4 and
                 example.is_contiguous(memory_format=torch.channels_last) else x}
 
@@ -54,7 +54,7 @@ def task_model(task_name: str, entry_name: str | None = None) -> CensusModel:
         logits = out if isinstance(out, torch.Tensor) else out[0]
         logits = logits.reshape(logits.shape[0], -1)
         return torch.nn.functional.cross_entropy(logits, torch.zeros(logits.shape[0], dtype=torch.int64,
-                                                                     device="meta"))
+                                                                     device=logits.device))
 
     return CensusModel(name, "entry", _Positional(module), inputs, loss, "SGD (Nesterov momentum 0.9)", False,
                        task.name)

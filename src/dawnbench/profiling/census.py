@@ -3,7 +3,8 @@
     doc = census(hf_config_model(Path("bert_large.json"), "train"), batch=8, seqlen=512, mode="train")
     write_census(doc, Path("census/bert-large"))       # ops.tsv (with a phase column) + summary.json
 
-The model is built on PyTorch's ``meta`` device — tensors with shapes and dtypes and no storage — so a
+The model is built on PyTorch's ``meta`` device — tensors with shapes and dtypes and no storage (a lower precision:
+fake CPU tensors, no storage either, so CPU autocast picks each op's dtype) — so a
 GPT-3 2.7B step is counted in seconds, in far less memory than its weights would take. A
 ``TorchDispatchMode`` sees every ATen op as it really executes, after autograd and autocast, and records
 its input shapes, dtype, FLOPs and bytes (the same counts as ``ops.py``'s census of a measured step) and
@@ -38,6 +39,7 @@ from typing import Annotated, Any, Literal
 
 import torch
 from pydantic import Field
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from typing_extensions import TypedDict
 
@@ -86,7 +88,7 @@ class CensusModel:
     name: str
     kind: str                                        # "huggingface" or "entry"
     model: torch.nn.Module
-    inputs: Callable[[int, int | None], dict[str, torch.Tensor]]   # batch, seqlen -> keyword inputs
+    inputs: Callable[[int, int | None, str], dict[str, torch.Tensor]]   # batch, seqlen, device -> keyword inputs
     loss: Callable[[Any, dict[str, torch.Tensor]], torch.Tensor]
     optimizer: str                                   # what the census steps, said in its summary
     sequence: bool                                   # whether --seqlen applies
@@ -141,7 +143,6 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
     if precision not in DTYPES:
         raise DawnbenchError(f"--precision {precision}: the census counts fp32, bf16 or fp16 (tf32 runs fp32 ops: "
                              "count fp32 and predict with --precision tf32 on the device).")
-    inputs = model.inputs(batch, seqlen)
     counter = _Counter()
     saved: dict[int, int] = {}
 
@@ -156,31 +157,43 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
                              f"{MAX_PARAMETERS:,.0f}); check the config's sizes.")
     param_bytes = sum(p.numel() * p.element_size() for p in params)
     optimizer_bytes = 0
-    autocast = torch.autocast("cpu", dtype=DTYPES[precision]) if precision != "fp32" else contextlib.nullcontext()
+    # Autocast does not reach the meta device: a lower precision is counted on fake CPU tensors (shapes and dtypes,
+    # no storage either), where CPU autocast chooses each op's dtype as it would on a machine.
+    low = precision != "fp32"
+    device = "cpu" if low else "meta"
+    fake = FakeTensorMode(allow_non_fake_inputs=True) if low else contextlib.nullcontext()
+    autocast = torch.autocast("cpu", dtype=DTYPES[precision]) if low else contextlib.nullcontext()
     try:
-        if mode == "train":
-            model.model.train()
-            opt = torch.optim.AdamW(params, foreach=True) if model.optimizer == "AdamW" else torch.optim.SGD(
-                params, lr=0.1, momentum=0.9, nesterov=True, foreach=True)
-            with counter, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-                progress("forward")
-                with autocast:
-                    out = model.model(**inputs)
-                    counter.phase = "loss"
-                    loss = model.loss(out, inputs)
-                counter.phase = "backward"
-                progress("backward")
-                loss.backward()
-                counter.phase = "optimizer"
-                progress("optimizer step")
-                opt.step()
-            optimizer_bytes = sum(t.numel() * t.element_size() for state in opt.state.values()
-                                  for t in state.values() if isinstance(t, torch.Tensor))
-        else:
-            model.model.eval()
-            with counter, torch.no_grad(), autocast:
-                progress("forward")
-                model.model(**inputs)
+        with fake:
+            if low:        # new parameters (meta and fake CPU storages are not interchangeable): step those
+                model.model.to_empty(device=device)
+                params = list(model.model.parameters())
+            inputs = model.inputs(batch, seqlen, device)
+            if mode == "train":
+                model.model.train()
+                opt = torch.optim.AdamW(params, foreach=True) if model.optimizer == "AdamW" else torch.optim.SGD(
+                    params, lr=0.1, momentum=0.9, nesterov=True, foreach=True)
+                with counter, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                    progress("forward")
+                    with autocast:
+                        out = model.model(**inputs)
+                        counter.phase = "loss"
+                        loss = model.loss(out, inputs)
+                    counter.phase = "backward"
+                    progress("backward")
+                    loss.backward()
+                    counter.phase = "optimizer"
+                    progress("optimizer step")
+                    opt.step()
+                optimizer_bytes = sum(t.numel() * t.element_size() for state in opt.state.values()
+                                      for t in state.values() if isinstance(t, torch.Tensor))
+            else:
+                model.model.eval()
+                with counter, torch.no_grad(), autocast:
+                    progress("forward")
+                    model.model(**inputs)
+    except DawnbenchError:
+        raise
     except Exception as err:          # noqa: BLE001 — the model's own code (transformers, an entry) may raise anything
         raise DawnbenchError(f"{model.name}: the census could not trace its {mode} step on the meta device "
                              f"({type(err).__name__}: {str(err).splitlines()[0][:300] if str(err) else '-'}). A "
@@ -256,20 +269,20 @@ def hf_config_model(path: Path, mode: str) -> CensusModel:
     limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
     vocab = int(getattr(config, "vocab_size", 2) or 2)
 
-    def inputs(batch: int, seqlen: int | None) -> dict[str, torch.Tensor]:
+    def inputs(batch: int, seqlen: int | None, device: str) -> dict[str, torch.Tensor]:
         if seqlen is None:
             raise DawnbenchError(f"{path}: a language model's census needs --seqlen (tokens a sequence).")
         if limit and kind not in SEQ2SEQ and seqlen > limit:
             raise DawnbenchError(f"--seqlen {seqlen}: longer than the {limit} positions this {kind} config has "
                                  "(max_position_embeddings / n_positions); pass at most that.")
-        ids = torch.ones(batch, seqlen, dtype=torch.int64, device="meta")
+        ids = torch.ones(batch, seqlen, dtype=torch.int64, device=device)
         return {"input_ids": ids, "decoder_input_ids": ids} if kind in SEQ2SEQ else {"input_ids": ids}
 
     def loss(out: Any, given: dict[str, torch.Tensor]) -> torch.Tensor:
         logits = out.logits if hasattr(out, "logits") else out.prediction_logits
         if logits.dim() == 2:          # a sequence classifier: one label a sequence
             return torch.nn.functional.cross_entropy(logits, torch.zeros(logits.shape[0], dtype=torch.int64,
-                                                                         device="meta"))
+                                                                         device=logits.device))
         return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                  given["input_ids"].reshape(-1) % vocab)
 
