@@ -308,14 +308,20 @@ class Spinning(Entry):
     """Never yields: its loop does not advance (what a negative batch size did to small-cnn)."""
 
     name = "spinning"
-    hparams = {"spin_in_warmup": False}
+    hparams = {"spin_in_warmup": False, "drops": 0}
     warmup_steps = 1
 
     def train(self, ctx):
         model = torch.nn.Linear(16, 2)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        drops = self.hp["drops"]
         while True:
-            time.sleep(0.01)
+            try:
+                time.sleep(0.01)
+            except BaseException:  # what a finaliser does to an exception raised inside it
+                if not drops:
+                    raise
+                drops -= 1
             if not (ctx.synthetic and not self.hp["spin_in_warmup"]):
                 continue
             opt.step()
@@ -334,6 +340,10 @@ def test_budgets_hold_even_when_the_entry_never_yields(tiny_task, tmp_path):
     options = RunOptions(task=tiny_task, entry=Spinning, max_init_seconds=0.5, overrides={"spin_in_warmup": True})
     result = run_seed(options, prepare(options), seed=0, run_dir=tmp_path / "b")
     assert result.status == "timeout" and "max_init_seconds" in result.error
+    options = RunOptions(task=tiny_task, entry=Spinning, max_seconds=0.5, overrides={"drops": 3})
+    result = run_seed(options, prepare(options), seed=0, run_dir=tmp_path / "c")  # raised again until it lands
+    assert result.status == "not_reached" and "max_seconds=0.5" in result.error and result.timed_s < 5
+    assert result.evals[-1].stopped_by == "max_seconds"
     assert time.perf_counter() - start < 30
 
 

@@ -150,6 +150,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
             if options.continue_after_target:
                 recorder.save_final(entry)
         except StopRun as stop:
+            budgets.caught()
             ended, error = stop.status, str(stop)
         except Exception as err:  # the entry failed: keep what was measured
             if not recorder.failed(err):
@@ -228,6 +229,7 @@ def _drive(gen: Generator[Progress, None, None], entry: Entry, precision: str, c
                     progress = next(gen, None)
                 world.barrier()
         except StopRun as stop:
+            budgets.caught()
             # Ended between evaluation points: a budget (or, if asked, a signal) gets an evaluation of
             # the model as it is, untimed; a wall-time limit or a plain Ctrl-C stops at once.
             if stop.cause in ("max_seconds", "max_epochs") or (stop.cause == "signal" and options.eval_on_interrupt):
