@@ -1,5 +1,8 @@
-"""The range of every numeric option, in one table: checked before any work starts, written into
-``--help``, the same for an option in every command and executor that has it.
+"""The range of every number dawnbench is given or reads, in one table: the limits below are what a
+value can physically be (a duration, a count, a rate, a price); the options' bounds (``OPTIONS``) and
+the documents' field types (``schema.py``) are both drawn from them, and one formatter writes them.
+Each option's range is checked before any work starts, written into ``--help``, the same for an
+option in every command and executor that has it.
 
     OPTIONS["--seed"].check("--seed", -1)     # DawnbenchError: --seed -1: must be an integer from 0 to 4294967295.
     check_option("--workers", [1, 2, 0])      # a list option: each value
@@ -18,15 +21,72 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dawnbench.errors import DawnbenchError
 
+# --- what a value can physically be (a document's field or an option) -----------------------------------
+MAX_SECONDS = 1e8          # any duration: three years
+MIN_SECONDS = 1e-3         # a budget or a timeout given: nothing is timed in less than a millisecond
+RESOLUTION = 1e-9          # of a time (a nanosecond clock) and of an epoch (one sample in a billion)
+MAX_COUNT = 10**15         # items, samples, calls, steps: far past any run's
+MAX_EPOCHS = 1e6
+MAX_SEED = 2**32 - 1       # numpy's seed range
+MAX_DIM = 2**31 - 1        # a tensor dimension: torch's own index limit
+MAX_FLOPS = 1e24           # of one pass, step or run: DeepBench's largest problem is ~1e13
+MAX_BYTES = 1e18
+MAX_FLOP_RATE = 1e18       # FLOP/s: an exaflop machine
+MAX_BYTE_RATE = 1e15       # bytes/s: a petabyte a second
+MIN_RATE = 1e6             # FLOP/s or bytes/s: nothing that runs torch computes or copies slower (1e-300 made a step inf)
+MAX_USD = 1e9
+MAX_USD_PER_HOUR = 100_000  # the dearest on-demand machine is about $100/h
+MACHINES = 4096            # workers, nodes or accelerators one run or schedule spans
+MAX_TEXT = 4096            # a name, a path, a device's description
+MAX_MESSAGE = 100_000      # an error or a note
 
-def _fmt(value: float) -> str:
-    return f"{value:,.0f}".replace(",", "") if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+# --- what fields can be together (rates and orderings; docs/reference/documents.md, "Physics") -----------
+# A device's rates: a CPU profile or a kernels file cannot claim a GPU's. Sources: the fastest parts sold in
+# 2026 — NVIDIA's B200 datasheet, 4.5 PFLOP/s dense FP8 and 8 TB/s HBM3e (x2 for sparsity and headroom; its
+# on-chip SRAM serves ~10x HBM); a two-socket Xeon 6980P, 2 × 128 cores × 2 AMX tiles ≈ 0.7 PFLOP/s bf16,
+# with L1 at ~100 TB/s across its cores.
+DEVICE_FLOP_RATE = {"cpu": 1e15, "gpu": 1e16}
+DEVICE_BYTE_RATE = {"cpu": 1e14, "gpu": 1e14}
+MAX_EPOCH_SAMPLES = 1e10   # samples in one epoch: LAION-5B, the largest public training set, holds 5.85e9
+MAX_SAMPLES_PER_S = 1e9    # samples a second one device trains on: at 8 TB/s, every sample at least 8 bytes
+ABOVE_ROOF = 1.10          # a measured rate may pass its own document's roof by noise, not by more
+ABOVE_BANDWIDTH = 100      # a row's bytes/s over its document's copy bandwidth: caches serve a few times it, not 100×
+OVER_WORKERS = 1.5         # a schedule's speedup over one worker: at most its workers × this (caches, not magic)
+ROUNDING = 0.01            # relative: a figure derived from others (cost = price × time) agrees within this
+
+
+def number_text(value: float) -> str:
+    """A limit or a value in an error: ``4,294,967,295``, ``1e+08``: integers grouped, the rest in ``%g``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return f"{value:,.0f}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+# Numbers as text (an option, a TSV cell, a log's field) are ASCII: Python's int() and float() also read
+# Arabic-Indic and fullwidth digits and underscores ("٣", "１", "1_000"), which no other tool reads back.
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE)
+
+
+def parse_int(text: str) -> int:
+    """``text`` as an integer written in ASCII digits (surrounding blanks allowed); ValueError otherwise."""
+    if not _INT.fullmatch(text.strip(" \t")):
+        raise ValueError(f"invalid integer {text[:40]!r}: write it in ASCII digits 0-9")
+    return int(text)
+
+
+def parse_float(text: str) -> float:
+    """``text`` as a number written in ASCII (``1.5``, ``2e-3``, ``inf``: the range is the bound's to check)."""
+    if not _FLOAT.fullmatch(text.strip(" \t")):
+        raise ValueError(f"invalid number {text[:40]!r}: write it in ASCII digits 0-9")
+    return float(text)
 
 
 @dataclass(frozen=True)
@@ -39,12 +99,12 @@ class Bound:
     def text(self) -> str:
         kind = "an integer" if self.integer else "a number"
         if self.low is not None and self.high is not None and not self.low_open:
-            return f"{kind} from {_fmt(self.low)} to {_fmt(self.high)}"
+            return f"{kind} from {number_text(self.low)} to {number_text(self.high)}"
         parts = []
         if self.low is not None:
-            parts.append(f"{'>' if self.low_open else '≥'} {_fmt(self.low)}")
+            parts.append(f"{'>' if self.low_open else '≥'} {number_text(self.low)}")
         if self.high is not None:
-            parts.append(f"≤ {_fmt(self.high)}")
+            parts.append(f"≤ {number_text(self.high)}")
         return f"{kind} {' and '.join(parts)}" if parts else kind
 
     def ok(self, value: object) -> bool:
@@ -67,15 +127,14 @@ class Bound:
 
 
 CORES = os.cpu_count() or 1
-SECONDS = Bound(0.001, 1e8)   # a duration: nothing is timed in less than a millisecond; at most three years
-USD_PER_HOUR = Bound(0, 100_000, low_open=True)  # the dearest on-demand machine is about $100/h
-MACHINES = 4096                                  # workers, nodes or accelerators one run or schedule spans
+SECONDS = Bound(MIN_SECONDS, MAX_SECONDS)
+USD_PER_HOUR = Bound(0, MAX_USD_PER_HOUR, low_open=True)
 
 OPTIONS: dict[str, Bound] = {
     # how a run trains (run, sweep, scale, jobs; RunOptions)
-    "--seed": Bound(0, 2**32 - 1, integer=True),
+    "--seed": Bound(0, MAX_SEED, integer=True),
     "--runs": Bound(1, 10_000, integer=True),
-    "--max-epochs": Bound(0, 1e6, low_open=True),
+    "--max-epochs": Bound(0, MAX_EPOCHS, low_open=True),
     "--max-seconds": SECONDS,                    # run: timed seconds; kernels: the whole command
     "--max-wall-seconds": SECONDS,
     "--max-init-seconds": SECONDS,
@@ -110,10 +169,10 @@ OPTIONS: dict[str, Bound] = {
     "--steps": Bound(1, 10_000, integer=True),
     "--warm-steps": Bound(0, 10_000, integer=True),
     "--top": Bound(1, 100_000, integer=True),    # rows shown on the terminal (profile, explain, leaderboard)
-    "--epochs": Bound(0, 1e6, low_open=True),    # predict: epochs to target
+    "--epochs": Bound(0, MAX_EPOCHS, low_open=True),    # predict: epochs to target
     "--batch": Bound(1, 65_536, integer=True),   # predict: the batch the step is re-derived at; profile --census's
     "--seqlen": Bound(1, 1 << 20, integer=True),  # profile --census: tokens a sequence
-    "--samples-per-epoch": Bound(1, 1e10, integer=True),   # predict: a census's epoch (no task to read it from)
+    "--samples-per-epoch": Bound(1, MAX_EPOCH_SAMPLES, integer=True),   # predict: a census's epoch (no task to read it from)
     "--cap": Bound(0.2, 1e7),                    # seconds one kernel row may take (its least: kernels/timing.py)
     "--max-problems": Bound(1, 100_000, integer=True),   # explain: distinct kernel problems timed
     "--pick": Bound(1, 1000, integer=True),

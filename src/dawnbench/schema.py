@@ -20,30 +20,36 @@ and saying what it can be); a row that cannot be true is left out with a note na
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
 
+from dawnbench import bounds
+from dawnbench.bounds import (  # the limits are declared once, in bounds.py's table
+    ABOVE_ROOF,
+    MAX_BYTE_RATE,
+    MAX_BYTES,
+    MAX_COUNT,
+    MAX_DIM,
+    MAX_EPOCHS,
+    MAX_FLOP_RATE,
+    MAX_FLOPS,
+    MAX_MESSAGE,
+    MAX_SECONDS,
+    MAX_SEED,
+    MAX_TEXT,
+    MAX_USD,
+    MAX_USD_PER_HOUR,
+    MIN_RATE,
+    RESOLUTION,
+)
 from dawnbench.errors import FileError
 
 T = TypeVar("T")
 
-MAX_SECONDS = 1e8          # any duration a document holds: three years
-MAX_COUNT = 10**15         # items, samples, calls, steps: far past any run's
-MAX_EPOCHS = 1e6
-MAX_DIM = 2**31 - 1        # a tensor dimension: torch's own index limit
-MAX_FLOPS = 1e24           # of one pass, step or run: DeepBench's largest problem is ~1e13
-MAX_BYTES = 1e18
-MAX_FLOP_RATE = 1e18       # FLOP/s: an exaflop machine
-MAX_BYTE_RATE = 1e15       # bytes/s: a petabyte a second
-MIN_RATE = 1e6             # FLOP/s or bytes/s: nothing that runs torch computes or copies slower (1e-300 made a step inf)
-MAX_USD = 1e9
-ABOVE_ROOF = 1.10          # a measured rate may pass its own document's roof by noise, not by more
-ABOVE_BANDWIDTH = 100      # a row's bytes/s over its document's copy bandwidth: caches serve a few times it, not 100×
-MAX_TEXT = 4096            # a name, a path, a device's description
-MAX_MESSAGE = 100_000      # an error or a note
 
 
 def _number(low: float | None = None, high: float | None = None, *, low_open: bool = False, integer: bool = False,
@@ -69,7 +75,6 @@ def _number(low: float | None = None, high: float | None = None, *, low_open: bo
                      AfterValidator(resolved)]
 
 
-RESOLUTION = 1e-9          # of a time (a nanosecond clock) and of an epoch (one sample in a billion)
 Seconds = _number(0, MAX_SECONDS, unit="seconds", resolution=RESOLUTION)
 PositiveSeconds = _number(0, MAX_SECONDS, low_open=True, unit="seconds", resolution=RESOLUTION)
 Epochs = _number(0, MAX_EPOCHS, unit="epochs", resolution=RESOLUTION)
@@ -77,7 +82,7 @@ PositiveEpochs = _number(0, MAX_EPOCHS, low_open=True, unit="epochs", resolution
 Count = _number(0, MAX_COUNT, integer=True, unit="a count")
 PositiveCount = _number(1, MAX_COUNT, integer=True, unit="a count")
 Dim = _number(1, MAX_DIM, integer=True, unit="a size")
-Seed = _number(0, 2**32 - 1, integer=True, unit="a seed")
+Seed = _number(0, MAX_SEED, integer=True, unit="a seed")
 Share = _number(0, 1, unit="a share")
 OfRoof = _number(0, ABOVE_ROOF, unit="of the roof its document measured")
 Flops = _number(0, MAX_FLOPS, unit="FLOP")
@@ -85,11 +90,27 @@ Bytes = _number(0, MAX_BYTES, unit="bytes")
 FlopRate = _number(0, MAX_FLOP_RATE, low_open=True, unit="FLOP/s", resolution=MIN_RATE)
 ByteRate = _number(0, MAX_BYTE_RATE, low_open=True, unit="bytes/s", resolution=MIN_RATE)
 Usd = _number(0, MAX_USD, unit="USD")
-UsdPerHour = _number(0, 100_000, low_open=True, unit="USD per hour")
+UsdPerHour = _number(0, MAX_USD_PER_HOUR, low_open=True, unit="USD per hour")
 Finite = _number()
 NonNegative = _number(0)
 Intensity = _number(0, MAX_FLOPS, unit="FLOP per byte", resolution=RESOLUTION)   # 5e-324 is no intensity
 Text = Annotated[str, Field(strict=True, max_length=MAX_TEXT)]
+
+
+def _printed_as_it_is(value: str) -> str:
+    """A name prints as it is: composed (NFC, so that two spellings of "é" are one task) and without controls,
+    bidirectional marks or zero-width characters (Unicode's C categories), which print as something else."""
+    if unicodedata.normalize("NFC", value) != value:
+        raise ValueError(f"is {_shown(value)}, not in Unicode's composed form (NFC): write it with composed "
+                         "characters, as a keyboard types them")
+    hidden = next((c for c in value if unicodedata.category(c).startswith("C") or c in "\u2028\u2029"), None)
+    if hidden is not None:
+        raise ValueError(f"holds U+{ord(hidden):04X} ({unicodedata.name(hidden, 'a control character')}): a name "
+                         "holds no controls, bidirectional marks or zero-width characters")
+    return value
+
+
+Name = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_printed_as_it_is)]  # task, entry
 Message = Annotated[str, Field(strict=True, max_length=MAX_MESSAGE)]
 Flag = Annotated[bool, Field(strict=True)]
 Precision = Literal["fp32", "tf32", "bf16", "fp16"]     # a run's or a row's (SPEC §12)
@@ -119,12 +140,6 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "…"
 
 
-def _number_text(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    return f"{value:,.0f}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
-
-
 def problem(err: ValidationError, prefix: str = "") -> str:
     """The first thing wrong, in words: ``field 'evals[0].timed_s' must be ≤ 100,000,000, not 1e+308``."""
     first = err.errors(include_url=False)[0]
@@ -139,7 +154,7 @@ def problem(err: ValidationError, prefix: str = "") -> str:
         return f"field '{name}' is missing"
     ctx = first.get("ctx") or {}
     signs = {"gt": ">", "ge": "≥", "lt": "<", "le": "≤"}
-    limits = [f"{signs[k]} {_number_text(v)}" for k, v in ctx.items() if k in signs]
+    limits = [f"{signs[k]} {bounds.number_text(v)}" for k, v in ctx.items() if k in signs]
     if limits:
         said = f"must be {' and '.join(limits)}"
     elif first["type"] == "finite_number":
@@ -204,7 +219,7 @@ def _can_be(prop: dict[str, Any], schema: dict[str, Any]) -> str:
             continue
         kind = {"number": "a number", "integer": "an integer", "string": "a string", "boolean": "true or false",
                 "array": "a list", "object": "an object", "null": "null"}.get(option.get("type", ""), "any value")
-        limits = [f"{sign} {_number_text(option[key])}" for key, sign in (("exclusiveMinimum", ">"), ("minimum", "≥"),
+        limits = [f"{sign} {bounds.number_text(option[key])}" for key, sign in (("exclusiveMinimum", ">"), ("minimum", "≥"),
                                                               ("maximum", "≤")) if key in option]
         if "enum" in option:
             kind = "one of " + ", ".join(map(str, option["enum"]))

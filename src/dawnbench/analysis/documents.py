@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 from typing_extensions import NotRequired, TypedDict  # pydantic reads typing_extensions' TypedDict on Python < 3.12
 
-from dawnbench import schema
+from dawnbench import bounds, schema
 from dawnbench.errors import FileError
 from dawnbench.harness.record import Measured, check_record
 from dawnbench.precision import EMULATED_ON_CPU
@@ -39,7 +39,6 @@ from dawnbench.profiling.calls import check_call
 KERNELS_VERSION = 1
 MAX_ROWS = 100_000           # every problem × pass × precision of DeepBench's three sets is ~15,000
 MAX_SECONDS = 1e7            # the largest --cap `kernels` accepts: no row runs longer
-ABOVE_ROOF = schema.ABOVE_ROOF
 SUITES = ("gemm", "conv", "rnn", "allreduce")
 Precision = schema.Precision
 RowSeconds = schema._number(0, MAX_SECONDS, low_open=True, unit="seconds", resolution=schema.RESOLUTION)
@@ -214,7 +213,7 @@ class ProfileSummary(TypedDict):
 
 
 def _above_roof(rate: float, roof: float | None) -> bool:
-    return bool(roof) and rate > ABOVE_ROOF * roof
+    return bool(roof) and rate > bounds.ABOVE_ROOF * roof
 
 
 def kernels(doc: Any, path: Path) -> tuple[dict[str, Any], list[str]]:
@@ -256,7 +255,7 @@ def _kernel_row(row: Any, i: int, roofs: dict[str, float], bandwidth: float | No
         return (f"{rate / 1e9:,.4g} GFLOP/s is {rate / roof:,.3g}× the {row['precision']} roof this file measured "
                 f"({roof / 1e9:,.4g} GFLOP/s): physically impossible, so a time or a count in it is wrong")
     moved = row["bytes"] / row["median_s"]
-    if bandwidth and moved > schema.ABOVE_BANDWIDTH * bandwidth:
+    if bandwidth and moved > bounds.ABOVE_BANDWIDTH * bandwidth:
         return (f"{moved / 1e9:,.4g} GB/s is {moved / bandwidth:,.3g}× the copy bandwidth this file measured "
                 f"({bandwidth / 1e9:,.4g} GB/s): no cache serves that, so a time or a count in it is wrong")
     return None
@@ -287,7 +286,7 @@ def run(doc: Any, path: Path) -> tuple[dict[str, Any] | None, list[str]]:
     analyses read that the record's own check cannot bound: a fraction of the peak never above 1 (beyond noise)."""
     check_record(doc, path)
     fraction = (doc.get("throughput") or {}).get("fraction_of_peak")
-    if isinstance(fraction, (int, float)) and fraction > ABOVE_ROOF:
+    if isinstance(fraction, (int, float)) and fraction > bounds.ABOVE_ROOF:
         return None, [f"{path}: left out: fraction_of_peak {fraction:.3g}: above the roof it was measured "
                       "against, physically impossible"]
     return doc, []

@@ -22,7 +22,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from rich.text import Text
 
@@ -41,8 +42,24 @@ from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ShownConsole,
 from dawnbench.errors import DawnbenchError, clipped, printable
 
 
+def _said(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse`` whose ValueError argparse repeats in its words (its own says only "invalid int value")."""
+    def typed(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+    return typed
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse with a one-paragraph error (no usage block): what is wrong, and where the options are."""
+    """argparse with a one-paragraph error (no usage block): what is wrong, and where the options are; an option
+    of ``type=int`` or ``float`` reads ASCII digits only (``bounds.parse_int``: Python's own reads "٣" as 3)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("type", int, _said(bounds.parse_int))
+        self.register("type", float, _said(bounds.parse_float))
 
     def error(self, message: str) -> NoReturn:
         self._refuse(f"error: {self.prog}: {message}. See `{self.prog} --help`.")

@@ -15,6 +15,7 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
+from dawnbench import bounds
 from dawnbench.errors import DawnbenchError, printable
 from dawnbench.io import dumps, output_dir
 from dawnbench.precision import PRECISIONS
@@ -84,7 +85,7 @@ def emit(args: argparse.Namespace, doc: Any, show: Callable[[], object]) -> None
 
 def int_list(text: str) -> list[int]:
     try:
-        return [int(v) for v in text.split(",") if v.strip()]
+        return [bounds.parse_int(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: write integers separated by commas, e.g. 1,16,64") from None
 

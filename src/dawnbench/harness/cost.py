@@ -92,10 +92,11 @@ class HarnessCost:
         try:
             yield
         finally:
-            self.main_s += time.perf_counter() - began - self._entry_s
+            # ≥ 0: a tracked script's entry time is counted by its own clock, which can pass this one by a hair
+            self.main_s += max(0.0, time.perf_counter() - began - self._entry_s)
             for name, seconds in _thread_clocks().items():
                 if name in threads:
-                    self.threads_cpu_s[name] = self.threads_cpu_s.get(name, 0.0) + seconds - threads[name]
+                    self.threads_cpu_s[name] = self.threads_cpu_s.get(name, 0.0) + max(0.0, seconds - threads[name])
             if self.launcher is not None:
                 self.launcher_cpu_s += max(0.0, _cpu(self.launcher) - launcher)
 

@@ -13,6 +13,8 @@ chance to write its end (SIGKILL, power loss): its evaluations are still valid.
 from __future__ import annotations
 
 import math
+import os
+import time
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -20,7 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from dawnbench import schema
+from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.mllog import EventLog
 from dawnbench.io import DiskReserve, atomic_write_json, atomic_write_text, read_json
@@ -100,13 +102,13 @@ class RunResult:
     harness writes the record through this class; a document that does not fit is refused, naming the field.
     A few rules bind fields together (``_consistent``)."""
 
-    task: schema.Text                           # mnist, cifar10, imagenet, squad, … (dawnbench tasks)
-    entry: schema.Text                          # the entry's name, or its file (--entry FILE.py)
+    task: schema.Name                           # mnist, cifar10, imagenet, squad, … (dawnbench tasks)
+    entry: schema.Name                          # the entry's name, or its file (--entry FILE.py)
     status: Status                              # how the run ended (docs/rules.md, "Statuses")
     threshold: MetricValue                      # the target the run trained to (the task's, or --target)
     seed: schema.Seed | None = None                    # null: unknown (a job that ended before its run started)
     official: schema.Flag = False               # kept the task's own target, data and rules: rankable
-    metric: schema.Text = ""                    # the deciding metric's name (top1_accuracy, f1)
+    metric: schema.Name = ""                    # the deciding metric's name (top1_accuracy, f1)
     time_to_accuracy_s: schema.PositiveSeconds | None = None  # timed seconds at the first passing evaluation
     setup_s: schema.Seconds = 0.0               # before the warm-up: the process's start (imports, data, the memory
                                                 # plan); a later run of one command: from the previous run's end
@@ -175,13 +177,22 @@ class RunResult:
 
 def epochs_tsv(result: RunResult, columns: tuple[tuple[str, str, float], ...]) -> str:
     """The DAWNBench training log of ``result``'s evaluations: ``epoch hours <metric columns>`` (see RunRecord)."""
-    deciding = columns[0][0]
-    rows = ["\t".join(["epoch", "hours", *(column for _, column, _ in columns)])]
-    for e in result.evals:
+    return "\t".join(["epoch", "hours", *(column for _, column, _ in columns)]) + "\n" + _rows(result.evals, columns)
+
+
+def _rows(evals: list[Evaluation], columns: tuple[tuple[str, str, float], ...]) -> str:
+    deciding, rows = columns[0][0], []
+    for e in evals:
         values = {**e.extra, deciding: e.value}
         cells = [f"{values[key] * scale:.6g}" if key in values else "" for key, _, scale in columns]
-        rows.append("\t".join([f"{e.epoch:g}", f"{e.timed_s / 3600:.9f}", *cells]))
-    return "\n".join(rows) + "\n"
+        rows.append("\t".join([f"{e.epoch:g}", f"{e.timed_s / 3600:.9f}", *cells]) + "\n")
+    return "".join(rows)
+
+
+# result.json is rewritten after an evaluation once the time since its last write is SPACING × what that write took,
+# so keeping it costs at most 1/SPACING of the run however many evaluations there are (3,000 tracked evaluations
+# once took 169 s of rewriting, each write longer than the last). A passing evaluation and the end are written at once.
+SPACING = 20
 
 
 class RunRecord:
@@ -190,6 +201,10 @@ class RunRecord:
 
     ``columns``: the metric's DAWNBench TSV columns as (key, column, scale), the deciding key
     first — e.g. ``top5Accuracy`` and ``top1Accuracy`` for ImageNet, ``f1Score`` (0–1) for SQuAD.
+
+    Each evaluation is appended to ``epochs.tsv`` and ``events.log`` as it is taken (constant time); ``result.json``
+    follows as ``SPACING`` allows, and is checked by the door every reader uses (:func:`check_record`) before it is
+    written: a record its readers would refuse is never written.
     """
 
     def __init__(self, run_dir: Path, columns: tuple[tuple[str, str, float], ...]):
@@ -198,12 +213,31 @@ class RunRecord:
         self.reserve = DiskReserve(self.dir)
         self.events = EventLog(self.dir / "events.log")
         self._columns = columns
+        self._rows = 0                          # evaluations in epochs.tsv
+        self._written_at = self._cost = 0.0     # when result.json was last written (monotonic), and what it took
+        self._passed: float | None = None       # the time to accuracy result.json holds
 
-    def write(self, result: RunResult) -> None:
-        """Flush everything measured so far (called after every evaluation)."""
+    def write(self, result: RunResult, final: bool = False) -> None:
+        """Flush everything measured so far (called after every evaluation; ``final``: the run's end)."""
         self.events.sync()
-        atomic_write_text(self.dir / "epochs.tsv", epochs_tsv(result, self._columns))
-        atomic_write_json(self.dir / "result.json", result.to_dict())
+        self._append_rows(result)
+        now = time.monotonic()
+        if final or result.time_to_accuracy_s != self._passed or now - self._written_at >= SPACING * self._cost:
+            doc = result.to_dict()
+            check_record(doc, self.dir / "result.json")
+            atomic_write_json(self.dir / "result.json", doc)
+            self._passed, self._written_at = result.time_to_accuracy_s, time.monotonic()
+            self._cost = self._written_at - now
+
+    def _append_rows(self, result: RunResult) -> None:
+        if self._rows == 0 or self._rows > len(result.evals):
+            atomic_write_text(self.dir / "epochs.tsv", epochs_tsv(result, self._columns))
+        elif self._rows < len(result.evals):
+            with open(self.dir / "epochs.tsv", "a", encoding="utf-8") as f:
+                f.write(_rows(result.evals[self._rows:], self._columns))
+                f.flush()
+                os.fsync(f.fileno())
+        self._rows = len(result.evals)
 
     def release_reserve(self) -> bool:
         """Free the reserved space (True if there was some): the disk is full and the final
@@ -270,7 +304,66 @@ def _consistent(r: RunResult) -> RunResult:
     return r
 
 
-Record = Annotated[RunResult, AfterValidator(_consistent)]   # result.json as the door reads it
+def _devices(r: RunResult) -> tuple[int, str]:
+    """How many devices trained the run, and their kind (``bounds.DEVICE_FLOP_RATE``'s key): a record that names
+    no hardware (an imported log, an old record) is held to a GPU's rates."""
+    world = (r.distributed or {}).get("world_size")
+    count = (r.hardware or {}).get("accelerator_count")
+    devices = max([v for v in (world, count) if isinstance(v, int) and not isinstance(v, bool) and v > 0] or [1])
+    cpu = bool(r.hardware) and not r.hardware.get("accelerator") and str(r.hardware.get("device", "cpu")) == "cpu"
+    return min(devices, bounds.MACHINES), "cpu" if cpu else "gpu"
+
+
+def _physical(r: RunResult) -> RunResult:
+    """What the fields can be together, by physics (bounds.py's second table, each limit with its source): an epoch
+    holds from 1 to ``MAX_EPOCH_SAMPLES`` samples; no device trains on more than ``MAX_SAMPLES_PER_S`` samples a
+    second, nor computes faster than its kind can, so a time to accuracy is not below its samples' FLOPs at the
+    fastest such device; the clock's parts (timed, evaluation, logging, checkpoints) fit in the wall time; the
+    training cost is the price times the time to accuracy."""
+    devices, kind = _devices(r)
+    points = [(f"evals[{i}]", e.epoch, e.samples, e.timed_s) for i, e in enumerate(r.evals)]
+    if r.epochs_to_target and r.samples_to_target and r.time_to_accuracy_s:
+        points.append(("the target's", r.epochs_to_target, r.samples_to_target, r.time_to_accuracy_s))
+    for at, epoch, samples, timed in points:
+        if epoch > 0 and samples > 0 and not 1 <= samples / epoch <= bounds.MAX_EPOCH_SAMPLES:
+            raise ValueError(f"{at} epoch {epoch:g} and samples {samples:g} make an epoch of {samples / epoch:g} "
+                             f"samples: an epoch holds from 1 to {bounds.MAX_EPOCH_SAMPLES:g} (the largest public "
+                             "training set holds 5.85e9)")
+        if timed > 0 and samples / timed > devices * bounds.MAX_SAMPLES_PER_S:
+            raise ValueError(f"{at} samples {samples:g} in {timed:g} timed seconds is {samples / timed:.3g} samples/s "
+                             f"on {devices} device(s): no device trains on more than {bounds.MAX_SAMPLES_PER_S:g} a "
+                             "second")
+    parts = r.timed_s + r.eval_s + r.log_s + r.checkpoint_s
+    if r.wall_s and parts > r.wall_s * (1 + bounds.ROUNDING) + 1e-3:
+        raise ValueError(f"timed_s + eval_s + log_s + checkpoint_s is {parts:g} s, more than wall_s {r.wall_s:g} s: "
+                         "they are parts of the wall time from run_start")
+    if r.evals and r.timed_s and r.evals[-1].timed_s > r.timed_s * (1 + 1e-9) + 1e-9:
+        raise ValueError(f"evals[{len(r.evals) - 1}].timed_s {r.evals[-1].timed_s:g} is past the run's timed_s "
+                         f"{r.timed_s:g}")
+    per_sample = (r.throughput or {}).get("flops_per_sample")
+    roof = devices * bounds.DEVICE_FLOP_RATE[kind]
+    if per_sample and r.samples_to_target and r.time_to_accuracy_s:
+        floor = r.samples_to_target * per_sample / roof
+        if r.time_to_accuracy_s < floor * (1 - bounds.ROUNDING):
+            raise ValueError(f"time_to_accuracy_s {r.time_to_accuracy_s:g} is below {floor:.3g} s, what "
+                             f"samples_to_target × throughput.flops_per_sample take at {roof:g} FLOP/s ({devices} "
+                             f"{kind} device(s) at the fastest such device's rate)")
+    achieved = (r.throughput or {}).get("achieved_gflops")
+    if achieved and achieved * 1e9 > roof:
+        raise ValueError(f"throughput.achieved_gflops {achieved:g} is past {roof / 1e9:g} GFLOP/s, what {devices} "
+                         f"{kind} device(s) can compute at the fastest such device's rate")
+    if r.training_cost_usd is not None:
+        if r.time_to_accuracy_s is None or r.cost_per_hour is None:
+            raise ValueError("training_cost_usd without a time to accuracy and a cost_per_hour: the cost is one "
+                             "times the other")
+        cost = r.cost_per_hour * r.time_to_accuracy_s / 3600
+        if not math.isclose(r.training_cost_usd, cost, rel_tol=bounds.ROUNDING, abs_tol=1e-9):
+            raise ValueError(f"training_cost_usd {r.training_cost_usd:g} is not cost_per_hour × time_to_accuracy_s "
+                             f"({cost:g})")
+    return r
+
+
+Record = Annotated[RunResult, AfterValidator(_consistent), AfterValidator(_physical)]   # result.json as the door reads it
 
 
 def check_record(doc: Any, path: Path) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from dawnbench import data, environment, pricing, profiling
 from dawnbench.distributed import comm
 from dawnbench.distributed.world import World
 from dawnbench.entries import Entry, Progress, saved
-from dawnbench.errors import DawnbenchError
+from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.evaluation import evaluate
@@ -41,6 +41,11 @@ from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult, 
 from dawnbench.io import atomic_write_text
 from dawnbench.precision import MLPERF_NAMES
 from dawnbench.profiling.resources import ResourceMonitor
+
+
+def _refused(err: FileError) -> str:
+    return (f"{err.path}: the run record was not written, because its readers would refuse it: {err.reason} "
+            "(events.log and epochs.tsv hold every evaluation)")
 
 
 class RecordError(DawnbenchError):
@@ -259,8 +264,8 @@ class RankZeroRecorder(Recorder):
             first_pass = passed and result.time_to_accuracy_s is None
             if first_pass:
                 result.time_to_accuracy_s = timed
-                result.epochs_to_target = progress.epoch
-                result.samples_to_target = progress.samples
+                result.epochs_to_target = progress.epoch or None    # a script that counts none: unknown
+                result.samples_to_target = progress.samples or None
         if first_pass:
             with clock.segment("checkpoint"):
                 self._save(entry, saved.MODEL_FILE, progress.epoch, value)
@@ -305,6 +310,8 @@ class RankZeroRecorder(Recorder):
             self.record.write(result)
         except OSError as err:
             raise RecordError(f"writing the run record in {self.record.dir} failed ({err.strerror or err})") from None
+        except FileError as err:
+            raise RecordError(_refused(err)) from None
 
     def failed(self, err: Exception) -> bool:
         assert self.result is not None
@@ -353,10 +360,12 @@ class RankZeroRecorder(Recorder):
         run is recorded as ``aborted`` with that reason: the status always reaches the disk."""
         for attempt in range(2):
             try:
-                self.record.write(result)
+                self.record.write(result, final=True)
                 self.log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": self.clock.timed_s})
                 self.record.events.sync()
                 return
+            except FileError as err:
+                raise RecordError(_refused(err) + "; result.json holds the last record that could be") from None
             except OSError as err:
                 if attempt or not self.record.release_reserve():
                     raise RecordError(f"{self.record.dir}: the final record could not be written "

@@ -50,7 +50,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from typing_extensions import TypedDict  # pydantic reads typing_extensions' TypedDict on Python < 3.12
 
-from dawnbench import schema
+from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import atomic_write_text, read_foreign_text
 from dawnbench.profiling.calls import MAX_CALL_CHARS, check_call, encode, layouts, traffic, with_shapes
@@ -413,7 +413,7 @@ def parse_shapes(text: str) -> list[list[int]]:
             continue
         dims = []
         for d in part.split("x"):
-            if not d.isdigit() or not 1 <= int(d) <= schema.MAX_DIM:
+            if not (d.isascii() and d.isdigit()) or not 1 <= int(d) <= schema.MAX_DIM:
                 raise ValueError(f"shapes holds {part!r}: a tensor's dimensions are whole numbers from 1 to "
                                  f"{schema.MAX_DIM:,}")
             dims.append(int(d))
@@ -430,7 +430,7 @@ def parse_args(text: str) -> dict[str, list[int]]:
         if name not in ARG_LOW:
             continue
         parts = value.split("x")
-        if not all(p.lstrip("-").isdigit() for p in parts) or not all(
+        if not all(p.isascii() and p.lstrip("-").isdigit() for p in parts) or not all(
                 ARG_LOW[name] <= int(p) <= ARG_HIGH.get(name, schema.MAX_DIM) for p in parts):
             raise ValueError(f"args holds {item!r}: {name} is a whole number from {ARG_LOW[name]} to "
                              f"{ARG_HIGH.get(name, schema.MAX_DIM):,}")
@@ -525,7 +525,7 @@ def read_ops(out: Path, notes: list[str] | None = None, census: bool = False) ->
                 row[column] = None
             else:
                 try:
-                    row[column] = float(value)
+                    row[column] = bounds.parse_float(value)
                 except ValueError:
                     raise FileError(path, f"{column} is {value[:40]!r}, not a number. {fix}", line=number) from None
         if isinstance(row.get("calls"), float) and row["calls"].is_integer():

@@ -39,7 +39,7 @@ from typing import Any
 
 from typing_extensions import NotRequired, TypedDict  # pydantic reads these on Python < 3.12
 
-from dawnbench import schema
+from dawnbench import bounds, schema
 from dawnbench.errors import FileError
 from dawnbench.io import (
     MAX_JSON_DEPTH,
@@ -385,7 +385,7 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
         for column, index in columns.items():
             cell = cells[index].strip() if index < len(cells) else ""
             try:
-                row[column] = float(cell)
+                row[column] = bounds.parse_float(cell)
             except ValueError:
                 if column in needed or column == "epoch":
                     problems.append(Problem(name, number, ERROR, f"{column} {cell[:40]!r} is not a number"))
