@@ -58,6 +58,7 @@ MAX_EPOCH_SAMPLES = 1e10   # samples in one epoch: LAION-5B, the largest public 
 MAX_SAMPLES_PER_S = 1e9    # samples a second one device trains on: at 8 TB/s, every sample at least 8 bytes
 ABOVE_ROOF = 1.10          # a measured rate may pass its own document's roof by noise, not by more
 ABOVE_BANDWIDTH = 100      # a row's bytes/s over its document's copy bandwidth: caches serve a few times it, not 100×
+MIN_LATENCY_S = 1e-6       # an item answered: a GPU kernel's launch alone takes 2-5 µs, a CPU call a microsecond
 OVER_WORKERS = 1.5         # a schedule's speedup over one worker: at most its workers × this (caches, not magic)
 ROUNDING = 0.01            # relative: a figure derived from others (cost = price × time) agrees within this
 

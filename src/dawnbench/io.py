@@ -71,9 +71,40 @@ def _file_mode() -> int:
     return 0o666 & ~umask
 
 
+class _Guard:
+    """Nothing replaced unasked: while a command runs (:func:`replacing_nothing`), a file that exists and that this
+    command did not write is refused, unless ``--force`` — or the writer says the file is one of dawnbench's own
+    documents it updates by design (``update=True``: ``infer`` adding its figures to a run record)."""
+
+    active = False
+    force = False
+    written: set[str] = set()
+
+
 @contextlib.contextmanager
-def _replacing(path: Path) -> Iterator[BinaryIO]:
+def replacing_nothing(force: bool) -> Iterator[None]:
+    """Within the block, every write through this module refuses to replace a file the block did not write,
+    unless ``force``."""
+    before = (_Guard.active, _Guard.force, _Guard.written)
+    _Guard.active, _Guard.force, _Guard.written = True, force, set()
+    try:
+        yield
+    finally:
+        _Guard.active, _Guard.force, _Guard.written = before
+
+
+def _may_replace(path: Path, update: bool) -> None:
+    key = os.path.abspath(path)
+    if _Guard.active and not (_Guard.force or update) and key not in _Guard.written and os.path.lexists(path):
+        raise DawnbenchError(f"{path}: exists, and this command did not write it. dawnbench replaces nothing unasked: "
+                             "give another --out (or file name), move the file away, or pass --force to replace it.")
+    _Guard.written.add(key)
+
+
+@contextlib.contextmanager
+def _replacing(path: Path, update: bool = False) -> Iterator[BinaryIO]:
     path = Path(path)
+    _may_replace(path, update)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(fd, _file_mode())
@@ -88,14 +119,14 @@ def _replacing(path: Path) -> Iterator[BinaryIO]:
     fsync_dir(path.parent)
 
 
-def atomic_write_bytes(path: Path, payload: bytes) -> None:
-    with _replacing(path) as f:
+def atomic_write_bytes(path: Path, payload: bytes, update: bool = False) -> None:
+    with _replacing(path, update) as f:
         f.write(payload)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, update: bool = False) -> None:
     # a folder's name that is not UTF-8 reaches a page as lone surrogates: written \udc9b, never a crash
-    atomic_write_bytes(path, text.encode("utf-8", errors="backslashreplace"))
+    atomic_write_bytes(path, text.encode("utf-8", errors="backslashreplace"), update)
 
 
 def dumps(doc: Any, indent: int | None = 2) -> str:
@@ -103,13 +134,13 @@ def dumps(doc: Any, indent: int | None = 2) -> str:
     return json.dumps(json_safe(doc), indent=indent, allow_nan=False, default=str)
 
 
-def atomic_write_json(path: Path, doc: Any, indent: int = 2) -> None:
-    atomic_write_text(path, dumps(doc, indent) + "\n")
+def atomic_write_json(path: Path, doc: Any, indent: int = 2, update: bool = False) -> None:
+    atomic_write_text(path, dumps(doc, indent) + "\n", update)
 
 
-def atomic_write_with(path: Path, write: Callable[[BinaryIO], None]) -> None:
+def atomic_write_with(path: Path, write: Callable[[BinaryIO], None], update: bool = False) -> None:
     """Atomically write what ``write(file)`` puts into an open binary file (``torch.save``, ``np.save``)."""
-    with _replacing(path) as f:
+    with _replacing(path, update) as f:
         write(f)
 
 
@@ -125,16 +156,20 @@ def locked(folder: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def update_json(path: Path, change: Callable[[dict[str, Any]], None], kind: str = "run record") -> dict[str, Any]:
+def update_json(path: Path, change: Callable[[dict[str, Any]], None], kind: str = "run record",
+                check: Callable[[dict[str, Any], Path], Any] | None = None) -> dict[str, Any]:
     """Re-read the JSON object at ``path`` under the folder's lock, apply ``change``, write it back
-    atomically: two commands updating one ``result.json`` at once both keep their change."""
+    atomically: two commands updating one ``result.json`` at once both keep their change. ``check``: the
+    door its readers use, passed before it is written (a refusal leaves the file as it was)."""
     path = Path(path)
     with locked(path.parent):
         doc = parse_json(read_foreign(path, kind), path)
         if not isinstance(doc, dict):
             raise FileError(path, f"not a JSON object; it is not a dawnbench {kind}.")
         change(doc)
-        atomic_write_json(path, doc)
+        if check is not None:
+            check(doc, path)
+        atomic_write_json(path, doc, update=True)   # dawnbench's own document, changed where asked
     return doc
 
 

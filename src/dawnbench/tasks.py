@@ -122,6 +122,12 @@ class Task:
         return bool(np.isfinite(value)) and value >= (self.threshold if target is None else target)
 
 
+# The plausibility floor of a time to each task's target: a run record or a submission faster than it is refused
+# (docs/reference/documents.md, "Physics"). Each is about 100× below the fastest result we know of, so that no honest
+# run comes near it: MNIST to 99 %, 1.73 s on one H200 (docs/results/gpu.md); CIFAR-10 to 94 %, airbench94's 3.83 s
+# on one A100 (Keller Jordan's airbench, 2024); ImageNet to 93 % top-5 and SQuAD to F1 75, tens of seconds at least
+# on the largest published clusters (MLPerf Training's ResNet-50 and BERT). It holds at the task's target or above.
+FLOORS_S = {"mnist": 0.02, "fashion-mnist": 0.02, "cifar10": 0.04, "imagenet": 0.1, "squad": 0.1}
 TASKS: dict[str, Task] = {
     t.name: t
     for t in [

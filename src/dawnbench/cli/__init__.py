@@ -40,6 +40,7 @@ from dawnbench.cli import (
 )
 from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ShownConsole, int_list
 from dawnbench.errors import DawnbenchError, clipped, printable
+from dawnbench.io import replacing_nothing
 
 
 def _said(parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -158,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         _check_environment()
         for dest, flag in getattr(args, "bounded_options", ()):   # before any work starts
             bounds.check_option(flag, getattr(args, dest))
-        return args.func(args, out, err)
+        with replacing_nothing(force=getattr(args, "force", False)):
+            return args.func(args, out, err)
     except DawnbenchError as e:
         err.print(Text.assemble(("error: ", "bold red"), printable(str(e), one_line=True)), highlight=False,
                   soft_wrap=True)

@@ -104,7 +104,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     fetch = add_command(data_p, "fetch", cmd_data_fetch, "download (or import with --from) and cache datasets")
     fetch.add_argument("names", nargs="+", metavar="NAME", help=", ".join(data.DATASETS))
     fetch.add_argument("--from", dest="source", metavar="PATH", help="import the official files you already have")
-    fetch.add_argument("--force", action="store_true", help="prepare again even if cached")
     fetch.add_argument("--subset", metavar="NAME", help="imagenet, squad: import a tree that is not the official "
                                                         "one under this name (runs on it are unofficial)")
     defaults = bounds.IMPORT_DEFAULTS

@@ -62,9 +62,11 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(dumps(obj) + "\n")
 
 
-# The option every command has: its answer as one JSON document on stdout (nothing else goes there).
+# The options every command has: its answer as one JSON document on stdout (nothing else goes there), and --force.
 _JSON = argparse.ArgumentParser(add_help=False)
 _JSON.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of the tables")
+_JSON.add_argument("--force", action="store_true", help="replace files this command did not write (by default it "
+                   "refuses to replace any and names them; data fetch: prepare again even if cached)")
 
 
 def add_command(sub: argparse._SubParsersAction, name: str, func: Callable[..., int], help: str,

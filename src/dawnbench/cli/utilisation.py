@@ -206,8 +206,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     prof.add_argument("--seqlen", type=int, metavar="S", help="--census: tokens a sequence (a language model)")
     prof.add_argument("--mode", choices=("train", "inference"), help="--census: train (default: forward, loss, "
                                                                       "backward, optimizer) or inference (forward)")
-    prof.add_argument("--force", action="store_true", help="--census: replace the ops.tsv and summary.json --out "
-                                                           "already holds")
     prof.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
     prof.add_argument("--precision", choices=PRECISIONS, help="fp32 (default; a run's own with RUN_DIR), tf32, bf16, fp16")
     prof.add_argument("--emulated", action="store_true",

@@ -50,7 +50,7 @@ from dawnbench.entries.saved import (
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.evaluation import evaluate
 from dawnbench.harness.options import resolve_device
-from dawnbench.harness.record import read_result
+from dawnbench.harness.record import check_record, read_result
 from dawnbench.io import atomic_write_json, output_dir, update_json, walk_foreign
 from dawnbench.tasks import get_task
 
@@ -149,11 +149,12 @@ def _group(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _record(run_dir: Path, models: list[dict[str, Any]]) -> None:
     """``RUN/generalization.json`` and the summary in ``result.json`` (nothing else in it changes)."""
-    atomic_write_json(run_dir / RESULT_FILE, models, indent=1)
+    atomic_write_json(run_dir / RESULT_FILE, models, indent=1, update=True)   # the run's own: measured again
     summary = {m["variant"]: {k: m.get(k) for k in ("epoch", "scored", "recheck", "suite_mean", "suite_drop", "unseen")}
                for m in models}
     # Re-read under the run folder's lock and change only `generalization` (an `infer` may be writing too).
-    update_json(run_dir / "result.json", lambda doc: doc.__setitem__("generalization", summary))
+    update_json(run_dir / "result.json", lambda doc: doc.__setitem__("generalization", summary),
+                check=check_record)
 
 
 def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = None,

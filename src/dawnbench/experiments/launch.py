@@ -83,7 +83,7 @@ def _settle(run_dir: Path, outcome: Launched) -> RunResult:
         result.error = f"{result.error}; then, says the launcher: {why}"
     else:
         result.error = f"{why}; rank 0 had recorded: {result.error}" if result.error else why
-    atomic_write_json(run_dir / "result.json", result.to_dict())
+    atomic_write_json(run_dir / "result.json", result.to_dict(), update=True)   # rank 0's record, its end said
     events = run_dir / "events.log"
     stopped = f'"key": "{mllog.RUN_STOP}"' in events.read_text(encoding="utf-8")
     log = mllog.EventLog(events)

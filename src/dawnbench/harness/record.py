@@ -193,6 +193,8 @@ def _rows(evals: list[Evaluation], columns: tuple[tuple[str, str, float], ...]) 
 # so keeping it costs at most 1/SPACING of the run however many evaluations there are (3,000 tracked evaluations
 # once took 169 s of rewriting, each write longer than the last). A passing evaluation and the end are written at once.
 SPACING = 20
+WRITE_FIX = ("So dawnbench did not write it: events.log and epochs.tsv hold every evaluation, result.json the last "
+             "record that passed.")
 
 
 class RunRecord:
@@ -224,7 +226,7 @@ class RunRecord:
         now = time.monotonic()
         if final or result.time_to_accuracy_s != self._passed or now - self._written_at >= SPACING * self._cost:
             doc = result.to_dict()
-            check_record(doc, self.dir / "result.json")
+            schema.load(Record, doc, self.dir / "result.json", fix=WRITE_FIX)   # the door its readers use
             atomic_write_json(self.dir / "result.json", doc)
             self._passed, self._written_at = result.time_to_accuracy_s, time.monotonic()
             self._cost = self._written_at - now
@@ -318,8 +320,8 @@ def _physical(r: RunResult) -> RunResult:
     """What the fields can be together, by physics (bounds.py's second table, each limit with its source): an epoch
     holds from 1 to ``MAX_EPOCH_SAMPLES`` samples; no device trains on more than ``MAX_SAMPLES_PER_S`` samples a
     second, nor computes faster than its kind can, so a time to accuracy is not below its samples' FLOPs at the
-    fastest such device; the clock's parts (timed, evaluation, logging, checkpoints) fit in the wall time; the
-    training cost is the price times the time to accuracy."""
+    fastest such device, nor below the task's floor (``tasks.FLOORS_S``); the clock's parts (timed, evaluation,
+    logging, checkpoints) fit in the wall time; the training cost is the price times the time to accuracy."""
     devices, kind = _devices(r)
     points = [(f"evals[{i}]", e.epoch, e.samples, e.timed_s) for i, e in enumerate(r.evals)]
     if r.epochs_to_target and r.samples_to_target and r.time_to_accuracy_s:
@@ -340,6 +342,12 @@ def _physical(r: RunResult) -> RunResult:
     if r.evals and r.timed_s and r.evals[-1].timed_s > r.timed_s * (1 + 1e-9) + 1e-9:
         raise ValueError(f"evals[{len(r.evals) - 1}].timed_s {r.evals[-1].timed_s:g} is past the run's timed_s "
                          f"{r.timed_s:g}")
+    from dawnbench.tasks import FLOORS_S, TASKS
+
+    floor = FLOORS_S.get(r.task, 0.0) if r.task in TASKS and r.threshold >= TASKS[r.task].threshold else 0.0
+    if r.time_to_accuracy_s is not None and r.time_to_accuracy_s < floor:
+        raise ValueError(f"time_to_accuracy_s {r.time_to_accuracy_s:g} is below {floor:g} s, the floor of a time to "
+                         f"{r.task}'s target (tasks.FLOORS_S: about 100× below the fastest result known)")
     per_sample = (r.throughput or {}).get("flops_per_sample")
     roof = devices * bounds.DEVICE_FLOP_RATE[kind]
     if per_sample and r.samples_to_target and r.time_to_accuracy_s:

@@ -44,13 +44,17 @@ from dawnbench.profiling.resources import ResourceMonitor
 
 
 def _refused(err: FileError) -> str:
-    return (f"{err.path}: the run record was not written, because its readers would refuse it: {err.reason} "
-            "(events.log and epochs.tsv hold every evaluation)")
+    return f"{err.path}: the run record would be refused by its readers: {err.reason}"
 
 
 class RecordError(DawnbenchError):
     """The run's own files could not be written (a full disk, a failed checkpoint): the run
-    ends ``aborted`` with this reason, and the final status is still written."""
+    ends ``aborted`` with this reason, and the final status is still written. ``refused``: the record's
+    readers would refuse it (a tracked script's claim no hardware could make)."""
+
+    def __init__(self, message: str, refused: bool = False):
+        super().__init__(message)
+        self.refused = refused
 
 
 @dataclass
@@ -271,7 +275,14 @@ class RankZeroRecorder(Recorder):
                 self._save(entry, saved.MODEL_FILE, progress.epoch, value)
         with clock.segment("log"):
             _update_times(result, clock)
-            self._persist(result)
+            try:
+                self._persist(result)
+            except RecordError as err:
+                if err.refused:   # what the readers would refuse is not kept: the run goes on without it
+                    result.evals.pop()
+                    if first_pass:
+                        result.time_to_accuracy_s = result.epochs_to_target = result.samples_to_target = None
+                raise
             last_timed, last_samples = self._last
             rate = (progress.samples - last_samples) / (timed - last_timed) if timed > last_timed else None
             self._last = (timed, progress.samples)
@@ -311,7 +322,7 @@ class RankZeroRecorder(Recorder):
         except OSError as err:
             raise RecordError(f"writing the run record in {self.record.dir} failed ({err.strerror or err})") from None
         except FileError as err:
-            raise RecordError(_refused(err)) from None
+            raise RecordError(_refused(err), refused=True) from None
 
     def failed(self, err: Exception) -> bool:
         assert self.result is not None
@@ -365,7 +376,7 @@ class RankZeroRecorder(Recorder):
                 self.record.events.sync()
                 return
             except FileError as err:
-                raise RecordError(_refused(err) + "; result.json holds the last record that could be") from None
+                raise RecordError(_refused(err)) from None
             except OSError as err:
                 if attempt or not self.record.release_reserve():
                     raise RecordError(f"{self.record.dir}: the final record could not be written "

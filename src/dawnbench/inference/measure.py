@@ -34,7 +34,7 @@ from dawnbench import bounds, data, environment, pricing
 from dawnbench.entries import saved as saved_models
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
-from dawnbench.harness.record import read_result
+from dawnbench.harness.record import check_record, read_result
 from dawnbench.inference import figures as fig
 from dawnbench.inference.loops import batch_throughput, single_item_latencies
 from dawnbench.inference.scenarios import SCENARIOS, ScenarioSettings, run_scenario
@@ -210,11 +210,11 @@ def _scenarios(options: InferenceOptions, predict: Callable[[Any], Any], split: 
 
 def _write(run_dir: Path, inference: dict[str, Any], latencies_ms: list[float]) -> None:
     out = output_dir(inside(run_dir, INFERENCE_DIR), "the run's inference folder")
-    atomic_write_text(out / "latencies.tsv",
-                      "item\tlatency_ms\n" + "".join(f"{i}\t{v:.6f}\n" for i, v in enumerate(latencies_ms)))
+    atomic_write_text(out / "latencies.tsv",   # the run's own: replaced when measured again
+                      "item\tlatency_ms\n" + "".join(f"{i}\t{v:.6f}\n" for i, v in enumerate(latencies_ms)), update=True)
     # Re-read under the run folder's lock and change only `inference`: a `generalize` writing at the
     # same time keeps its own change.
-    update_json(run_dir / "result.json", lambda doc: doc.__setitem__("inference", inference))
+    update_json(run_dir / "result.json", lambda doc: doc.__setitem__("inference", inference), check=check_record)
 
 
 def read_latencies(run_dir: Path) -> list[float]:

@@ -137,7 +137,8 @@ def against_last(roofs: dict[str, Any], load: Load) -> list[str]:
     if not load.disturbed:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(path, {**roofs, "machine": what, "date": dt.date.today().isoformat()})
+            atomic_write_json(path, {**roofs, "machine": what, "date": dt.date.today().isoformat()},
+                              update=True)   # the machine cache: dawnbench's own
         except OSError:   # a read-only cache: the comparison is lost, never the command's result
             pass
     return notes

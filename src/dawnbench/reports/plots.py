@@ -21,6 +21,7 @@ from matplotlib.text import Text  # noqa: E402 - as above
 from matplotlib.ticker import EngFormatter, FixedFormatter, FuncFormatter, NullFormatter  # noqa: E402 - as above
 
 from dawnbench.errors import printable  # noqa: E402 - as above
+from dawnbench.io import atomic_write_with  # noqa: E402 - as above
 
 
 @contextlib.contextmanager
@@ -34,7 +35,8 @@ def figure(path: Path, *grid: int, save_dpi: int | None = None, rect: tuple[floa
         yield fig, axes
         _printable_text(fig)
         fig.tight_layout(**({"rect": rect} if rect else {}))
-        fig.savefig(path, dpi=save_dpi or "figure")
+        atomic_write_with(Path(path), lambda f: fig.savefig(f, format=Path(path).suffix.lstrip(".") or "png",
+                                                            dpi=save_dpi or "figure"))
     finally:
         plt.close(fig)
 

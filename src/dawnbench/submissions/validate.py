@@ -48,11 +48,11 @@ from dawnbench.io import (
     strict_loads,
     walk_foreign,
 )
+from dawnbench.tasks import FLOORS_S
 
 ERROR, WARNING = "error", "warning"
 MAX_HOURS = 10_000.0          # over a year of training: no real entry, and display would overflow far above it
 MAX_LATENCY_MS = 3_600_000.0  # an hour per item
-MAX_PRICE = 100_000.0         # USD per hour
 
 
 @dataclass(frozen=True)
@@ -216,9 +216,9 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         _check_inference(sub, line)
     else:
         if "costPerHour" in fields and fields["costPerHour"] is not None and not (
-                _number(fields["costPerHour"]) and 0 < fields["costPerHour"] <= MAX_PRICE):
+                _number(fields["costPerHour"]) and 0 < fields["costPerHour"] <= bounds.MAX_USD_PER_HOUR):
             problems.append(Problem(name, line("costPerHour"), ERROR, "'costPerHour' must be a positive "
-                                    f"number of USD up to {MAX_PRICE:,.0f}, not {fields['costPerHour']!r}"))
+                                    f"number of USD up to {bounds.MAX_USD_PER_HOUR:,.0f}, not {fields['costPerHour']!r}"))
         _read_tsv(sub, json_path.with_suffix(".tsv"), root)
         _check_dawnbench_misc(sub, line)
     return sub
@@ -319,11 +319,12 @@ def _date(value: Any, name: str, line: int | None, problems: list[Problem]) -> d
 def _check_inference(sub: Submission, line) -> None:
     name, fields, task, problems = sub.file, sub.fields, sub.task, sub.problems
     latency = fields.get("latency")
-    if not (_number(latency) and 0 < latency <= MAX_LATENCY_MS):
-        problems.append(Problem(name, line("latency"), ERROR, "'latency' must be a positive number of "
-                                f"milliseconds per item, at most an hour, not {latency!r}"))
+    if not (_number(latency) and bounds.MIN_LATENCY_S * 1e3 <= latency <= MAX_LATENCY_MS):
+        problems.append(Problem(name, line("latency"), ERROR, "'latency' must be a number of milliseconds per "
+                                f"item from {bounds.MIN_LATENCY_S * 1e3:g} (no model answers faster) to an hour, "
+                                f"not {latency!r}"))
     cost = fields.get("cost")
-    if cost is not None and not (_number(cost) and 0 <= cost <= MAX_PRICE):
+    if cost is not None and not (_number(cost) and 0 <= cost <= bounds.MAX_USD_PER_HOUR):
         problems.append(Problem(name, line("cost"), ERROR, f"'cost' must be USD per item or null, not {cost!r}"))
     elif _number(cost) and cost > 0 and _number(latency) and latency > 0:
         per_hour = cost / (latency / 3_600_000)
@@ -430,6 +431,13 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
             if row["hours"] <= 0:
                 problems.append(Problem(name, number, ERROR, f"reaches the threshold at hours {row['hours']:g}: a "
                                         "training time of zero is impossible (hours count from the start)"))
+                return
+            floor = FLOORS_S.get(task.key, 0.0)
+            if row["hours"] * 3600 < floor:
+                problems.append(Problem(name, number, ERROR, f"reaches the threshold at hours {row['hours']:g} "
+                                        f"({row['hours'] * 3600:g} s): below {floor:g} s, the floor of a time to "
+                                        f"{task.key}'s target (about 100× below the fastest result known; "
+                                        "docs/reference/documents.md, \"Physics\")"))
                 return
             sub.training_hours = row["hours"]
     if task and sub.training_hours is None:

@@ -56,7 +56,7 @@ def settle(out: Path, task: str, seed: int, job_id: str, state: dict[str, str], 
             result.error = why if not result.error else f"{why}; the run had recorded: {result.error}"
         elif result.status == RUNNING:
             result.status, result.error = Status.ABORTED, f"{why}, but the run left no final status"
-        atomic_write_json(d / "result.json", result.to_dict())
+        atomic_write_json(d / "result.json", result.to_dict(), update=True)   # the batch's own run: its end said
         events = d / "events.log"
         try:       # the run's own log, read as anything handed over: never appended to through a link
             stopped = f'"key": "{mllog.RUN_STOP}"' in read_foreign_text(events, "event log")
