@@ -46,6 +46,7 @@ MAX_USD_PER_HOUR = 100_000  # the dearest on-demand machine is about $100/h
 MACHINES = 4096            # workers, nodes or accelerators one run or schedule spans
 MAX_TEXT = 4096            # a name, a path, a device's description
 MAX_MESSAGE = 100_000      # an error or a note
+MAX_EVALUATIONS = 100_000  # in one run record: ~150 bytes each, 15 MB, inside the 64 MiB a record may be (io.LIMITS)
 
 # --- what fields can be together (rates and orderings; docs/reference/documents.md, "Physics") -----------
 # A device's rates: a CPU profile or a kernels file cannot claim a GPU's. Sources: the fastest parts sold in

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench import bounds, schema
-from dawnbench.analysis.mlperf import LogError, LogProblem, mllog_records, read_log
+from dawnbench.analysis.mlperf import LogError, LogProblem, in_time_order, mllog_records, read_log
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.record import Evaluation, RunResult, Status, check_record, epochs_tsv
 from dawnbench.harness.runner import new_run_dir
@@ -35,6 +35,9 @@ from dawnbench.io import atomic_write_json, atomic_write_text, read_foreign_text
 from dawnbench.tasks import TASKS, get_task
 
 CLOCK = "MLPerf's: run_start to run_stop, evaluations included"
+
+
+LOG_FIX = "The log's figures cannot all be true together: fix the log (or its --task, --scale), or import another."
 
 
 def _problem(path: Path, line: int | None, message: str) -> DawnbenchError:
@@ -52,7 +55,7 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
         if ":::MLLOG " not in text:
             raise LogError(LogProblem(str(path), None, "no ':::MLLOG' lines (a v0.5 ':::MLPv0.5.0' log is read by "
                                                        "`analyze` and `compare`, not imported)"))
-        records = list(mllog_records(path, text))
+        records = in_time_order(path, list(mllog_records(path, text)))
     except LogError as err:
         raise _problem(Path(err.problem.file), err.problem.line, err.problem.message + ".") from None
     first = {key: (number, t, value, meta) for number, key, t, value, meta in reversed(records)}
@@ -98,7 +101,7 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
         hardware={"platform": platform} if isinstance(platform, str) and platform else {},
         self_reported=True, imported={"log": str(path), "clock": CLOCK, "scale": scale},
         started_at=started.isoformat(timespec="seconds") if started else "")
-    check_record(result.to_dict(), path)        # what every reader will accept of it, before a folder is made
+    check_record(result.to_dict(), path, fix=LOG_FIX)   # what every reader will accept of it, before a folder is made
     folder = new_run_dir(out, the_task.name, entry.replace("/", "-"), result.seed or 0)
     result.run_dir = str(folder)
     atomic_write_text(folder / "events.log", "".join(line + "\n" for line in text.splitlines() if ":::MLLOG " in line))
@@ -127,8 +130,7 @@ def _evaluations(path: Path, records: list, start: float, stop: float, task: Any
                 if why:
                     raise _problem(path, number, f"eval_accuracy's {why}: the importer places each evaluation "
                                                  "by its epoch_num (and samples_count, if given).")
-        seen = Evaluation(meta["epoch_num"], meta.get("samples_count", 0), min(max(0.0, t - start), stop - start),
-                          value * scale)
+        seen = Evaluation(meta["epoch_num"], meta.get("samples_count", 0), t - start, value * scale)  # in time order
         if evals and (seen.epoch < evals[-1].epoch or seen.samples < evals[-1].samples):
             raise _problem(path, number, "eval_accuracy goes back in epoch_num or samples_count: evaluations are "
                                          "logged in the order they were taken.")

@@ -13,16 +13,17 @@ epochs = distinct ``epoch_num`` of ``epoch_start`` events (else of
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dawnbench import schema
-from dawnbench.errors import FileError
+from dawnbench.errors import FileError, clipped
 from dawnbench.harness.record import Status
 from dawnbench.io import read_foreign_text, strict_loads
 from dawnbench.statistics import RunSample
@@ -80,9 +81,44 @@ def read_log(path: Path) -> RunSample:
     raise LogError(LogProblem(str(path), None, "no ':::MLPv0.5.0' or ':::MLLOG' lines: not an MLPerf log"))
 
 
+def in_time_order(path: Path, records: list[R]) -> list[R]:
+    """A log's records — tuples of (line, key, seconds, …) as logged — in time order, checked. Lines of several
+    processes arrive a little out of order (NVIDIA's published v0.5 logs by up to 16 s), so they are sorted by their
+    time; a clock that goes back by more than ``CLOCK_SLACK_S`` is refused. Then: one ``run_start`` and one
+    ``run_stop``, in that order; evaluations only between the two; at most ``MAX_EVENTS`` records. A LogError
+    names the line and says what the log holds."""
+    if len(records) > MAX_EVENTS:
+        raise LogError(LogProblem(str(path), records[MAX_EVENTS][0], f"more than {MAX_EVENTS:,} MLPerf records: a "
+                                  "log of one run holds far fewer; split it, or keep the run's own lines"))
+    latest: tuple[int, float] | None = None
+    for number, key, t, *_ in records:
+        if latest is not None and t < latest[1] - CLOCK_SLACK_S:
+            raise LogError(LogProblem(str(path), number, f"{key} is logged at {t:.3f} s, {latest[1] - t:.0f} s before "
+                                      f"the record at line {latest[0]} ({latest[1]:.3f} s): the log's clock goes "
+                                      "back, so no time in it can be trusted"))
+        if latest is None or t > latest[1]:
+            latest = (number, t)
+    ordered = sorted(records, key=lambda r: r[2])
+    seen: dict[str, int] = {}
+    for number, key, _t, *_ in ordered:
+        if key in ("run_start", "run_stop") and key in seen:
+            raise LogError(LogProblem(str(path), number, f"a second {key} (the first is at line {seen[key]}): one log "
+                                      "holds one run — mllog appends to its file, so remove the log before running "
+                                      "again, or split it"))
+        if key == "run_stop" and "run_start" not in seen:
+            raise LogError(LogProblem(str(path), number, "run_stop before any run_start: the log's run has no start"))
+        if key == "eval_accuracy" and ("run_start" not in seen or "run_stop" in seen):
+            where = "before run_start" if "run_start" not in seen else f"after run_stop (line {seen['run_stop']})"
+            raise LogError(LogProblem(str(path), number, f"eval_accuracy {where}: an evaluation counts only while "
+                                      "the run is timed, between the two"))
+        seen.setdefault(key, number)
+    return ordered
+
+
 def _read_v05(path: Path, text: str) -> RunSample:
     start = stop = None
     stop_value, target, last_acc, epochs = None, None, None, set()
+    order: list[tuple[int, str, float, str | None]] = []
     for number, line in enumerate(text.splitlines(), 1):
         m = V05.search(line)
         if not m:
@@ -90,8 +126,13 @@ def _read_v05(path: Path, text: str) -> RunSample:
         try:
             t = float(m.group(2))
         except ValueError:
-            raise LogError(LogProblem(str(path), number, f"time {m.group(2)!r} is not a number of seconds")) from None
-        key, value = m.group(4), _json_or_raw(m.group(5))
+            t = math.nan
+        if not 0 <= t <= MAX_LOG_S:   # NaN too; 1 followed by 400 zeros was read as inf
+            raise LogError(LogProblem(str(path), number, f"time {clipped(m.group(2), 40)!r} is not a number of "
+                                      f"seconds from 0 to {MAX_LOG_S:g} (a thousand years of a Unix clock)"))
+        order.append((number, m.group(4), t, m.group(5)))
+    for number, key, t, raw in in_time_order(path, order):
+        value = _json_or_raw(raw)
         if key == "run_start" and start is None:
             start = (t, number)
         elif key == "run_stop":
@@ -135,11 +176,7 @@ def mllog_records(path: Path, text: str) -> Iterator[tuple[int, str, float, Any,
 def _read_mllog(path: Path, text: str) -> RunSample:
     start = stop = None
     status, epochs, eval_epochs = None, set(), set()
-    for number, key, t, _value, meta in mllog_records(path, text):
-        if key == "run_start" and start is not None:
-            raise LogError(LogProblem(str(path), number, f"a second run_start (the first is at line {start[1]}): one "
-                                                         "log holds one run — mllog appends to its file, so remove the "
-                                                         "log before running again, or split it"))
+    for number, key, t, _value, meta in in_time_order(path, list(mllog_records(path, text))):
         if key == "run_start":
             start = (t, number)
         elif key == "run_stop":
@@ -152,8 +189,12 @@ def _read_mllog(path: Path, text: str) -> RunSample:
 
 
 # What a log's numbers can be: a time in milliseconds (any clock's, finite, not negative, under a
-# thousand years of them), an epoch number of schema's range.
-TimeMs = schema._number(0, 3.2e13, unit="milliseconds")
+# thousand years of them), an epoch number of schema's range; and how many records one log of one run holds.
+MAX_LOG_S = 3.2e10
+TimeMs = schema._number(0, MAX_LOG_S * 1000, unit="milliseconds")
+MAX_EVENTS = 1_000_000
+CLOCK_SLACK_S = 60.0   # how far one process's line may trail another's in a shared log
+R = TypeVar("R", bound=tuple)
 
 
 def _epoch(value: Any, path: Path, number: int) -> float:

@@ -220,7 +220,9 @@ class Entry(ABC):
     # Ranges of hyperparameters that would make a recipe loop forever or crash if wrong; an entry
     # adds its own with {**Entry.hparam_bounds, "lr": Bound(0, 10)}.
     hparam_bounds: ClassVar[dict[str, Bound]] = {"batch_size": Bound(1, 1 << 20, integer=True),
-                                                 "epochs": Bound(0, 100_000, low_open=True)}
+                                                 "epochs": Bound(0, 100_000, low_open=True),
+                                                 # 0 divided an epoch's steps by zero; past a million, every step
+                                                 "evals_per_epoch": Bound(1, 1_000_000, integer=True)}
 
     @classmethod
     def check_hparams(cls, task: Task, overrides: dict[str, Any]) -> None:

@@ -124,7 +124,7 @@ class RunResult:
     compile: schema.Text | None = None          # torch.compile mode
     epochs_to_target: schema.PositiveEpochs | None = None  # the passing evaluation's epoch
     samples_to_target: schema.PositiveCount | None = None  # the passing evaluation's samples
-    evals: Annotated[list[Evaluation], Field(max_length=1_000_000)] = field(default_factory=list)  # in order
+    evals: Annotated[list[Evaluation], Field(max_length=bounds.MAX_EVALUATIONS)] = field(default_factory=list)
     hparams: dict[schema.Text, Any] = field(default_factory=dict)  # the entry's, with every --set applied
     budget: dict[schema.Text, Any] = field(default_factory=dict)   # --max-seconds, --max-epochs
     hardware: dict[schema.Text, Any] = field(default_factory=dict)  # CPU, cores, accelerator, memory
@@ -374,15 +374,15 @@ def _physical(r: RunResult) -> RunResult:
 Record = Annotated[RunResult, AfterValidator(_consistent), AfterValidator(_physical)]   # result.json as the door reads it
 
 
-def check_record(doc: Any, path: Path) -> dict[str, Any]:
+def check_record(doc: Any, path: Path, fix: str = FIX) -> dict[str, Any]:
     """``doc`` if it is a run record every field of which can be true (the declaration above); a located
-    error otherwise."""
+    error otherwise, ending with ``fix``."""
     if not isinstance(doc, dict):
         raise FileError(path, "not a JSON object; this is not a dawnbench run record.")
     missing = [k for k in ("task", "entry", "threshold", "status") if k not in doc]
     if missing:
         raise FileError(path, f"field(s) {', '.join(missing)} missing; this is not a dawnbench run record.")
-    schema.load(Record, doc, path, fix=FIX)
+    schema.load(Record, doc, path, fix=fix)
     return doc
 
 

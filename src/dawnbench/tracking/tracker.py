@@ -33,11 +33,13 @@ after three warm ones and a census step, as ``dawnbench profile`` does, into ``R
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -64,6 +66,7 @@ from dawnbench.harness.progress import ProgressProbe
 from dawnbench.harness.record import RunResult, Status
 from dawnbench.harness.recorder import RankZeroRecorder, Verdict
 from dawnbench.harness.runner import new_run_dir
+from dawnbench.io import MAX_JSON_DEPTH, json_depth
 from dawnbench.precision import PRECISIONS
 from dawnbench.profiling.flops import training_flops_per_sample
 from dawnbench.profiling.load import against_last, watched
@@ -212,9 +215,12 @@ def _profile_steps(given: int | None) -> int | None:
 def _hparams(given: dict[str, Any] | None) -> dict[str, Any]:
     if given is None:
         return {}
+    if isinstance(given, dict) and json_depth(given) > MAX_JSON_DEPTH - 2:   # result.json holds it two deep
+        raise DawnbenchError(f"track(hparams=...): nested more than {MAX_JSON_DEPTH - 2} deep; a run record is read "
+                             f"to {MAX_JSON_DEPTH} levels. Give the script's hyperparameters flatter (name → value).")
     try:
         text = json.dumps(given, allow_nan=False)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, RecursionError) as err:
         raise DawnbenchError(f"track(hparams=...): {err}. The hyperparameters are recorded in result.json: give a "
                              "dict of numbers, strings, booleans, lists and dicts (finite numbers only).") from None
     if not isinstance(given, dict) or len(text) > schema.MAX_MESSAGE * 64:
@@ -224,6 +230,26 @@ def _hparams(given: dict[str, Any] | None) -> dict[str, Any]:
         if key in given:
             bound.check(f"track(hparams={{'{key}': ...}})", given[key])
     return json.loads(text)
+
+
+def _one_thread(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` refused in one paragraph while another thread is inside the tracker: one run has one clock, and
+    two threads evaluating at once tore it (a segment opened inside another, evaluations out of order)."""
+    @functools.wraps(method)
+    def alone(self: Tracker, *args: Any, **kwargs: Any) -> Any:
+        if self._owner == threading.get_ident():    # called back from predict or accuracy(): _started says why
+            return method(self, *args, **kwargs)
+        if not self._lock.acquire(blocking=False):
+            raise DawnbenchError(f"{method.__name__}() while another thread is inside the tracker: a run is timed by "
+                                 "one training loop, so call evaluate(), pause(), resume() and finish() from one "
+                                 "thread (or hold a lock of your own around them).")
+        self._owner = threading.get_ident()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._owner = None
+            self._lock.release()
+    return alone
 
 
 def _classes(task: Any) -> int | None:
@@ -303,6 +329,8 @@ class Tracker:
         self._ended: str | None = None   # set when an evaluation ended the run
         self._busy = False               # scoring an evaluation: the tracker is not to be called back
         self._pid = os.getpid()          # the process whose run it is (set again at start)
+        self._lock = threading.Lock()    # one thread inside evaluate/pause/resume/finish at a time
+        self._owner: int | None = None   # the thread inside
 
     # -- the run's life ------------------------------------------------------------------------------------------
     def start(self) -> Tracker:
@@ -349,6 +377,7 @@ class Tracker:
         self._resume()
         return self
 
+    @_one_thread
     def evaluate(self, epoch: float, samples: int, loss: float | torch.Tensor | None = None,
                  accuracy: Callable[[], float] | float | None = None) -> bool:
         """An evaluation point: the clock stops, the model is scored (see the module docstring) and recorded.
@@ -397,6 +426,7 @@ class Tracker:
         self._resume()
         return False
 
+    @_one_thread
     def pause(self) -> None:
         """Stop the clock until :meth:`resume` or :meth:`evaluate` (a trainer's own evaluation, its logging):
         what the callbacks call around a trainer's evaluation loop."""
@@ -404,6 +434,7 @@ class Tracker:
         if self._timing is not None and self._ended is None:
             self._pause(self._last.samples)
 
+    @_one_thread
     def resume(self) -> None:
         """Start the clock again after :meth:`pause` (nothing happens once the run is over, or while it runs)."""
         self._started("resume")
@@ -420,6 +451,7 @@ class Tracker:
         """Whether an evaluation ended the run (the target reached, the loss not finite, a budget spent)."""
         return self._ended is not None
 
+    @_one_thread
     def finish(self, error: BaseException | None = None) -> RunResult:
         """End the run (what leaving the ``with`` block does): the final record; ``error``: what ended the loop."""
         recorder = self._started("finish")

@@ -1,0 +1,218 @@
+"""Plausible by physics, safe by default: figures checked against each other and against what hardware can do,
+writers through the same door as readers, nothing replaced unasked (docs/reference/documents.md, "Physics").
+
+Every example is one a fresh attack broke: values each inside its bound but impossible together, a record the tool
+wrote and its own readers refused, a file replaced without a word, a log read out of order."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+import dawnbench
+from dawnbench import tasks
+from dawnbench.analysis.imported import import_log
+from dawnbench.cli import main
+from dawnbench.errors import DawnbenchError
+from dawnbench.harness.record import read_result
+from dawnbench.submissions.validate import read_submission
+
+from helpers import write_run
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exit_:  # argparse
+        code = exit_.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, " ".join(err.split())
+
+
+# --- values inside their bounds, impossible together ------------------------------------------------------------
+
+@pytest.mark.parametrize("fields, said", [
+    ({"epochs_to_target": 1e-9, "samples_to_target": 5888,
+      "evals": [{"epoch": 1e-9, "samples": 5888, "timed_s": 10.0, "value": 99.1}]}, "make an epoch of 5.888e+12 samples"),
+    ({"time_to_accuracy_s": 1e-3}, "below 0.02 s, the floor of a time to mnist's target"),
+    ({"timed_s": 20.0, "wall_s": 10.0}, "more than wall_s 10 s"),
+    ({"cost_per_hour": 3.0, "training_cost_usd": 500.0}, "is not cost_per_hour × time_to_accuracy_s"),
+    ({"throughput": {"flops_per_sample": 1e15, "samples_per_s": 1.0}, "samples_to_target": 200},
+     "what samples_to_target × throughput.flops_per_sample take"),
+])
+def test_a_record_whose_fields_cannot_be_true_together_is_refused_naming_them(capsys, tmp_path, fields, said):
+    write_run(tmp_path / "runs" / "r", 0, 10.0, 1.0, **{k: v for k, v in fields.items() if k != "evals"})
+    record = json.loads((tmp_path / "runs" / "r" / "result.json").read_text())
+    if "evals" in fields:
+        record["evals"] = fields["evals"]
+        (tmp_path / "runs" / "r" / "result.json").write_text(json.dumps(record))
+    if "time_to_accuracy_s" in fields:   # the passing evaluation moves with it
+        record["evals"][-1]["timed_s"] = fields["time_to_accuracy_s"]
+        record["evals"][0]["timed_s"] = fields["time_to_accuracy_s"] / 2
+        (tmp_path / "runs" / "r" / "result.json").write_text(json.dumps(record))
+    code, _, err = run_cli(capsys, "analyze", tmp_path / "runs")
+    assert code == 2 and said in err and "result.json" in err
+
+
+def test_a_million_samples_a_second_per_device_is_the_ceiling(tmp_path):
+    write_run(tmp_path / "r", 0, 11.0, 1.0)
+    record = json.loads((tmp_path / "r" / "result.json").read_text())
+    record["evals"][-1]["samples"] = 10**14        # 1e14 samples in 11 s, in 1e5 epochs
+    record["evals"][-1]["epoch"] = record["epochs_to_target"] = 1e5
+    (tmp_path / "r" / "result.json").write_text(json.dumps(record))
+    with pytest.raises(DawnbenchError, match=r"samples/s on 1 device\(s\): no device trains on more than 1e\+09"):
+        read_result(tmp_path / "r")
+
+
+def test_a_submission_faster_than_the_task_s_floor_is_an_error_and_never_ranked(capsys, tmp_path):
+    folder = tmp_path / "entries" / "MNIST" / "train"
+    folder.mkdir(parents=True)
+    doc = {"version": "v1.0", "author": "a", "authorEmail": "a@b.c", "framework": "PyTorch", "model": "m",
+           "hardware": "h", "costPerHour": 3.0, "timestamp": "2026-11-01"}
+    (folder / "fast.json").write_text(json.dumps(doc))
+    (folder / "fast.tsv").write_text("epoch\thours\ttop1Accuracy\n1\t1e-300\t99.1\n")
+    sub = read_submission(folder / "fast.json", tmp_path / "entries")
+    assert any("below 0.02 s, the floor" in p.message for p in sub.problems if p.severity == "error")
+    code, out, _ = run_cli(capsys, "leaderboard", tmp_path / "entries", "--json")
+    assert code in (0, 1) and "fast.json" not in json.dumps(json.loads(out).get("boards", {}))
+
+
+def test_numbers_in_a_submission_tsv_are_ascii_digits(tmp_path):
+    folder = tmp_path / "entries" / "MNIST" / "train"
+    folder.mkdir(parents=True)
+    doc = {"version": "v1.0", "author": "a", "authorEmail": "a@b.c", "framework": "PyTorch", "model": "m",
+           "hardware": "h", "timestamp": "2026-11-01"}
+    (folder / "x.json").write_text(json.dumps(doc))
+    (folder / "x.tsv").write_text("epoch\thours\ttop1Accuracy\n١\t٠.٥\t٩٩.١\n")
+    sub = read_submission(folder / "x.json", tmp_path / "entries")
+    assert any("'١' is not a number" in p.message for p in sub.problems)
+
+
+@pytest.mark.parametrize("entry, said", [("cafe\u0301", "composed form (NFC)"), ("a\u200bb", "U+200B"),
+                                         ("a\u202eb", "U+202E (RIGHT-TO-LEFT OVERRIDE)")])
+def test_a_name_prints_as_it_is(tmp_path, entry, said):
+    write_run(tmp_path / "r", 0, 10.0, 1.0, entry=entry)
+    with pytest.raises(DawnbenchError, match=rf"field 'entry'.*{re.escape(said)}"):
+        read_result(tmp_path / "r")
+
+
+# --- MLPerf logs in time order ----------------------------------------------------------------------------------
+
+def _log(path: Path, *lines: tuple[str, float, dict]) -> Path:
+    records = [{"key": "submission_benchmark", "value": "mnist", "time_ms": 0, "metadata": {}}]
+    records += [{"key": key, "value": meta.pop("value", None), "time_ms": t * 1000, "metadata": meta}
+                for key, t, meta in lines]
+    path.write_text("".join(f":::MLLOG {json.dumps(r)}\n" for r in records))
+    return path
+
+
+@pytest.mark.parametrize("lines, said", [
+    ([("run_start", 1, {}), ("eval_accuracy", 2, {"value": 99.5, "epoch_num": 1}),
+      ("run_stop", 500, {"status": "aborted"}), ("run_stop", 3, {"status": "success"})], "goes back"),
+    ([("run_start", 1, {}), ("eval_accuracy", 2, {"value": 99.5, "epoch_num": 1}),
+      ("run_stop", 3, {"status": "aborted"}), ("run_stop", 4, {"status": "success"})], "a second run_stop"),
+    ([("run_start", 1, {}), ("run_stop", 3, {"status": "success"}),
+      ("eval_accuracy", 4, {"value": 99.5, "epoch_num": 1})], "eval_accuracy after run_stop"),
+    ([("run_start", 1, {}), ("eval_accuracy", 2, {"value": 99.5, "epoch_num": 1e6, "samples_count": 1}),
+      ("run_stop", 3, {"status": "success"})], "make an epoch of 1e-06 samples"),
+])
+def test_an_mlperf_log_is_read_in_time_order_and_refused_in_one_paragraph(capsys, tmp_path, lines, said):
+    log = _log(tmp_path / "result_0.txt", *lines)
+    code, _, err = run_cli(capsys, "import-log", log, "--out", tmp_path / "runs")
+    assert code == 2 and said in err and "result_0.txt" in err and not (tmp_path / "runs").exists()
+
+
+def test_a_v05_log_with_an_infinite_time_is_refused_not_a_traceback(capsys, tmp_path):
+    log = tmp_path / "v05.log"
+    log.write_text(f":::MLPv0.5.0 mnist 1{'0' * 400} (x.py:3) run_start\n:::MLPv0.5.0 mnist 5 (x.py:4) run_stop: "
+                   '{"success": true}\n')
+    code, _, err = run_cli(capsys, "analyze", log)
+    assert code == 2 and "is not a number of seconds from 0 to" in err and "v05.log:1" in err
+
+
+# --- the tracker: what it writes its readers take; one thread at a time ---------------------------------------
+
+def test_hparams_nested_deeper_than_a_record_is_read_are_refused_at_track(tmp_path):
+    deep: dict = {}
+    for _ in range(5000):
+        deep = {"a": deep}
+    with pytest.raises(DawnbenchError, match="nested more than 62 deep"):
+        dawnbench.track("mnist", out=tmp_path, hparams=deep, quiet=True)
+
+
+def test_an_evaluation_at_no_training_is_a_success_its_readers_take(tmp_path):
+    with dawnbench.track("mnist", out=tmp_path, quiet=True) as run:
+        import time
+        time.sleep(tasks.FLOORS_S["mnist"])
+        run.evaluate(epoch=0, samples=0, accuracy=99.5)
+    r = read_result(run.dir)
+    assert r["status"] == "success" and r["epochs_to_target"] is None and r["samples_to_target"] is None
+
+
+def test_many_evaluations_are_appended_and_all_kept(tmp_path):
+    with dawnbench.track("mnist", out=tmp_path, quiet=True) as run:
+        for i in range(1, 601):
+            run.evaluate(epoch=i / 100, samples=i * 600, accuracy=50.0)
+    assert len(read_result(run.dir)["evals"]) == 600
+    assert len((run.dir / "epochs.tsv").read_text().splitlines()) == 601
+
+
+def test_evaluate_from_two_threads_at_once_is_refused_in_one_paragraph(tmp_path):
+    errors: list[BaseException] = []
+    inside, leave = threading.Event(), threading.Event()
+
+    def slow(*_):                         # holds the tracker while the other thread calls
+        inside.set()
+        leave.wait(10)
+        return 50.0
+
+    with dawnbench.track("mnist", out=tmp_path, quiet=True) as run:
+        first = threading.Thread(target=lambda: run.evaluate(epoch=0.5, samples=30000, accuracy=slow))
+        first.start()
+        assert inside.wait(10)
+        try:
+            run.evaluate(epoch=1, samples=60000, accuracy=50.0)
+        except DawnbenchError as err:
+            errors.append(err)
+        leave.set()
+        first.join()
+    assert len(errors) == 1 and "another thread is inside the tracker" in str(errors[0])
+    assert len(read_result(run.dir)["evals"]) == 1
+
+
+# --- nothing replaced unasked -------------------------------------------------------------------------------------
+
+def test_a_second_export_to_one_folder_is_refused_and_force_replaces(capsys, tmp_path):
+    for seed in range(3):
+        write_run(tmp_path / "runs" / f"r{seed}", seed, 10.0 + seed, 1.0)
+        hours = (10.0 + seed) / 3600
+        (tmp_path / "runs" / f"r{seed}" / "epochs.tsv").write_text(f"epoch\thours\ttop1Accuracy\n1\t{hours}\t99.1\n")
+    args = ["export", tmp_path / "runs", "--out", tmp_path / "sub", "--author", "a", "--email", "a@b.c"]
+    assert run_cli(capsys, *args)[0] == 0
+    [json_file] = (tmp_path / "sub").rglob("*.json")
+    before = json_file.read_bytes()
+    code, _, err = run_cli(capsys, *args)
+    assert code == 2 and f"{json_file}: exists, and this command did not write it" in err and "--force" in err
+    assert json_file.read_bytes() == before
+    assert run_cli(capsys, *args, "--force")[0] == 0
+
+
+def test_a_report_does_not_replace_a_page_it_did_not_write(capsys, tmp_path):
+    for seed in range(3):
+        write_run(tmp_path / "runs" / f"r{seed}", seed, 10.0 + seed, 1.0)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "index.html").write_text("MINE")
+    code, _, err = run_cli(capsys, "report", tmp_path / "runs", "--out", tmp_path / "out")
+    assert code == 2 and "index.html: exists" in err and (tmp_path / "out" / "index.html").read_text() == "MINE"
+
+
+def test_an_imported_log_s_record_is_what_its_readers_take(tmp_path):
+    log = _log(tmp_path / "result_0.txt", ("run_start", 1, {}), ("eval_accuracy", 2, {"value": 98.0, "epoch_num": 1}),
+               ("eval_accuracy", 3, {"value": 99.5, "epoch_num": 2}), ("run_stop", 4, {"status": "success"}))
+    folder = import_log(log, tmp_path / "runs")
+    assert read_result(folder)["time_to_accuracy_s"] == pytest.approx(3.0)
