@@ -222,7 +222,10 @@ def reference() -> dict[Path, str]:
              **{f"{suite} problem": kind for suite, kind in documents.PARAMS.items()},
              "scale.json": schedule.ScaleTable, "scale row": schedule.ScaleRow, "misc.dawnbench": validate.DawnbenchMisc,
              "instance": pricing.Instance}
-    env.globals.update(declared=lambda name: declared(kinds[name]), schema=schema,
+    from dawnbench import bounds, tasks
+
+    env.globals.update(declared=lambda name: declared(kinds[name]), schema=schema, bounds=bounds, floors=tasks.FLOORS_S,
+                       mlperf=mlperf, record=record, number=bounds.number_text,
                        can_be=lambda kind: schema._can_be(schema._adapter(kind).json_schema(), {}),
                        time_ms=mlperf.TimeMs, epochs=schema.Epochs, args=(ops.ARG_LOW, ops.ARG_HIGH))
     return {REFERENCE / template.name.removesuffix(".j2"): env.get_template(template.name).render()
