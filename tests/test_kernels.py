@@ -69,10 +69,14 @@ def test_a_tiny_problem_of_every_suite_and_pass_gives_a_valid_row(problem):
     for pass_name in run.passes_of(problem):
         # 2 s: a first call pays oneDNN's set-up (0.4 s seen for an RNN's backward), and the cap must leave a timed call
         row = run.measure_row(run.Planned(problem, pass_name, "fp32"), CPU, ROOFS, max_s=2.0)
+        if "no timed call fits in the 2 s cap" in row.get("skipped", ""):
+            continue    # a busy machine's first call took most of the cap: said so, and true
         assert not row.get("skipped"), row
         assert (row["suite"], row["pass"], row["precision"], row["params"]) == (problem.suite, pass_name, "fp32",
                                                                                problem.params)
-        assert row["median_s"] > 0 and row["iqr_s"] >= 0 and row["repeats"] >= 4
+        # at least one timed call: four blocks need a machine that gives them time within the cap (a busy
+        # 2-core one gave RNN rows one or two); the four-block rule itself is tested below, with room
+        assert row["median_s"] > 0 and row["iqr_s"] >= 0 and 1 <= row["repeats"] <= row["calls"]
         assert row["flops"] == problems.flops(problem, pass_name) and row["bytes"] > 0
         assert row["gflops"] == pytest.approx(row["flops"] / row["median_s"] / 1e9)
         assert row["intensity"] == pytest.approx(row["flops"] / row["bytes"])
@@ -170,7 +174,7 @@ def test_a_bug_stops_the_command_and_an_unsupported_op_is_a_skipped_row(tmp_path
         run.run_kernels(options)
     doc = json.loads((tmp_path / "kernels.json").read_text())
     assert doc["interrupted"] is False and len(doc["rows"]) == 2
-    assert doc["rows"][0]["repeats"] >= 4 and doc["rows"][0]["calls"] >= doc["rows"][0]["repeats"]
+    assert 1 <= doc["rows"][0]["repeats"] <= doc["rows"][0]["calls"]
     assert doc["rows"][1]["skipped"].startswith("torch could not run it here: \"addmm_impl_cpu_\" not implemented")
 
 
@@ -377,3 +381,11 @@ def test_a_precision_asked_for_that_the_cpu_only_emulates_is_timed_against_its_o
     capsys.readouterr()
     doc = json.loads((tmp_path / "kernels.json").read_text())
     assert list(doc["roofs"]["flops"]) == ["bf16"] and any(r.get("median_s") for r in doc["rows"])
+
+
+def test_a_call_is_timed_in_at_least_four_blocks_when_the_cap_leaves_room():
+    """A no-op's blocks of about 10 ms each: four of them fit in 60 s on any machine, however busy."""
+    from dawnbench.kernels import timing
+
+    result = timing.time_call(lambda: None, CPU, max_s=60.0)
+    assert result.repeats >= timing.MIN_BLOCKS and result.calls >= result.repeats and result.median_s > 0

@@ -240,7 +240,12 @@ def test_another_job_on_the_cores_the_run_may_not_use_is_not_interference(tmp_pa
     """A Slurm job given one CPU of a two-core node: a busy loop of another job on the other core takes
     nothing from it (before, every run of a Slurm array on a shared node was flagged)."""
     monkeypatch.setenv("SLURM_CPUS_ON_NODE", "1")
-    summary = _beside_a_busy_loop(tmp_path)
+    # the samples as the monitor sums them (a real busy loop beside other work on the box would flag rightly):
+    # over 1.5 timed seconds, other processes took 1.5 CPU-s, the one core this run may not use
+    monitor = ResourceMonitor(tmp_path / "r.tsv", interval=0.1)
+    monitor.samples, monitor._timed, monitor._others_timed = 15, 1.5, 1.5
+    monitor._sums = {"proc_cpu_pct": [1.5, 15.0, 100.0, 100.0]}
+    summary = monitor.summary()
     assert summary["others_cpu_s_timed"] > 0.5 and summary["own_cpus"] == 1 and "interference" not in summary
 
 
