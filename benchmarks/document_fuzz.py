@@ -54,7 +54,11 @@ def main() -> None:
     figures = {"cases": len(every), "tried": len(chosen), "answered_by_the_rule": len(chosen) - len(wrong),
                "wrong": wrong, "kinds": kinds, "seconds": round(time.perf_counter() - start, 1),
                "slowest_case_s": round(slowest, 2), "time_bound_s": fuzz.TIME_BOUND_S,
-               "values": [name for name, _ in fuzz.HOSTILE], "cells": [name for name, _ in fuzz.HOSTILE_CELLS]}
+               "values": [name for name, _ in fuzz.HOSTILE], "cells": [name for name, _ in fuzz.HOSTILE_CELLS],
+               # the cross-field cases: two fields physics binds, one pushed 1e9 times from the other (refused only)
+               "cross": {"pairs": [f"{a} ~ {b}" for a, b in fuzz.CROSS], "factors": [n for n, _ in fuzz.APART],
+                         "cases": sum(c.refused for c, _ in every), "tried": sum(c.refused for c, _ in chosen),
+                         "wrong": sum("~" in w["case"] for w in wrong)}}
     print(f"{figures['answered_by_the_rule']} of {len(chosen)} cases answered as the rule says "
           f"({len(every)} in all); slowest {figures['slowest_case_s']} s")
     for w in wrong[:20]:

@@ -38,7 +38,14 @@ HOSTILE_CELLS: list[tuple[str, str]] = [("zero", "0"), ("minus-one", "-1"), ("1e
                                         ("2^63", "9223372036854775808"), ("nan", "nan"), ("inf", "inf"),
                                         ("string", "x"), ("empty", ""), ("zero-dimension", "0x5, 5x7"),
                                         ("negative-dimension", "-3x4"), ("stride-zero", "stride=0x0 padding=1x1"),
-                                        ("megabyte", "x" * 1_000_000)]
+                                        ("megabyte", "x" * 1_000_000), ("arabic-indic", "٣"), ("fullwidth", "１"),
+                                        ("underscore", "1_000")]
+# Two fields of a run record that physics binds together (docs/reference/documents.md, "Physics"), the first pushed
+# 1e9 times above or below the second: each field stays a number, the pair cannot be true, and the record is refused.
+CROSS = [("evals[0].epoch", "evals[0].samples"), ("evals[0].samples", "evals[0].timed_s"),
+         ("samples_to_target", "epochs_to_target"), ("time_to_accuracy_s", "evals[0].timed_s"),
+         ("timed_s", "wall_s"), ("eval_s", "wall_s"), ("training_cost_usd", "cost_per_hour")]
+APART = [("x1e+9", 1e9), ("x1e-9", 1e-9)]
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,7 @@ class Case:
     field: str         # the field's path (JSON) or "line:column" (TSV)
     value: str         # the hostile value's name
     command: str       # the command's name
+    refused: bool = False   # only a refusal is right (a cross-field case: the pair cannot be true)
 
     @property
     def id(self) -> str:
@@ -65,6 +73,12 @@ def leaves(doc: Any, at: str = "", depth: int = 3) -> Iterator[str]:
     elif isinstance(doc, list):
         for i, value in enumerate(doc[:2]):
             yield from leaves(value, f"{at}[{i}]", depth - 1)
+
+
+def _get(doc: Any, path: str) -> Any:
+    for part in [p for p in path.replace("]", "").replace("[", ".").split(".") if p]:
+        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    return doc
 
 
 def _set(doc: Any, path: str, value: Any) -> None:
@@ -90,7 +104,8 @@ def _run(w: Path) -> Path:
     """A run export takes (official: MNIST's own target reached), so that each command reads the whole record."""
     folder = b.make_run(w / "run")
     doc = json.loads((folder / "result.json").read_text())
-    doc.update(official=True, threshold=99.0)
+    doc.update(official=True, threshold=99.0, timed_s=3.0, wall_s=3.5, eval_s=0.2, cost_per_hour=3.0,
+               training_cost_usd=0.0025)
     doc["evals"][0]["value"] = 99.2
     (folder / "result.json").write_text(json.dumps(doc))
     (folder / "epochs.tsv").write_text("epoch\thours\ttop1Accuracy\n0.5\t0.000833\t99.2\n")
@@ -227,6 +242,18 @@ def cases(scratch: Path) -> list[tuple[Case, Callable[[Path], list[str]]]]:
                 for command, argv in spec["commands"].items():
                     out.append((Case(kind, field, name, command),
                                 lambda w, build=build, argv=argv: [str(a) for a in argv(w, build(w))]))
+    spec = KINDS["result.json"]
+    base = spec["base"](scratch / "cross")
+    for first, second in CROSS:
+        for name, factor in APART:
+            def build(w: Path, spec=spec, base=base, first=first, factor=factor) -> Path:
+                doc = copy.deepcopy(base)
+                pushed = _get(doc, first) * factor
+                _set(doc, first, max(1, round(pushed)) if isinstance(_get(doc, first), int) else pushed)
+                return spec["place"](w, _json_text(doc))
+            for command, argv in spec["commands"].items():
+                out.append((Case("result.json", f"{first}~{second}", name, command, refused=True),
+                            lambda w, build=build, argv=argv: [str(a) for a in argv(w, build(w))]))
     for kind, spec in TSV_KINDS.items():
         base = spec["base"](scratch / kind.replace(".", "-").replace(" ", "-"))
         for number, column in _cells(base):
@@ -269,8 +296,11 @@ def _times(doc: Any, key: str = "") -> Iterator[tuple[str, Any]]:
         yield key, doc
 
 
-def verdict(args: list[str], code: int | None, out: str, err: str, file: str = "") -> str | None:
-    """None when the answer is one the rule allows; else what is wrong (``file``: the name exit 2 must say)."""
+def verdict(args: list[str], code: int | None, out: str, err: str, file: str = "", refused: bool = False) -> str | None:
+    """None when the answer is one the rule allows; else what is wrong (``file``: the name exit 2 must say;
+    ``refused``: only exit 2 is right)."""
+    if refused and code != 2 and not (code in (0, 1) and file and file in out):   # or left out, named
+        return f"exit {code}: a document whose fields cannot be true together was taken"
     if code in (0, 1):
         if "--json" in args and out.strip():
             try:
@@ -299,7 +329,7 @@ def run_case(case: Case, build: Callable[[Path], list[str]], folder: Path) -> st
     folder.mkdir(parents=True)
     args = build(folder)
     code, out, err = run_cli(args, TIME_BOUND_S)
-    return verdict(args, code, out, err, NAMES.get(case.kind, ""))
+    return verdict(args, code, out, err, NAMES.get(case.kind, ""), case.refused)
 
 
 # the file an exit 2 must name, for each kind (the submission's pair is named by its stem)

@@ -192,6 +192,10 @@ def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, 
         left_out = Selection([r for g in groups for r in g.results], [x for g in groups for x in g.left_out])
         if empty or left_out.left_out:
             notes.append(f"the page has no time to accuracy to show: {empty}" if empty else left_out.sentence())
+        # each file that could not be read, as the page lists it: a record refused is named, never dropped unsaid
+        notes += [f"left out: {p.file}{f':{p.line}' if p.line else ''}: {p.message}" for p in problems[:5]]
+        if len(problems) > 5:
+            notes.append(f"and {len(problems) - 5} more files left out (the page lists them)")
     env = Environment(loader=PackageLoader("dawnbench.reports", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
     env.globals["fmt"] = lambda v, f="%.2f": "—" if v is None else f % v
