@@ -267,7 +267,8 @@ def cases(scratch: Path) -> list[tuple[Case, Callable[[Path], list[str]]]]:
 
 
 def sample(all_cases: list, budget: int, seed: int = 0) -> list:
-    """``budget`` cases drawn with ``seed``, every kind and command among them (all of them past the total)."""
+    """``budget`` cases drawn with ``seed``, every kind and command among them and every cross-field case (all of
+    them past the total)."""
     if budget >= len(all_cases):
         return list(all_cases)
     rng = random.Random(seed)
@@ -275,6 +276,7 @@ def sample(all_cases: list, budget: int, seed: int = 0) -> list:
     for case in all_cases:
         by_pair.setdefault((case[0].kind, case[0].command), []).append(case)
     chosen = [rng.choice(group) for group in by_pair.values()]
+    chosen += [c for c in all_cases if c[0].refused and c not in chosen]
     rest = [c for c in all_cases if c not in chosen]
     return chosen + rng.sample(rest, max(0, budget - len(chosen)))
 

@@ -373,11 +373,12 @@ def test_export_takes_the_log_of_the_folder_it_is_given(tmp_path):
 
     original = tmp_path / "original"
     write_run(original, 0, 10.0, 1.0)
-    (original / "epochs.tsv").write_text("epoch\thours\ttop1Accuracy\n1\t0.002\t99.1\n")
+    hours = 10.0 / 3600      # the record's time to accuracy: what validate checks the TSV against
+    (original / "epochs.tsv").write_text(f"epoch\thours\ttop1Accuracy\n1\t{hours}\t99.1\n")
     copy = tmp_path / "copy"
     copy.mkdir()
     (copy / "result.json").write_bytes((original / "result.json").read_bytes())  # names `original` as run_dir
-    (copy / "epochs.tsv").write_text("epoch\thours\ttop1Accuracy\n1\t0.002\t99.5\n")
+    (copy / "epochs.tsv").write_text(f"epoch\thours\ttop1Accuracy\n1\t{hours}\t99.5\n")
     _, tsv = export_training([copy], tmp_path / "sub", "a", "b@c")
     assert "99.5" in tsv.read_text()
 

@@ -117,7 +117,7 @@ def _log(path: Path, *lines: tuple[str, float, dict]) -> Path:
     ([("run_start", 1, {}), ("eval_accuracy", 2, {"value": 99.5, "epoch_num": 1}),
       ("run_stop", 3, {"status": "aborted"}), ("run_stop", 4, {"status": "success"})], "a second run_stop"),
     ([("run_start", 1, {}), ("run_stop", 3, {"status": "success"}),
-      ("eval_accuracy", 4, {"value": 99.5, "epoch_num": 1})], "eval_accuracy after run_stop"),
+      ("eval_accuracy", 4, {"value": 99.5, "epoch_num": 1})], "eval_accuracy at 4.000 s comes after run_stop"),
     ([("run_start", 1, {}), ("eval_accuracy", 2, {"value": 99.5, "epoch_num": 1e6, "samples_count": 1}),
       ("run_stop", 3, {"status": "success"})], "make an epoch of 1e-06 samples"),
 ])
@@ -197,7 +197,8 @@ def test_a_second_export_to_one_folder_is_refused_and_force_replaces(capsys, tmp
     [json_file] = (tmp_path / "sub").rglob("*.json")
     before = json_file.read_bytes()
     code, _, err = run_cli(capsys, *args)
-    assert code == 2 and f"{json_file}: exists, and this command did not write it" in err and "--force" in err
+    assert code == 2 and f"{json_file} and " in err and "exist, and this command did not write it" in err
+    assert "--force" in err
     assert json_file.read_bytes() == before
     assert run_cli(capsys, *args, "--force")[0] == 0
 
@@ -216,3 +217,13 @@ def test_an_imported_log_s_record_is_what_its_readers_take(tmp_path):
                ("eval_accuracy", 3, {"value": 99.5, "epoch_num": 2}), ("run_stop", 4, {"status": "success"}))
     folder = import_log(log, tmp_path / "runs")
     assert read_result(folder)["time_to_accuracy_s"] == pytest.approx(3.0)
+
+
+def test_a_tracked_evaluation_no_epoch_could_hold_is_refused_as_it_is_taken_and_not_kept(tmp_path):
+    with pytest.raises(DawnbenchError, match="make an epoch of 0.3001 samples"):
+        with dawnbench.track("mnist", out=tmp_path, quiet=True) as run:
+            run.evaluate(epoch=0.5, samples=30000, accuracy=98.0)
+            run.evaluate(epoch=100000, samples=30010, accuracy=98.5)
+    record = read_result(run.dir)
+    assert record["status"] == "aborted" and [e["epoch"] for e in record["evals"]] == [0.5]
+    assert len((run.dir / "epochs.tsv").read_text().splitlines()) == 2

@@ -93,12 +93,21 @@ def replacing_nothing(force: bool) -> Iterator[None]:
         _Guard.active, _Guard.force, _Guard.written = before
 
 
+def refuse_to_replace(*paths: Path) -> None:
+    """Before a command writes several files, the ones it may not replace, all named at once (so that nothing is
+    half-written): a DawnbenchError, or nothing."""
+    taken = [str(p) for p in paths if _Guard.active and not _Guard.force and os.path.abspath(p) not in _Guard.written
+             and os.path.lexists(p)]
+    if taken:
+        raise DawnbenchError(f"{' and '.join(taken)}: {'exist' if len(taken) > 1 else 'exists'}, and this command did "
+                             "not write it. dawnbench replaces nothing unasked: choose another output folder (--out), "
+                             "move the file away, or pass --force to replace it.")
+
+
 def _may_replace(path: Path, update: bool) -> None:
-    key = os.path.abspath(path)
-    if _Guard.active and not (_Guard.force or update) and key not in _Guard.written and os.path.lexists(path):
-        raise DawnbenchError(f"{path}: exists, and this command did not write it. dawnbench replaces nothing unasked: "
-                             "give another --out (or file name), move the file away, or pass --force to replace it.")
-    _Guard.written.add(key)
+    if not update:
+        refuse_to_replace(path)
+    _Guard.written.add(os.path.abspath(path))
 
 
 @contextlib.contextmanager

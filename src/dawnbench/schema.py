@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationError
 
 from dawnbench import bounds
 from dawnbench.bounds import (  # the limits are declared once, in bounds.py's table
@@ -112,6 +112,10 @@ def _printed_as_it_is(value: str) -> str:
 
 Name = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_printed_as_it_is)]  # task, entry
 Message = Annotated[str, Field(strict=True, max_length=MAX_MESSAGE)]
+# A folder as written: a name that is not UTF-8 reaches JSON as lone surrogates, which no reader parses as text; read
+# as its bytes written out (\udc9b), the same way a page shows it.
+PathText = Annotated[str, BeforeValidator(lambda v: v.encode("utf-8", "backslashreplace").decode("utf-8")
+                                          if isinstance(v, str) else v), Field(strict=True, max_length=MAX_TEXT)]
 Flag = Annotated[bool, Field(strict=True)]
 Precision = Literal["fp32", "tf32", "bf16", "fp16"]     # a run's or a row's (SPEC §12)
 

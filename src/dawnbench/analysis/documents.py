@@ -56,6 +56,24 @@ class Roofs(TypedDict):
     device: NotRequired[schema.Text]
 
 
+def _within_its_device(roofs: Roofs) -> Roofs:
+    """A roof no device of its kind reaches is refused: a CPU's profile or kernels file cannot claim a GPU's
+    (``bounds.DEVICE_FLOP_RATE``, ``DEVICE_BYTE_RATE``; a file naming no device is held to a GPU's)."""
+    kind = "cpu" if str(roofs.get("device", "cuda")).startswith("cpu") else "gpu"
+    for precision, rate in roofs["flops"].items():
+        if rate > bounds.DEVICE_FLOP_RATE[kind]:
+            raise ValueError(f"roofs.flops.{precision} {rate:g} FLOP/s is past what any {kind} computes "
+                             f"({bounds.DEVICE_FLOP_RATE[kind]:g}, docs/reference/documents.md \"Physics\")")
+    moved = roofs.get("bandwidth_bytes_per_s")
+    if moved is not None and moved > bounds.DEVICE_BYTE_RATE[kind]:
+        raise ValueError(f"roofs.bandwidth_bytes_per_s {moved:g} is past what any {kind} moves "
+                         f"({bounds.DEVICE_BYTE_RATE[kind]:g} bytes/s)")
+    return roofs
+
+
+DeviceRoofs = Annotated[Roofs, AfterValidator(_within_its_device)]
+
+
 class GemmProblem(TypedDict):
     m: schema.Dim
     n: schema.Dim
@@ -151,7 +169,7 @@ class KernelsDocument(TypedDict):
     kind: Literal["dawnbench-kernels"]
     version: NotRequired[Literal[1]]
     rows: Annotated[list[dict[schema.Text, Any]], Field(max_length=MAX_ROWS)]  # one per problem, pass, precision
-    roofs: NotRequired[Roofs | None]                    # this machine's, measured before the rows
+    roofs: NotRequired[DeviceRoofs | None]              # this machine's, measured before the rows
     resources: NotRequired[dict[schema.Text, Measured] | None]  # the resource monitor's summary per suite
     hardware: NotRequired[dict[schema.Text, Any]]
     software: NotRequired[dict[schema.Text, Any]]
@@ -205,7 +223,7 @@ class ProfileSummary(TypedDict):
     top_ops: NotRequired[list[dict[schema.Text, Any]]]  # the largest rows of ops.tsv, for the terminal
     classes: NotRequired[list[dict[schema.Text, Any]]]  # op time by class (dawnbench classes)
     step: NotRequired[Step]
-    roofs: NotRequired[Roofs | None]                    # the machine's, measured before the window
+    roofs: NotRequired[DeviceRoofs | None]              # the machine's, measured before the window
     resources: NotRequired[Measured | None]             # the resource monitor's summary over the window
     memory_plan: NotRequired[dict[schema.Text, Any] | None]  # the batches planned before it (harness/memory.py)
     dispatch_s: NotRequired[dict[schema.Text, schema.Seconds] | None]  # the host's cost of issuing one op, per kind

@@ -64,9 +64,10 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     if not isinstance(name, str) or name not in TASKS:
         if task is not None:
             raise DawnbenchError(f"--task {task!r}: not a dawnbench task; use one of {', '.join(sorted(TASKS))}.")
+        said = "names no submission_benchmark" if name is None else f"'s submission_benchmark {name!r} is not a " \
+                                                                       "dawnbench task"
         raise _problem(path, first.get("submission_benchmark", (None,))[0],
-                       f"submission_benchmark {name!r} is not a dawnbench task; name it with --task "
-                       f"({', '.join(sorted(TASKS))}).")
+                       f"the log {said}; name its task with --task ({', '.join(sorted(TASKS))}).")
     the_task = get_task(name)
     start, stop = first["run_start"][1], last["run_stop"][1]
     said = last["run_stop"][3].get("status")

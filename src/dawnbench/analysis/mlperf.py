@@ -99,19 +99,26 @@ def in_time_order(path: Path, records: list[R]) -> list[R]:
         if latest is None or t > latest[1]:
             latest = (number, t)
     ordered = sorted(records, key=lambda r: r[2])
-    seen: dict[str, int] = {}
-    for number, key, _t, *_ in ordered:
+    seen: dict[str, tuple[int, float]] = {}
+    for number, key, t, *_ in ordered:
         if key in ("run_start", "run_stop") and key in seen:
-            raise LogError(LogProblem(str(path), number, f"a second {key} (the first is at line {seen[key]}): one log "
-                                      "holds one run — mllog appends to its file, so remove the log before running "
+            raise LogError(LogProblem(str(path), number, f"a second {key} (the first is at line {seen[key][0]}): one "
+                                      "log holds one run — mllog appends to its file, so remove the log before running "
                                       "again, or split it"))
         if key == "run_stop" and "run_start" not in seen:
-            raise LogError(LogProblem(str(path), number, "run_stop before any run_start: the log's run has no start"))
+            raise LogError(LogProblem(str(path), number, f"run_stop at {t:.3f} s comes before any run_start in the "
+                                      "log's time: the run has no start"))
         if key == "eval_accuracy" and ("run_start" not in seen or "run_stop" in seen):
-            where = "before run_start" if "run_start" not in seen else f"after run_stop (line {seen['run_stop']})"
-            raise LogError(LogProblem(str(path), number, f"eval_accuracy {where}: an evaluation counts only while "
-                                      "the run is timed, between the two"))
-        seen.setdefault(key, number)
+            if "run_start" not in seen:
+                where, fix = "before any run_start", "log run_start before the first evaluation"
+            else:
+                line, at = seen["run_stop"]
+                where = f"after run_stop (line {line}, at {at:.3f} s)"
+                fix = "log run_stop after the last evaluation, or leave out the evaluations after it"
+            raise LogError(LogProblem(str(path), number, f"eval_accuracy at {t:.3f} s comes {where} in the log's "
+                                      "time (its records are read in time order): an evaluation counts only while "
+                                      f"the run is timed, so {fix}"))
+        seen.setdefault(key, (number, t))
     return ordered
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from torch import nn
 
 from dawnbench import bounds, data
+from dawnbench.analysis import documents
 from dawnbench.analysis.kernel_classes import classify
 from dawnbench.entries import Entry
 from dawnbench.entries.saved import recorded_entry
@@ -45,7 +46,7 @@ from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.options import RunOptions, prepare, seed_everything
 from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
-from dawnbench.io import atomic_write_json, inside, output_dir, read_json
+from dawnbench.io import atomic_write_json, dumps, inside, output_dir, read_json
 from dawnbench.precision import labelled, precision_scope
 from dawnbench.profiling.dispatch import measure_dispatch
 from dawnbench.profiling.flops import training_flops_per_sample
@@ -173,6 +174,9 @@ def summarise(window: Window, extra: dict[str, Any], opts: ProfileOptions, roofs
 
 def write_profile(window: Window, summary: dict[str, Any], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    kept, notes = documents.profile(json.loads(dumps(summary)), out / "summary.json")   # the readers' door, first
+    if kept is None:
+        raise DawnbenchError(f"{notes[0]}; so the profile was not written. Profile again on a quieter machine.")
     write_ops(window.rows, out / "ops.tsv")
     atomic_write_json(out / "summary.json", summary, indent=1)
 

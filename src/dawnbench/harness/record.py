@@ -12,6 +12,7 @@ chance to write its end (SIGKILL, power loss): its evaluations are still valid.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -45,8 +46,9 @@ class Status(str, Enum):
 
 RUNNING = Status.RUNNING
 FINISHED = (Status.SUCCESS, Status.NOT_REACHED, Status.DIVERGED)   # runs that got to their end
-FIX = ("The run record was edited or damaged: put the field back as docs/reference/documents.md declares it (the "
-       "run's events.log holds what was measured), or run again.")
+FIX = ("The run record was edited or damaged: put the field back as docs/reference/documents.md declares it (its "
+       "\"Physics\" section says what fields can be together; the run's events.log holds what was measured), or run "
+       "again.")
 
 
 def _numbers(doc: Any, where: str, low: float | None) -> None:
@@ -153,7 +155,7 @@ class RunResult:
     distributed: Finite | None = None           # world, batch sizes, communication (SPEC §13)
     error: schema.Message | None = None         # why a run that did not succeed ended
     started_at: schema.Text = ""                # ISO 8601, the run's start
-    run_dir: schema.Text = ""                   # the folder as written (readers use the folder they are given)
+    run_dir: schema.PathText = ""                   # the folder as written (readers use the folder they are given)
 
     @property
     def total_wall_s(self) -> float:
@@ -230,6 +232,15 @@ class RunRecord:
             atomic_write_json(self.dir / "result.json", doc)
             self._passed, self._written_at = result.time_to_accuracy_s, time.monotonic()
             self._cost = self._written_at - now
+
+    def admit(self, result: RunResult) -> None:
+        """The evaluations since the last write, with the one before them (and the passing one), through the door
+        its readers use: in constant time, so that an evaluation they would refuse is refused as it is taken."""
+        earlier = result.evals[:max(0, self._rows - 1)]
+        passing = [e for e in earlier if result.time_to_accuracy_s is not None
+                   and math.isclose(e.timed_s, result.time_to_accuracy_s, rel_tol=1e-9, abs_tol=1e-9)]
+        recent = dataclasses.replace(result, evals=passing[:1] + result.evals[len(earlier):])
+        schema.load(Record, recent.to_dict(), self.dir / "result.json", fix=WRITE_FIX)
 
     def _append_rows(self, result: RunResult) -> None:
         if self._rows == 0 or self._rows > len(result.evals):

@@ -260,16 +260,24 @@ class RankZeroRecorder(Recorder):
             timed = clock.timed_s
             result.entry_facts = entry.facts()
             result.evals.append(Evaluation(progress.epoch, progress.samples, timed, value, extra, stopped_by))
-            self.end(mllog.EVAL_STOP, {"epoch_num": progress.epoch})
-            self.event(mllog.EVAL_ACCURACY, value, {"epoch_num": progress.epoch, "samples_count": progress.samples,
-                                                    "timed_s": timed, "loss": loss, **extra,
-                                                    **({"stopped_by": stopped_by} if stopped_by else {})})
             passed = task.passes(value, self.prep.threshold) and stopped_by is None
             first_pass = passed and result.time_to_accuracy_s is None
             if first_pass:
                 result.time_to_accuracy_s = timed
                 result.epochs_to_target = progress.epoch or None    # a script that counts none: unknown
                 result.samples_to_target = progress.samples or None
+            _update_times(result, clock)
+            try:     # what the readers would refuse (a tracked script's claim no hardware makes) is not kept
+                self.record.admit(result)
+            except FileError as err:
+                result.evals.pop()
+                if first_pass:
+                    result.time_to_accuracy_s = result.epochs_to_target = result.samples_to_target = None
+                raise RecordError(_refused(err), refused=True) from None
+            self.end(mllog.EVAL_STOP, {"epoch_num": progress.epoch})
+            self.event(mllog.EVAL_ACCURACY, value, {"epoch_num": progress.epoch, "samples_count": progress.samples,
+                                                    "timed_s": timed, "loss": loss, **extra,
+                                                    **({"stopped_by": stopped_by} if stopped_by else {})})
         if first_pass:
             with clock.segment("checkpoint"):
                 self._save(entry, saved.MODEL_FILE, progress.epoch, value)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import csv
 import dataclasses
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,9 +33,10 @@ import torch
 
 from dawnbench import bounds, environment
 from dawnbench import precision as precision_rules  # through the module: the answer measure_roofs gets
+from dawnbench.analysis import documents
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
-from dawnbench.io import atomic_write_json, atomic_write_text, output_dir
+from dawnbench.io import atomic_write_json, atomic_write_text, dumps, output_dir
 from dawnbench.kernels import compare, problems
 from dawnbench.kernels.passes import ELEMENT_BYTES, statement
 from dawnbench.kernels.problems import PASSES, SETS, SUITES, Problem
@@ -51,6 +53,8 @@ MEMORY_SHARE = 0.5           # a row's operands must fit in this share of the fr
 CSV_PARAMS = ("op", "class", "entry", "m", "n", "k", "a_transposed", "b_transposed", "w", "h", "c", "filter_w",
               "filter_h", "pad_w", "pad_h", "stride_w", "stride_h", "layout", "hidden", "batch", "timesteps", "cell",
               "floats")
+# what timing a row adds to it (measure_row): a row whose timing cannot be true keeps none of it
+TIMED = ("median_s", "iqr_s", "repeats", "calls", "flops", "bytes", "gflops", "gbps", "intensity", "fraction_of_roof")
 CSV_COLUMNS = ("suite", "set", "pass", "precision", *CSV_PARAMS, "timesteps_run", "median_s", "iqr_s", "repeats", "calls",
                "flops", "bytes", "gflops", "gbps", "intensity", "fraction_of_roof", "fraction_of_bandwidth", "world_size",
                "algbw_gbps", "busbw_gbps", "skipped")
@@ -277,7 +281,13 @@ class Document:
     def add(self, row: dict[str, Any]) -> None:
         """A measured row; where it beats the roof, the roof rises to it and every row's fraction follows."""
         precision, roof = row.get("precision"), self.roofs.flops.get(row.get("precision"))
-        if roof and row.get("median_s") and row.get("flops"):
+        kind = "cpu" if str(self.roofs.device).startswith("cpu") else "gpu"
+        if row.get("median_s") and row.get("flops") and row["flops"] / row["median_s"] > bounds.DEVICE_FLOP_RATE[kind]:
+            rate = row["flops"] / row["median_s"]    # no roof rises past physics: the timing missed the work
+            row = {k: v for k, v in row.items() if k not in TIMED}
+            row["skipped"] = (f"timed at {rate:.3g} FLOP/s, past what any {kind} computes "
+                              f"({bounds.DEVICE_FLOP_RATE[kind]:g}): the call did not do the problem's work")
+        elif roof and row.get("median_s") and row.get("flops"):
             achieved = row["flops"] / row["median_s"]
             if achieved > roof:
                 params = row["params"]
@@ -291,6 +301,7 @@ class Document:
         self.write()
 
     def write(self) -> None:
+        documents.kernels(json.loads(dumps(self.doc)), self.path)   # the door its readers use, before it is written
         atomic_write_json(self.path, self.doc, indent=1)
 
     def finish(self) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from dawnbench import __version__
 from dawnbench.analysis import collect, documents
 from dawnbench.analysis.mlperf import LogProblem
 from dawnbench.analysis.sweep import sweep_rows
-from dawnbench.errors import FileError
+from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.selection import Selection
 from dawnbench.io import (
     atomic_write_text,
@@ -159,6 +159,9 @@ def _comparison(groups: list) -> dict[str, Any] | None:
             "figure": _png(plots.epoch_curves, curves) if len(curves) > 1 else None}
 
 
+GENERATOR = b'<meta name="generator" content="dawnbench report">'
+
+
 def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, include_suspect: bool = False,
                  notes: list[str] | None = None) -> Path:
     """Write ``out_dir/index.html`` for the runs under ``paths`` (one folder, or several: each
@@ -175,6 +178,10 @@ def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, 
         groups += found
         problems += trouble
         profiles += _profiles(Path(path), problems)
+    if not groups and problems:   # every file refused: the same answer analyze gives, and no empty page
+        first = problems[0]
+        raise DawnbenchError(f"{', '.join(map(str, paths))}: nothing could be reported. {first.file}"
+                             f"{f':{first.line}' if first.line else ''}: {first.message}")
     summaries = [summarize(g.samples) for g in groups]
     tasks = {r.task for g in groups for r in g.results}
     threshold = TASKS[next(iter(tasks))].threshold if len(tasks) == 1 and next(iter(tasks)) in TASKS else None
@@ -207,5 +214,17 @@ def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, 
         generalization=_generalization(groups),
         excluded=[{"group": g.name, **e} for g in groups for e in g.excluded])
     index = out / "index.html"
-    atomic_write_text(index, html)
+    atomic_write_text(index, html, update=_own_page(index))
     return index
+
+
+def _own_page(index: Path) -> bool:
+    """Whether ``index`` is a page an earlier `report` wrote (its generator tag, a plain file): regenerated in
+    place, where another file of that name is refused unless --force."""
+    try:
+        if not index.is_file() or index.is_symlink():
+            return False
+        with open(index, "rb") as f:
+            return GENERATOR in f.read(4096)
+    except OSError:
+        return False

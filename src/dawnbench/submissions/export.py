@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import re
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,10 @@ from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.record import RunResult, Status, read_result
 from dawnbench.harness.selection import disturbed, select
-from dawnbench.io import atomic_write_bytes, atomic_write_text, dumps, output_dir, read_foreign
+from dawnbench.io import atomic_write_bytes, atomic_write_text, dumps, output_dir, read_foreign, refuse_to_replace
 from dawnbench.pricing import resolve
 from dawnbench.statistics import summarize
-from dawnbench.submissions.validate import BOARD_TASKS
+from dawnbench.submissions.validate import BOARD_TASKS, ERROR, read_submission
 from dawnbench.tasks import get_task
 
 
@@ -170,9 +171,27 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
     folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"], chosen["run_dir"]) / "train")
     json_path, tsv_path = folder / f"{stem}.json", folder / f"{stem}.tsv"
     tsv = read_foreign(chosen_dir / "epochs.tsv", "training log")
-    atomic_write_text(json_path, dumps(doc, indent=4) + "\n")
+    text = dumps(doc, indent=4) + "\n"
+    refuse_to_replace(json_path, tsv_path)
+    _as_validate_reads_it(json_path, {json_path.name: text.encode(), tsv_path.name: tsv})
+    atomic_write_text(json_path, text)
     atomic_write_bytes(tsv_path, tsv)
     return [json_path, tsv_path]
+
+
+def _as_validate_reads_it(json_path: Path, files: dict[str, bytes]) -> None:
+    """The submission read by `validate` in a scratch copy of its board folder before it is written: what
+    validate would refuse is never exported (one door, both ways)."""
+    board = Path(json_path.parent.parent.name) / json_path.parent.name   # <Task>/<division>
+    with tempfile.TemporaryDirectory(prefix="dawnbench-export-") as scratch:
+        folder = Path(scratch) / board
+        folder.mkdir(parents=True)
+        for name, payload in files.items():
+            (folder / name).write_bytes(payload)
+        errors = [p for p in read_submission(folder / json_path.name, scratch).problems if p.severity == ERROR]
+    if errors:
+        said = "; ".join(f"{p.message}" for p in errors[:3])
+        raise DawnbenchError(f"{json_path}: not written, because `dawnbench validate` would refuse it: {said}.")
 
 
 def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | None = None,
@@ -215,5 +234,7 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
     stem = "_".join(_slug(s) for s in (author, result["entry"], instance or described.split(",")[0], "pytorch"))
     folder = output_dir(output_dir(out_dir) / _board_folder(task.name, run_dir) / "inference")
     path = folder / f"{stem}_inference.json"
-    atomic_write_text(path, dumps(doc, indent=4) + "\n")
+    text = dumps(doc, indent=4) + "\n"
+    _as_validate_reads_it(path, {path.name: text.encode()})
+    atomic_write_text(path, text)
     return path
