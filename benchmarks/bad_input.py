@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import bench  # first: it puts tests/ on the path, where the table of bad inputs lives with its tests
-from bad_inputs import CASES, FRESH_40, ISSUE_40, WAVE_5, WAVE_6, make_run
+from bad_inputs import CASES, FRESH_40, ISSUE_40, WAVE_5, WAVE_6, WAVE_7, WAVE_7_PHYSICS, make_run
 
 ROOT = bench.ROOT
 
@@ -82,11 +82,12 @@ def main() -> None:
             rows.append({"id": case_id, "kind": kind, "command": args[0], "exit": code, "clear": problem is None,
                          "problem": problem, "seconds": round(seconds, 2), "said": said[:300],
                          "origin": "issue 40" if case_id in ISSUE_40 else "fresh" if case_id in FRESH_40 else
-                         "wave 5" if case_id in WAVE_5 else "wave 6" if case_id in WAVE_6 else "earlier"})
+                         "wave 5" if case_id in WAVE_5 else "wave 6" if case_id in WAVE_6 else
+                         "wave 7" if case_id in WAVE_7 else "wave 7 physics" if case_id in WAVE_7_PHYSICS else "earlier"})
             print(f"{case_id:<36} {kind:<8} {'clear' if problem is None else problem}", flush=True)
     origins = {o: {"tried": sum(r["origin"] == o for r in rows), "clear": sum(r["clear"] for r in rows
                                                                              if r["origin"] == o)}
-               for o in ("issue 40", "fresh", "wave 5", "wave 6", "earlier")}
+               for o in ("issue 40", "fresh", "wave 5", "wave 6", "wave 7", "wave 7 physics", "earlier")}
     figures = {"tried": len(rows), "clear": sum(r["clear"] for r in rows), "by_origin": origins,
                "by_kind": {k: {"tried": sum(r["kind"] == k for r in rows),
                                "clear": sum(r["clear"] for r in rows if r["kind"] == k)} for k in ("refused", "handled")},

@@ -238,6 +238,7 @@ def _config(w: Path, change: dict | list | None = None) -> Path:
 
 
 def _text(w: Path, name: str, text: str) -> Path:
+    w.mkdir(parents=True, exist_ok=True)
     (w / name).write_text(text)
     return w / name
 
@@ -626,8 +627,70 @@ CASES: list[tuple[str, str, ArgsOf]] = [
         "profile", _config(w), "--census", "--batch", "1", "--seqlen", "8", "--out", _linked(_folder(w)) / "sub"]),
     ("w7-census-out-taken", "refused", lambda w, run: [
         "profile", _config(w), "--census", "--batch", "1", "--seqlen", "8", "--out", _taken(w)]),
-
+    # Wave 7's physics (issue 68): values each in range, impossible together; numbers and names as text; nothing
+    # replaced unasked; MLPerf logs in time order
+    *[(f"w7p-record-{name}", "refused", (lambda change: lambda w, run: ["analyze", _copy(run, w, change)])(change))
+      for name, change in (
+          ("epoch-of-trillions", lambda d: d.update(epochs_to_target=1e-9, samples_to_target=5888, evals=[
+              {**d["evals"][0], "epoch": 1e-9, "samples": 5888}])),
+          ("below-the-floor", lambda d: d.update(threshold=99.0, time_to_accuracy_s=1e-3, evals=[
+              {**d["evals"][0], "timed_s": 1e-3, "value": 99.5}])),
+          ("timed-past-wall", lambda d: d.update(timed_s=20.0, wall_s=10.0)),
+          ("cost-not-price-times-time", lambda d: d.update(cost_per_hour=3.0, training_cost_usd=500.0)),
+          ("cost-without-price", lambda d: d.update(training_cost_usd=0.01)),
+          ("samples-per-second", lambda d: d.update(samples_to_target=10**14, epochs_to_target=1e5, evals=[
+              {**d["evals"][0], "samples": 10**14, "epoch": 1e5}])),
+          ("faster-than-a-gpu", lambda d: d.update(throughput={"flops_per_sample": 1e13})),
+          ("entry-not-nfc", lambda d: d.update(entry="cafe\u0301")),
+          ("entry-zero-width", lambda d: d.update(entry="small\u200bcnn")),
+          ("task-right-to-left", lambda d: d.update(task="mn\u202eist")))],
+    *[(f"w7p-option-{name}", "refused", (lambda argv: lambda w, run: argv(w))(argv)) for name, argv in (
+        ("seed-arabic-indic", lambda w: ["run", "mnist", "--seed", "٣", "--out", w / "r"]),
+        ("runs-fullwidth", lambda w: ["run", "mnist", "--runs", "１", "--out", w / "r"]),
+        ("max-seconds-underscore", lambda w: ["run", "mnist", "--max-seconds", "1_000", "--out", w / "r"]),
+        ("top-arabic-indic", lambda w: ["leaderboard", _entries(w), "--top", "٣"]),
+        ("set-evals-per-epoch-zero", lambda w: ["run", "mnist", "--set", "evals_per_epoch=0", "--out", w / "r"]))],
+    ("w7p-submission-hours-tiny", "handled", lambda w, run: ["validate", _tsv_row(w, "1\t1e-300\t99.1")]),
+    ("w7p-submission-digits", "handled", lambda w, run: ["validate", _tsv_row(w, "١\t٠.٥\t٩٩.١")]),
+    *[(f"w7p-log-{name}", "refused", (lambda lines: lambda w, run: [
+        "import-log", _log_of(w, lines), "--out", w / "imported"])(lines)) for name, lines in (
+        ("second-run-stop-earlier", [("run_start", 1), ("eval_accuracy", 2), ("run_stop", 500), ("run_stop", 3)]),
+        ("two-run-stops", [("run_start", 1), ("eval_accuracy", 2), ("run_stop", 3), ("run_stop", 4)]),
+        ("eval-after-stop", [("run_start", 1), ("run_stop", 3), ("eval_accuracy", 4)]),
+        ("stop-before-start", [("run_stop", 1), ("run_start", 2), ("eval_accuracy", 3)]))],
+    ("w7p-log-v05-infinite-time", "refused", lambda w, run: ["analyze", _text(
+        w, "v05.log", f":::MLPv0.5.0 mnist 1{'0' * 400} (x.py:3) run_start\n:::MLPv0.5.0 mnist 5 (x.py:4) run_stop\n")]),
+    ("w7p-replace-report-page", "refused", lambda w, run: [
+        "report", run.parent, "--out", _text(w / "out", "index.html", "MINE").parent]),
+    ("w7p-replace-roofline", "refused", lambda w, run: [
+        "roofline", _kernels(w), "--out", _text(w / "roof", "roofline.json", "{}").parent]),
+    ("w7p-replace-figure", "refused", lambda w, run: [
+        "schedule", _scale_table(w / "t.json", [1, 2]), "--accelerators", "2", "--figure", _text(w, "g.png", "x")]),
+    ("w7p-scale-superlinear", "refused", lambda w, run: [
+        "schedule", _write_json(w / "t.json", {"job": "j", "rows": [{"workers": 1, "tta_s": 100.0},
+                                                                    {"workers": 2, "tta_s": 1.0}]}),
+        "--accelerators", "2"]),
+    ("w7p-kernels-gpu-roof-on-a-cpu", "refused", lambda w, run: [
+        "roofline", _kernels(w, lambda d: d["roofs"]["flops"].update(fp32=1e17)), "--out", w / "o"]),
 ]
+
+
+def _tsv_row(w: Path, row: str) -> Path:
+    """A submissions folder whose one MNIST entry's TSV is ``row`` (tab-separated: epoch, hours, top-1)."""
+    folder = w / "entries" / "MNIST" / "train"
+    _write_json(folder / "x.json", {"version": "v1.0", "author": "a", "authorEmail": "a@b.c", "framework": "PyTorch",
+                                    "model": "m", "hardware": "h", "costPerHour": 3.0, "timestamp": "2026-11-01"})
+    (folder / "x.tsv").write_text(f"epoch\thours\ttop1Accuracy\n{row}\n")
+    return w / "entries"
+
+
+def _log_of(w: Path, lines: list[tuple[str, float]]) -> Path:
+    """An MLPerf log of MNIST whose records are ``lines`` (key, seconds), in the file's order."""
+    records = [{"key": "submission_benchmark", "value": "mnist", "time_ms": 0, "metadata": {}}]
+    records += [{"key": key, "value": 99.5 if key == "eval_accuracy" else None, "time_ms": t * 1000,
+                 "metadata": {"epoch_num": 1} if key == "eval_accuracy" else {"status": "success"}}
+                for key, t in lines]
+    return _text(w, "result_0.txt", "".join(f":::MLLOG {json.dumps(r)}\n" for r in records))
 CONV = "aten::convolution\t64x16x14x14, 32x16x3x3\tfloat32\tfp32\t2\t0.2\t1\t1e+08\t1e+07\t10\t1e+09\t1e+08\t0.1\t\t{args}\n"
 
 
@@ -691,8 +754,10 @@ FRESH_40 = (
     "jobs-mix-empty", "jobs-mix-unknown-entry", "machine-cuda-absent",
 )
 # Wave 7's: the census and the datasheets (SPEC §24), tried when they landed.
-WAVE_7 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith("w7-"))
+WAVE_7 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith("w7-"))  # not w7p-
 # Wave 5's: explain and predict (SPEC §23), tried when they landed.
 WAVE_5 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith(("predict-", "explain-")))
+# Wave 7's physics: values in range and impossible together, numbers and names as text, nothing replaced (issue 68).
+WAVE_7_PHYSICS = tuple(case_id for case_id, _, _ in CASES if case_id.startswith("w7p-"))
 # Wave 6's: the examples of the issue on inputs, as it found them on every command that reads documents.
 WAVE_6 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith("w6-"))

@@ -227,3 +227,30 @@ def test_a_tracked_evaluation_no_epoch_could_hold_is_refused_as_it_is_taken_and_
     record = read_result(run.dir)
     assert record["status"] == "aborted" and [e["epoch"] for e in record["evals"]] == [0.5]
     assert len((run.dir / "epochs.tsv").read_text().splitlines()) == 2
+
+
+def test_every_writer_s_record_is_read_by_every_reader(capsys, tmp_path):
+    """One door, both ways: a tracked run's and an imported log's records, and the submission exported from them,
+    read by each command that reads them (the profile's and kernels file's writers call their readers' checks)."""
+    import time
+
+    for seed in range(3):
+        with dawnbench.track("mnist", out=tmp_path / "tracked", seed=seed, quiet=True) as run:
+            time.sleep(tasks.FLOORS_S["mnist"] * (1 + seed))
+            run.evaluate(epoch=0.5, samples=30000, accuracy=98.0)
+            run.evaluate(epoch=1.0, samples=60000, accuracy=99.2)
+    log = _log(tmp_path / "result_0.txt", ("run_start", 1, {}), ("eval_accuracy", 2, {"value": 99.5, "epoch_num": 1}),
+               ("run_stop", 3, {"status": "success"}))
+    import_log(log, tmp_path / "imported")
+    for folder in (tmp_path / "tracked", tmp_path / "imported"):
+        for args in (["analyze", folder, "--include-suspect"], ["compare", folder, folder, "--include-suspect"],
+                     ["report", folder, "--out", tmp_path / f"report-{folder.name}", "--include-suspect"],
+                     ["check-log", next(folder.iterdir())]):
+            code, _, err = run_cli(capsys, *args)
+            assert code in (0, 1), (args, err)
+    code, _, err = run_cli(capsys, "export", tmp_path / "tracked", "--out", tmp_path / "sub", "--author", "a",
+                           "--email", "a@b.c", "--include-suspect")
+    assert code == 0, err
+    for args in (["validate", tmp_path / "sub"], ["leaderboard", tmp_path / "sub"]):
+        code, _, err = run_cli(capsys, *args)
+        assert code == 0, (args, err)
