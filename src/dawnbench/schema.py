@@ -19,6 +19,7 @@ and saying what it can be); a row that cannot be true is left out with a note na
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import unicodedata
 from collections.abc import Iterable
@@ -111,6 +112,18 @@ def _printed_as_it_is(value: str) -> str:
 
 
 Name = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_printed_as_it_is)]  # task, entry
+
+
+def _iso_8601(value: str) -> str:
+    if value:
+        try:
+            dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"is {_shown(value)}, not a date and time in ISO 8601 (2026-11-28T07:44:00+00:00)") from None
+    return value
+
+
+Moment = Annotated[str, Field(strict=True, max_length=64), AfterValidator(_iso_8601)]   # ISO 8601, or "" (unknown)
 Message = Annotated[str, Field(strict=True, max_length=MAX_MESSAGE)]
 # A folder as written: a name that is not UTF-8 reaches JSON as lone surrogates, which no reader parses as text; read
 # as its bytes written out (\udc9b), the same way a page shows it.

@@ -154,7 +154,7 @@ class RunResult:
     resources: Measured | None = None           # the resource monitor's summary (SPEC §14)
     distributed: Finite | None = None           # world, batch sizes, communication (SPEC §13)
     error: schema.Message | None = None         # why a run that did not succeed ended
-    started_at: schema.Text = ""                # ISO 8601, the run's start
+    started_at: schema.Moment = ""              # ISO 8601, the run's start ("": unknown)
     run_dir: schema.PathText = ""                   # the folder as written (readers use the folder they are given)
 
     @property
