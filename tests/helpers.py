@@ -97,3 +97,16 @@ def doc_block(page: Path, label: str, marker: str) -> str:
     match = re.search(rf"<!-- {re.escape(label)}: {re.escape(marker)} -->\n```\w*\n(.*?)```", page.read_text(), re.S)
     assert match, f"no {label} block '{marker}' on {page.name}"
     return match.group(1)
+
+
+def main_in_process(capsys, *args) -> tuple[int, str, str]:
+    """``dawnbench ARGS`` run in this process, as a user meets it: exit code, stdout, stderr; never a traceback."""
+    from dawnbench.cli import main
+
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exit_:  # argparse
+        code = exit_.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err

@@ -19,7 +19,6 @@ import torch
 
 from dawnbench import io as dio
 from dawnbench.analysis.schedule import schedule
-from dawnbench.cli import main
 from dawnbench.data.formats import read_idx
 from dawnbench.entries import Entry, Progress
 from dawnbench.errors import DataError
@@ -30,7 +29,7 @@ from dawnbench.harness.runner import run_seed
 from dawnbench.leaderboard.site import entry_page
 from dawnbench.profiling.resources import ResourceMonitor
 
-from helpers import write_run
+from helpers import main_in_process, write_run
 
 SECRET = "SECRET-do-not-publish-4242"
 GOOD_TSV = "epoch\thours\ttop1Accuracy\n1\t0.5\t90.0\n2\t1.0\t94.5\n"
@@ -38,14 +37,7 @@ GOOD = {"version": "v1.0", "author": "a", "authorEmail": "a@b.c", "framework": "
         "hardware": "h", "timestamp": "2018-04-20"}
 
 
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exit_:  # argparse
-        code = exit_.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
+run_cli = main_in_process
 
 
 def everything_under(folder: Path) -> bytes:

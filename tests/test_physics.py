@@ -16,21 +16,15 @@ import pytest
 import dawnbench
 from dawnbench import tasks
 from dawnbench.analysis.imported import import_log
-from dawnbench.cli import main
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.record import read_result
 from dawnbench.submissions.validate import read_submission
 
-from helpers import write_run
+from helpers import main_in_process, write_run
 
 
 def run_cli(capsys, *args) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exit_:  # argparse
-        code = exit_.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
+    code, out, err = main_in_process(capsys, *args)
     return code, out, " ".join(err.split())
 
 
