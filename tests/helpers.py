@@ -27,8 +27,8 @@ def write_run(folder: Path, seed: int, tta: float | None, epochs: float, **field
     r = RunResult(task="mnist", entry="small-cnn", seed=seed, status="success" if tta else "not_reached",
                   official=True, metric="top1_accuracy", threshold=99.0, time_to_accuracy_s=tta,
                   epochs_to_target=epochs if tta else None, run_dir=str(folder),
-                  evals=[Evaluation(epochs / 2, 100, (tta or 9.0) / 2, 98.0),
-                         Evaluation(epochs, 200, tta or 9.0, 99.1 if tta else 98.5)])
+                  evals=[Evaluation(epochs / 2, round(30_000 * epochs), (tta or 9.0) / 2, 98.0),   # MNIST's epoch
+                         Evaluation(epochs, round(60_000 * epochs), tta or 9.0, 99.1 if tta else 98.5)])
     for key, value in fields.items():
         setattr(r, key, value)
     (folder / "result.json").write_text(json.dumps(r.to_dict()))

@@ -36,7 +36,7 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
     ({"time_to_accuracy_s": 1e-3}, "below 0.02 s, the floor of a time to mnist's target"),
     ({"timed_s": 20.0, "wall_s": 10.0}, "more than wall_s 10 s"),
     ({"cost_per_hour": 3.0, "training_cost_usd": 500.0}, "is not cost_per_hour × time_to_accuracy_s"),
-    ({"throughput": {"flops_per_sample": 1e15, "samples_per_s": 1.0}, "samples_to_target": 200},
+    ({"throughput": {"flops_per_sample": 1e13, "samples_per_s": 1.0}, "samples_to_target": 60_000},
      "what samples_to_target × throughput.flops_per_sample take"),
 ])
 def test_a_record_whose_fields_cannot_be_true_together_is_refused_naming_them(capsys, tmp_path, fields, said):
@@ -54,7 +54,7 @@ def test_a_record_whose_fields_cannot_be_true_together_is_refused_naming_them(ca
 
 
 def test_a_million_samples_a_second_per_device_is_the_ceiling(tmp_path):
-    write_run(tmp_path / "r", 0, 11.0, 1.0)
+    write_run(tmp_path / "r", 0, 11.0, 1.0, task="custom")   # a task of the user's: no epoch size to hold to
     record = json.loads((tmp_path / "r" / "result.json").read_text())
     record["evals"][-1]["samples"] = 10**14        # 1e14 samples in 11 s, in 1e5 epochs
     record["evals"][-1]["epoch"] = record["epochs_to_target"] = 1e5
@@ -135,17 +135,28 @@ def test_hparams_nested_deeper_than_a_record_is_read_are_refused_at_track(tmp_pa
     deep: dict = {}
     for _ in range(5000):
         deep = {"a": deep}
-    with pytest.raises(DawnbenchError, match="nested more than 62 deep"):
+    with pytest.raises(DawnbenchError, match="nested more than 61 deep"):
         dawnbench.track("mnist", out=tmp_path, hparams=deep, quiet=True)
 
 
-def test_an_evaluation_at_no_training_is_a_success_its_readers_take(tmp_path):
-    with dawnbench.track("mnist", out=tmp_path, quiet=True) as run:
-        import time
-        time.sleep(tasks.FLOORS_S["mnist"])
-        run.evaluate(epoch=0, samples=0, accuracy=99.5)
-    r = read_result(run.dir)
-    assert r["status"] == "success" and r["epochs_to_target"] is None and r["samples_to_target"] is None
+def test_a_success_at_no_training_is_refused_as_it_is_claimed(tmp_path):
+    with pytest.raises(DawnbenchError, match="a time to accuracy at an evaluation that saw no training"):
+        with dawnbench.track("mnist", out=tmp_path, quiet=True) as run:
+            import time
+            time.sleep(tasks.FLOORS_S["mnist"])
+            run.evaluate(epoch=0, samples=0, accuracy=99.5)
+    assert read_result(run.dir)["status"] == "aborted"
+
+
+@pytest.mark.parametrize("samples, said", [(15, "make an epoch of 9.33333 samples, but an epoch of mnist's training split "
+                                                  "holds 60,000"), (270_000_000, "holds 60,000")])
+def test_an_epoch_of_a_task_holds_about_its_split(tmp_path, samples, said):
+    write_run(tmp_path / "r", 0, 10.0, 1.5)
+    record = json.loads((tmp_path / "r" / "result.json").read_text())
+    record["evals"][0]["samples"], record["evals"][-1]["samples"] = samples // 2, samples
+    (tmp_path / "r" / "result.json").write_text(json.dumps(record))
+    with pytest.raises(DawnbenchError, match=said):
+        read_result(tmp_path / "r")
 
 
 def test_many_evaluations_are_appended_and_all_kept(tmp_path):
@@ -248,3 +259,20 @@ def test_every_writer_s_record_is_read_by_every_reader(capsys, tmp_path):
     for args in (["validate", tmp_path / "sub"], ["leaderboard", tmp_path / "sub"]):
         code, _, err = run_cli(capsys, *args)
         assert code == 0, (args, err)
+
+
+def test_a_planted_site_manifest_deletes_nothing_the_site_did_not_write(capsys, tmp_path):
+    """A manifest names any file it likes: only a page as the site wrote it (its digest) is removed at a rebuild."""
+    folder = tmp_path / "entries" / "MNIST" / "train"
+    folder.mkdir(parents=True)
+    doc = {"version": "v1.0", "author": "a", "authorEmail": "a@b.c", "framework": "PyTorch", "model": "m",
+           "hardware": "h", "costPerHour": 3.0, "timestamp": "2026-11-01"}
+    (folder / "x.json").write_text(json.dumps(doc))
+    (folder / "x.tsv").write_text("epoch\thours\ttop1Accuracy\n1\t0.01\t99.1\n")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "notes.txt").write_text("mine")
+    (site / ".dawnbench-site.json").write_text(json.dumps({"files": ["notes.txt"],
+                                                           "sha256": {"notes.txt": "0" * 64}}))
+    code, _, _ = run_cli(capsys, "leaderboard", tmp_path / "entries", "--html", site)
+    assert code in (0, 1) and (site / "notes.txt").read_text() == "mine"

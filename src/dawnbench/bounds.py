@@ -43,6 +43,7 @@ MAX_BYTE_RATE = 1e15       # bytes/s: a petabyte a second
 MIN_RATE = 1e6             # FLOP/s or bytes/s: nothing that runs torch computes or copies slower (1e-300 made a step inf)
 MAX_USD = 1e9
 MAX_USD_PER_HOUR = 100_000  # the dearest on-demand machine is about $100/h
+MIN_USD_PER_HOUR = 1e-3    # the cheapest on-demand VM is about $0.003/h (a burstable nano instance)
 MACHINES = 4096            # workers, nodes or accelerators one run or schedule spans
 MAX_TEXT = 4096            # a name, a path, a device's description
 MAX_MESSAGE = 100_000      # an error or a note

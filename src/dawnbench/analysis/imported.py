@@ -49,6 +49,8 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     ``eval_accuracy`` onto the task's scale (100 for a log of fractions of a task in percent)."""
     path, out = Path(path), Path(out)
     bounds.check_option("--scale", scale)
+    if task is not None and task not in TASKS:     # the option first: the log is read for its task
+        raise DawnbenchError(f"--task {task!r}: not a dawnbench task; use one of {', '.join(sorted(TASKS))}.")
     try:
         read_log(path)                                 # the log as `analyze` reads it: run_start, run_stop, times
         text = read_foreign_text(path, "MLPerf log")

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dawnbench import schema
+from dawnbench import bounds, schema
 from dawnbench.errors import FileError, clipped
-from dawnbench.harness.record import Status
+from dawnbench.harness.record import Status, check_point, epoch_size
 from dawnbench.io import read_foreign_text, strict_loads
 from dawnbench.statistics import RunSample
 
-V05 = re.compile(r":::MLPv0\.5\.0 (\S+) ([0-9.]+) \(([^)]*)\) ([A-Za-z_0-9]+)(?::\s*(.*))?")
+V05 = re.compile(r":::MLPv0\.5\.0 (\S+) (\S+) \(([^)]*)\) ([A-Za-z_0-9]+)(?::\s*(.*))?")   # a time checked below
 MLLOG = ":::MLLOG "
 
 
@@ -126,18 +126,20 @@ def _read_v05(path: Path, text: str) -> RunSample:
     start = stop = None
     stop_value, target, last_acc, epochs = None, None, None, set()
     order: list[tuple[int, str, float, str | None]] = []
+    benchmark = None
     for number, line in enumerate(text.splitlines(), 1):
         m = V05.search(line)
         if not m:
             continue
         try:
-            t = float(m.group(2))
+            t = bounds.parse_float(m.group(2))
         except ValueError:
             t = math.nan
         if not 0 <= t <= MAX_LOG_S:   # NaN too; 1 followed by 400 zeros was read as inf
             raise LogError(LogProblem(str(path), number, f"time {clipped(m.group(2), 40)!r} is not a number of "
                                       f"seconds from 0 to {MAX_LOG_S:g} (a thousand years of a Unix clock)"))
         order.append((number, m.group(4), t, m.group(5)))
+        benchmark = benchmark or m.group(1)
     for number, key, t, raw in in_time_order(path, order):
         value = _json_or_raw(raw)
         if key == "run_start" and start is None:
@@ -150,7 +152,9 @@ def _read_v05(path: Path, text: str) -> RunSample:
             target = value
         elif key == "eval_accuracy":
             last_acc = value.get("value") if isinstance(value, dict) else value
-    return _sample(path, start, stop, epochs, _success_v05(stop_value, last_acc, target))
+    sample = _sample(path, start, stop, epochs, _success_v05(stop_value, last_acc, target))
+    _plausible(path, benchmark, start, [], sample)
+    return sample
 
 
 def _success_v05(stop_value: Any, last_acc: Any, target: Any) -> bool:
@@ -182,8 +186,12 @@ def mllog_records(path: Path, text: str) -> Iterator[tuple[int, str, float, Any,
 
 def _read_mllog(path: Path, text: str) -> RunSample:
     start = stop = None
-    status, epochs, eval_epochs = None, set(), set()
-    for number, key, t, _value, meta in in_time_order(path, list(mllog_records(path, text))):
+    status, epochs, eval_epochs, task, points = None, set(), set(), None, []
+    for number, key, t, value, meta in in_time_order(path, list(mllog_records(path, text))):
+        if key == "submission_benchmark":
+            task = value
+        elif key == "eval_accuracy":
+            points.append((number, t, meta.get("epoch_num"), meta.get("samples_count")))
         if key == "run_start":
             start = (t, number)
         elif key == "run_stop":
@@ -192,7 +200,36 @@ def _read_mllog(path: Path, text: str) -> RunSample:
             epochs.add(_epoch(meta["epoch_num"], path, number))
         elif key == "eval_accuracy" and "epoch_num" in meta:
             eval_epochs.add(_epoch(meta["epoch_num"], path, number))
-    return _sample(path, start, stop, epochs or eval_epochs, status == Status.SUCCESS)
+    sample = _sample(path, start, stop, epochs or eval_epochs, status == Status.SUCCESS)
+    _plausible(path, task, start, points, sample)
+    return sample
+
+
+# MLPerf's names of the benchmarks that are dawnbench's tasks (v0.5 logs name ImageNet's "resnet")
+BENCHMARKS = {"resnet": "imagenet", "mnist": "mnist", "fashion-mnist": "fashion-mnist", "cifar10": "cifar10",
+              "squad": "squad"}
+
+
+def _plausible(path: Path, benchmark: Any, start: tuple[float, int] | None,
+               points: list[tuple[int, float, Any, Any]], sample: RunSample) -> None:
+    """A log's run as physics allows it (docs/reference/documents.md, "Physics"): each evaluation's epoch and
+    samples, at most ``MACHINES`` devices' samples a second, and a time to a task's target not below its floor. A
+    LogError names the line."""
+    from dawnbench.tasks import FLOORS_S
+
+    task = BENCHMARKS.get(benchmark) if isinstance(benchmark, str) else None
+    size = epoch_size(task) if task else None
+    for number, t, epoch, samples in points:
+        numbers = [v for v in (epoch, samples) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(numbers) == 2 and start is not None:
+            try:
+                check_point("eval_accuracy's", epoch, samples, t - start[0], bounds.MACHINES, size, task or "")
+            except ValueError as err:
+                raise LogError(LogProblem(str(path), number, str(err))) from None
+    floor = FLOORS_S.get(task or "", 0.0)
+    if sample.tta_s is not None and sample.tta_s < floor:
+        raise LogError(LogProblem(str(path), None, f"run_start to run_stop is {sample.tta_s:g} s, below {floor:g} s, "
+                                  f"the floor of a time to {task}'s target (about 100× below the fastest result known)"))
 
 
 # What a log's numbers can be: a time in milliseconds (any clock's, finite, not negative, under a

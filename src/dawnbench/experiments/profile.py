@@ -46,7 +46,7 @@ from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.options import RunOptions, prepare, seed_everything
 from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
-from dawnbench.io import atomic_write_json, dumps, inside, output_dir, read_json
+from dawnbench.io import atomic_write_json, dumps, inside, output_dir, read_json, refuse_to_replace
 from dawnbench.precision import labelled, precision_scope
 from dawnbench.profiling.dispatch import measure_dispatch
 from dawnbench.profiling.flops import training_flops_per_sample
@@ -207,6 +207,7 @@ def _check_out(out: Path, precision: str) -> None:
         if was != precision:
             raise DawnbenchError(f"--out {out}: it holds a profile in {was}; profiling {precision} there would "
                                  f"replace it. Pass another --out (say {out}-{precision.split()[0]}).")
+        refuse_to_replace(*(out / name for name in WRITTEN))   # before profiling, not after it (--force: again)
         return
     raise DawnbenchError(f"--out {out}: it holds {', '.join(theirs)}, and it is not an earlier profile (no profile's "
                          "summary.json), so profiling there would replace them. Pass a new or empty folder.")

@@ -327,25 +327,58 @@ def _devices(r: RunResult) -> tuple[int, str]:
     return min(devices, bounds.MACHINES), "cpu" if cpu else "gpu"
 
 
+def epoch_size(task: str) -> int | None:
+    """Samples in one epoch of ``task``'s official training split (None: not one of dawnbench's tasks)."""
+    from dawnbench.data import DATASETS
+    from dawnbench.tasks import TASKS
+
+    if task not in TASKS or TASKS[task].dataset not in DATASETS:
+        return None
+    return DATASETS[TASKS[task].dataset].counts.get(TASKS[task].train_split)
+
+
+def check_point(at: str, epoch: float, samples: float, timed: float, devices: int, size: int | None,
+                task: str = "") -> None:
+    """One point of training — ``epoch`` epochs, ``samples`` samples, ``timed`` seconds on ``devices`` — as physics
+    allows it: an epoch of 1 to ``MAX_EPOCH_SAMPLES`` samples (of a task's official split: within
+    ``EPOCH_SLACK``× its ``size``), no device past ``MAX_SAMPLES_PER_S``. A ValueError names ``at`` and the rule."""
+    if epoch > 0 and samples > 0:
+        per_epoch = samples / epoch
+        if not 1 <= per_epoch <= bounds.MAX_EPOCH_SAMPLES:
+            raise ValueError(f"{at} epoch {epoch:g} and samples {samples:g} make an epoch of {per_epoch:g} samples: "
+                             f"an epoch holds from 1 to {bounds.MAX_EPOCH_SAMPLES:g} (the largest public training set "
+                             "holds 5.85e9)")
+        if size and not size / EPOCH_SLACK <= per_epoch <= size * EPOCH_SLACK:
+            raise ValueError(f"{at} epoch {epoch:g} and samples {samples:g} make an epoch of {per_epoch:,.6g} "
+                             f"samples, but an epoch of {task}'s training split holds {size:,}: give the samples "
+                             "trained so far and the epochs they make")
+    if timed > 0 and samples / timed > devices * bounds.MAX_SAMPLES_PER_S:
+        raise ValueError(f"{at} samples {samples:g} in {timed:g} timed seconds is {samples / timed:.3g} samples/s on "
+                         f"{devices} device(s): no device trains on more than {bounds.MAX_SAMPLES_PER_S:g} a second")
+
+
+EPOCH_SLACK = 2   # an epoch's samples against the split's: drop_last, padding across workers, SQuAD's features
+
+
 def _physical(r: RunResult) -> RunResult:
     """What the fields can be together, by physics (bounds.py's second table, each limit with its source): an epoch
     holds from 1 to ``MAX_EPOCH_SAMPLES`` samples; no device trains on more than ``MAX_SAMPLES_PER_S`` samples a
     second, nor computes faster than its kind can, so a time to accuracy is not below its samples' FLOPs at the
     fastest such device, nor below the task's floor (``tasks.FLOORS_S``); the clock's parts (timed, evaluation,
     logging, checkpoints) fit in the wall time; the training cost is the price times the time to accuracy."""
+    from dawnbench.tasks import FLOORS_S, TASKS
+
     devices, kind = _devices(r)
     points = [(f"evals[{i}]", e.epoch, e.samples, e.timed_s) for i, e in enumerate(r.evals)]
     if r.epochs_to_target and r.samples_to_target and r.time_to_accuracy_s:
         points.append(("the target's", r.epochs_to_target, r.samples_to_target, r.time_to_accuracy_s))
+    size = epoch_size(r.task) if r.subset is None else None
     for at, epoch, samples, timed in points:
-        if epoch > 0 and samples > 0 and not 1 <= samples / epoch <= bounds.MAX_EPOCH_SAMPLES:
-            raise ValueError(f"{at} epoch {epoch:g} and samples {samples:g} make an epoch of {samples / epoch:g} "
-                             f"samples: an epoch holds from 1 to {bounds.MAX_EPOCH_SAMPLES:g} (the largest public "
-                             "training set holds 5.85e9)")
-        if timed > 0 and samples / timed > devices * bounds.MAX_SAMPLES_PER_S:
-            raise ValueError(f"{at} samples {samples:g} in {timed:g} timed seconds is {samples / timed:.3g} samples/s "
-                             f"on {devices} device(s): no device trains on more than {bounds.MAX_SAMPLES_PER_S:g} a "
-                             "second")
+        check_point(at, epoch, samples, timed, devices, size, r.task)
+    if r.task in TASKS and r.time_to_accuracy_s is not None and not any(
+            e.epoch or e.samples for e in r.evals if e.timed_s <= r.time_to_accuracy_s * (1 + 1e-9)):
+        raise ValueError("a time to accuracy at an evaluation that saw no training (epoch 0, samples 0): a time to "
+                         "accuracy is the time to train to the target, so its evaluation says how far training got")
     parts = r.timed_s + r.eval_s + r.log_s + r.checkpoint_s
     if r.wall_s and parts > r.wall_s * (1 + bounds.ROUNDING) + 1e-3:
         raise ValueError(f"timed_s + eval_s + log_s + checkpoint_s is {parts:g} s, more than wall_s {r.wall_s:g} s: "
@@ -353,8 +386,6 @@ def _physical(r: RunResult) -> RunResult:
     if r.evals and r.timed_s and r.evals[-1].timed_s > r.timed_s * (1 + 1e-9) + 1e-9:
         raise ValueError(f"evals[{len(r.evals) - 1}].timed_s {r.evals[-1].timed_s:g} is past the run's timed_s "
                          f"{r.timed_s:g}")
-    from dawnbench.tasks import FLOORS_S, TASKS
-
     floor = FLOORS_S.get(r.task, 0.0) if r.task in TASKS and r.threshold >= TASKS[r.task].threshold else 0.0
     if r.time_to_accuracy_s is not None and r.time_to_accuracy_s < floor:
         raise ValueError(f"time_to_accuracy_s {r.time_to_accuracy_s:g} is below {floor:g} s, the floor of a time to "

@@ -22,6 +22,7 @@ import copy
 import csv
 import dataclasses
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -253,10 +254,13 @@ def keep_earlier(path: Path) -> Path | None:
     nothing measured before is overwritten. Returns the new name, or None where there was none."""
     if not path.is_file() or path.is_symlink():
         return None
+    table = path.with_suffix(".csv")     # its table goes aside with it: the new one is written at the end
     for n in range(1, 10_000):
         kept = path.with_name(f"{path.stem}-{n}{path.suffix}")
-        if not kept.exists() and not kept.is_symlink():
+        if not any(os.path.lexists(p) for p in (kept, kept.with_suffix(".csv"))):
             path.rename(kept)
+            if table.is_file() and not table.is_symlink():
+                table.rename(kept.with_suffix(".csv"))
             return kept
     raise DawnbenchError(f"{path.parent}: ten thousand earlier kernels.json files kept here; write to another --out.")
 

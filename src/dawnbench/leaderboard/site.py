@@ -48,19 +48,24 @@ def _prepare(out: Path) -> None:
     manifest = out / MANIFEST
     if manifest.is_file() and not manifest.is_symlink():
         try:
-            written = read_json(manifest, "site manifest").get("files", [])
+            said = read_json(manifest, "site manifest").get("sha256", {})
         except (DawnbenchError, AttributeError):
-            written = []
-        for name in written:
+            said = {}
+        for name, digest in (said.items() if isinstance(said, dict) else []):
             page = out / str(name)
-            # Only plain files this site wrote, inside its folder: never a link, never outside.
+            # Only plain files this site wrote, inside its folder, as it wrote them (a manifest names any file it
+            # likes; the digest is what the page held): never a link, never outside, never a file since changed.
             if (isinstance(name, str) and ".." not in Path(name).parts and not Path(name).is_absolute()
-                    and page.is_file() and not page.is_symlink()):
+                    and page.is_file() and not page.is_symlink() and _digest(page) == digest):
                 page.unlink()
     elif any(out.iterdir()):
         raise DawnbenchError(f"--html {out}: this folder is not empty and holds no site built by dawnbench "
                              f"(no {MANIFEST}); the site would mix with files it does not own. Pass a new or "
                              "empty folder.")
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _href(url: str | None) -> str | None:
@@ -96,10 +101,12 @@ def build_site(boards: Boards, out_dir: str | Path, until: dt.date | None = None
     _prepare(out)
     (out / "entries").mkdir(exist_ok=True)
     written: list[str] = []
+    digests: dict[str, str] = {}
 
     def write(name: str, html: str) -> None:
         atomic_write_text(out / name, html)
         written.append(name)
+        digests[name] = _digest(out / name)
 
     env = Environment(loader=PackageLoader("dawnbench.leaderboard", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
@@ -132,6 +139,6 @@ def build_site(boards: Boards, out_dir: str | Path, until: dt.date | None = None
                                training_time=time, curve=_curve(sub), problems=sub.problems,
                                root="../", **common)
         write(entry_page(sub.file), html)
-    atomic_write_json(out / MANIFEST, {"generator": f"dawnbench {__version__}", "files": written},
+    atomic_write_json(out / MANIFEST, {"generator": f"dawnbench {__version__}", "files": written, "sha256": digests},
                       update=True)   # the earlier site's own manifest (_prepare found it)
     return out / "index.html"

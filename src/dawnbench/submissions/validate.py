@@ -216,9 +216,11 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         _check_inference(sub, line)
     else:
         if "costPerHour" in fields and fields["costPerHour"] is not None and not (
-                _number(fields["costPerHour"]) and 0 < fields["costPerHour"] <= bounds.MAX_USD_PER_HOUR):
-            problems.append(Problem(name, line("costPerHour"), ERROR, "'costPerHour' must be a positive "
-                                    f"number of USD up to {bounds.MAX_USD_PER_HOUR:,.0f}, not {fields['costPerHour']!r}"))
+                _number(fields["costPerHour"])
+                and bounds.MIN_USD_PER_HOUR <= fields["costPerHour"] <= bounds.MAX_USD_PER_HOUR):
+            problems.append(Problem(name, line("costPerHour"), ERROR, "'costPerHour' must be a number of USD an hour "
+                                    f"from {bounds.MIN_USD_PER_HOUR:g} (no machine is cheaper) to "
+                                    f"{bounds.MAX_USD_PER_HOUR:,.0f}, not {fields['costPerHour']!r}"))
         _read_tsv(sub, json_path.with_suffix(".tsv"), root)
         _check_dawnbench_misc(sub, line)
     return sub
@@ -286,6 +288,9 @@ def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
         disagree.append(f"{len(misc['seeds'])} seeds for {misc['runs']} runs")
     if len(set(seeds)) != len(seeds):
         disagree.append("a seed counted more than once (a copied run)")
+    chosen = misc.get("representative_seed")
+    if chosen is not None and chosen not in seeds:
+        disagree.append(f"representative_seed {chosen} is not one of the seeds {seeds}")
     if sub.task is not None and misc["task"] != sub.task.key:
         disagree.append(f"task {misc['task']!r} in the {sub.task.folder} folder")
     tsv_s = sub.training_hours * 3600 if sub.training_hours is not None else None
@@ -310,6 +315,9 @@ def _date(value: Any, name: str, line: int | None, problems: list[Problem]) -> d
         date = None
     if date is None:
         problems.append(Problem(name, line, ERROR, f"timestamp {value!r} is not a date; write yyyy-mm-dd"))
+    elif date > dt.date.today() + dt.timedelta(days=1):
+        problems.append(Problem(name, line, ERROR, f"timestamp {value!r} is in the future: write the day the "
+                                "result was measured (yyyy-mm-dd)"))
     elif value != date.isoformat():
         problems.append(Problem(name, line, WARNING, f"timestamp {value!r} should be written "
                                 f"{date.isoformat()} (yyyy-mm-dd)"))
@@ -344,7 +352,7 @@ def _check_inference(sub: Submission, line) -> None:
     value = float(value) * factor
     fields[task.column] = value
     if not 0 <= value <= (1.0 if task.column == "f1Score" else 100.0):
-        problems.append(Problem(name, line(task.column), ERROR, f"{task.column} {value:g} is impossible: "
+        problems.append(Problem(name, line(task.column), ERROR, f"{task.column} {value:.10g} is impossible: "
                                 f"{_range_text(task.column)}"))
         return
     if value < task.threshold:

@@ -215,9 +215,10 @@ def _profile_steps(given: int | None) -> int | None:
 def _hparams(given: dict[str, Any] | None) -> dict[str, Any]:
     if given is None:
         return {}
-    if isinstance(given, dict) and json_depth(given) > MAX_JSON_DEPTH - 2:   # result.json holds it two deep
-        raise DawnbenchError(f"track(hparams=...): nested more than {MAX_JSON_DEPTH - 2} deep; a run record is read "
-                             f"to {MAX_JSON_DEPTH} levels. Give the script's hyperparameters flatter (name → value).")
+    if isinstance(given, dict) and json_depth(given) > MAX_JSON_DEPTH - 3:   # a submission holds it three deep
+        raise DawnbenchError(f"track(hparams=...): nested more than {MAX_JSON_DEPTH - 3} deep; a run record and the "
+                             f"submission exported from it are read to {MAX_JSON_DEPTH} levels. Give the script's "
+                             "hyperparameters flatter (name → value).")
     try:
         text = json.dumps(given, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as err:
