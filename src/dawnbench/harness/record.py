@@ -372,7 +372,9 @@ def _physical(r: RunResult) -> RunResult:
     points = [(f"evals[{i}]", e.epoch, e.samples, e.timed_s) for i, e in enumerate(r.evals)]
     if r.epochs_to_target and r.samples_to_target and r.time_to_accuracy_s:
         points.append(("the target's", r.epochs_to_target, r.samples_to_target, r.time_to_accuracy_s))
-    size = epoch_size(r.task) if r.subset is None else None
+    # The split's size binds what claims it: an official record (the task's data, target and rules) and a self-reported
+    # one. A harness run's entry may train on part of the split by its own hyperparameters (train_subset), counted.
+    size = epoch_size(r.task) if r.subset is None and (r.official or r.self_reported) else None
     for at, epoch, samples, timed in points:
         check_point(at, epoch, samples, timed, devices, size, r.task)
     if r.task in TASKS and r.time_to_accuracy_s is not None and not any(

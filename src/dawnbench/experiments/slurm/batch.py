@@ -167,7 +167,7 @@ def _submitted(todo: list[PlannedRun], runs: list[PlannedRun], options: SlurmOpt
     manifest["runs"] = {r.key: {"argv": r.argv, "out": str(r.out), "workers": r.workers,
                                 "job_id": jobs[r.key].job_id if r.key in jobs else None,
                                 "submitted_unix_s": submitted_at if r.key in jobs else None} for r in runs}
-    atomic_write_json(folder / MANIFEST, manifest)
+    atomic_write_json(folder / MANIFEST, manifest, update=True)   # the batch's own manifest: --resume rewrites it
     return jobs
 
 
