@@ -63,27 +63,26 @@ def test_a_million_samples_a_second_per_device_is_the_ceiling(tmp_path):
         read_result(tmp_path / "r")
 
 
-def test_a_submission_faster_than_the_task_s_floor_is_an_error_and_never_ranked(capsys, tmp_path):
+def _entry(tmp_path: Path, name: str, row: str) -> Path:
+    """An MNIST training submission ``name`` under ``tmp_path/entries`` whose TSV is one ``row``; its JSON's path."""
     folder = tmp_path / "entries" / "MNIST" / "train"
     folder.mkdir(parents=True)
     doc = {"version": "v1.0", "author": "a", "authorEmail": "a@b.c", "framework": "PyTorch", "model": "m",
            "hardware": "h", "costPerHour": 3.0, "timestamp": "2026-11-01"}
-    (folder / "fast.json").write_text(json.dumps(doc))
-    (folder / "fast.tsv").write_text("epoch\thours\ttop1Accuracy\n1\t1e-300\t99.1\n")
-    sub = read_submission(folder / "fast.json", tmp_path / "entries")
+    (folder / f"{name}.json").write_text(json.dumps(doc))
+    (folder / f"{name}.tsv").write_text(f"epoch\thours\ttop1Accuracy\n{row}\n")
+    return folder / f"{name}.json"
+
+
+def test_a_submission_faster_than_the_task_s_floor_is_an_error_and_never_ranked(capsys, tmp_path):
+    sub = read_submission(_entry(tmp_path, "fast", "1\t1e-300\t99.1"), tmp_path / "entries")
     assert any("below 0.02 s, the floor" in p.message for p in sub.problems if p.severity == "error")
     code, out, _ = run_cli(capsys, "leaderboard", tmp_path / "entries", "--json")
     assert code in (0, 1) and "fast.json" not in json.dumps(json.loads(out).get("boards", {}))
 
 
 def test_numbers_in_a_submission_tsv_are_ascii_digits(tmp_path):
-    folder = tmp_path / "entries" / "MNIST" / "train"
-    folder.mkdir(parents=True)
-    doc = {"version": "v1.0", "author": "a", "authorEmail": "a@b.c", "framework": "PyTorch", "model": "m",
-           "hardware": "h", "timestamp": "2026-11-01"}
-    (folder / "x.json").write_text(json.dumps(doc))
-    (folder / "x.tsv").write_text("epoch\thours\ttop1Accuracy\n١\t٠.٥\t٩٩.١\n")
-    sub = read_submission(folder / "x.json", tmp_path / "entries")
+    sub = read_submission(_entry(tmp_path, "x", "١\t٠.٥\t٩٩.١"), tmp_path / "entries")
     assert any("'١' is not a number" in p.message for p in sub.problems)
 
 
@@ -263,12 +262,7 @@ def test_every_writer_s_record_is_read_by_every_reader(capsys, tmp_path):
 
 def test_a_planted_site_manifest_deletes_nothing_the_site_did_not_write(capsys, tmp_path):
     """A manifest names any file it likes: only a page as the site wrote it (its digest) is removed at a rebuild."""
-    folder = tmp_path / "entries" / "MNIST" / "train"
-    folder.mkdir(parents=True)
-    doc = {"version": "v1.0", "author": "a", "authorEmail": "a@b.c", "framework": "PyTorch", "model": "m",
-           "hardware": "h", "costPerHour": 3.0, "timestamp": "2026-11-01"}
-    (folder / "x.json").write_text(json.dumps(doc))
-    (folder / "x.tsv").write_text("epoch\thours\ttop1Accuracy\n1\t0.01\t99.1\n")
+    _entry(tmp_path, "x", "1\t0.01\t99.1")
     site = tmp_path / "site"
     site.mkdir()
     (site / "notes.txt").write_text("mine")
