@@ -12,6 +12,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from dawnbench.cli import main
+from dawnbench.errors import DawnbenchError
 from dawnbench.kernels.problems import applications, problems, quick
 from dawnbench.prediction.devices import DeviceModel
 from dawnbench.prediction.predict import predict
@@ -224,6 +225,45 @@ def test_a_profile_made_from_a_run_carries_its_epochs_to_target(tmp_path):
     assert doc["epochs_to_target"] == 2.5 and "runs/x" in doc["epochs_from"]
     assert doc["samples_per_epoch"] == 6400 and doc["steps_per_epoch"] == pytest.approx(100)
     assert doc["devices"][0]["tta_s"] == pytest.approx(doc["devices"][0]["epoch_s"] * 2.5)
+
+
+def test_a_runs_epochs_time_only_the_target_they_were_reached_at(tmp_path):
+    """A run trained to 97 % gives no epochs to mnist's 99 %: refused, naming both targets and the way out."""
+    run = {"dir": "runs/x", "epochs_to_target": 2.5, "samples_per_epoch": 6400, "threshold": 97.0}
+    folder = _one_op_profile(tmp_path / "p", RELU, 1, "aten::relu", 1e-3, run=run)
+    with pytest.raises(DawnbenchError) as refused:
+        predict(folder, ["V100"])
+    assert all(s in str(refused.value) for s in ("runs/x", "reached at 97", "to 99 (mnist's target)", "--epochs N",
+                                                 "--target 97"))
+    own = predict(folder, ["V100"], target=97.0)
+    assert own["epochs_to_target"] == 2.5 and own["target"] == 97.0 and "epochs to 97 (runs/x)" in own["epochs_from"]
+    given = predict(folder, ["V100"], epochs=4.0)
+    assert given["epochs_to_target"] == 4.0 and given["target"] == 99.0 and given["epochs_from"].startswith("--epochs")
+    with pytest.raises(DawnbenchError, match="lies between 0 and 100"):
+        predict(folder, ["V100"], target=150.0)
+
+
+def test_a_prediction_from_a_profile_taken_on_a_busy_machine_says_so_on_its_first_line(tmp_path, capsys):
+    folder = _one_op_profile(tmp_path / "p", RELU, 1, "aten::relu", 1e-3)
+    summary = json.loads((folder / "summary.json").read_text())
+    summary["load"] = {"seconds": 9.0, "others_cpu_s": 8.0, "own_cpus": 2, "others_share": 0.44,
+                       "interference": "other processes took 8.0 CPU-s (44 % of the 2 CPU(s) this process may use)"}
+    (folder / "summary.json").write_text(json.dumps(summary))
+    assert main(["predict", str(folder), "--device", "V100", "--epochs", "1"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "profiled on a busy machine: other processes took 8.0 CPU-s (44 %" in first
+    assert predict(folder, ["V100"], epochs=1)["disturbed"].startswith("other processes took 8.0 CPU-s")
+
+
+def test_notes_on_single_rows_of_the_op_table_are_counted_unless_verbose(tmp_path, capsys):
+    folder = _one_op_profile(tmp_path / "p", RELU, 1, "aten::relu", 1e-3)
+    (folder / "ops.tsv").write_text((folder / "ops.tsv").read_text().replace("\tc\t", "\tc, c\t"))
+    assert main(["predict", str(folder), "--device", "V100", "--epochs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "1 note(s) on single rows of the op table (ops.tsv): --verbose shows them" in out
+    assert "does not name one memory order" not in out
+    assert main(["predict", str(folder), "--device", "V100", "--epochs", "1", "--verbose"]) == 0
+    assert "ops.tsv:2: its layout 'c, c' does not name one memory order" in capsys.readouterr().out
 
 
 def test_published_gpus_take_a_cited_stream_measurement_for_memory_bound_ops():

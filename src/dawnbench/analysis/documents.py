@@ -32,7 +32,7 @@ from typing_extensions import NotRequired, TypedDict  # pydantic reads typing_ex
 
 from dawnbench import bounds, schema
 from dawnbench.errors import FileError
-from dawnbench.harness.record import Measured, check_record
+from dawnbench.harness.record import Measured, MetricValue, check_record
 from dawnbench.precision import EMULATED_ON_CPU
 from dawnbench.profiling.calls import check_call
 
@@ -190,6 +190,7 @@ class ProfiledRun(TypedDict):
 
     dir: schema.Text
     epochs_to_target: NotRequired[schema.Epochs | None]   # null: the run did not reach its target
+    threshold: NotRequired[MetricValue | None]            # the target those epochs were reached at
     samples_per_epoch: NotRequired[schema.PositiveCount | None]
     subset: NotRequired[schema.Text | None]               # a quick trial or a generated subset: unofficial epochs
     precision: NotRequired[Precision]                     # what the run trained in (a profile may take another)

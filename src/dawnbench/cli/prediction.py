@@ -23,6 +23,33 @@ def _s(seconds: float | None) -> str:
     return f"{seconds * 1e3:,.2f} ms" if seconds < 1 else f"{seconds:,.2f} s"
 
 
+def _print_notes(doc: dict, out: Console, verbose: bool) -> None:
+    """The notes on the whole step, then those on single lines of its op table: shown with --verbose, else
+    counted in one line (they say how a row was read, not what was predicted)."""
+    for note in doc["notes"]:
+        out.print(note, style="dim", highlight=False, soft_wrap=True)
+    if verbose:
+        for note in doc["details"]:
+            out.print(note, style="dim", highlight=False, soft_wrap=True)
+    elif doc["details"]:
+        out.print(f"{len(doc['details'])} note(s) on single rows of the op table (ops.tsv): --verbose shows them",
+                  style="dim", highlight=False)
+
+
+def _disturbed(doc: dict) -> str:
+    """The clause a prediction from a profile taken on a busy machine carries on its first line."""
+    return f" · ⚠ profiled on a busy machine: {doc['disturbed']}" if doc.get("disturbed") else ""
+
+
+def _tta_line(doc: dict) -> str:
+    """Which target the TTA is to and whose epochs time it."""
+    to = "" if doc["target"] is None else f" to {doc['target']:g}" + (f" ({doc['target_from']})" if doc["target_from"]
+                                                                       else "")
+    if doc["epochs_to_target"] is None:
+        return f"TTA{to}: no epochs to target (give --epochs, or a run folder that reached its target)"
+    return f"TTA{to}: {doc['epochs_to_target']:g} epochs, {doc['epochs_from']}"
+
+
 def _usd(dollars: float) -> str:
     """Two decimals, or two significant digits below a cent (a short run costs fractions of one)."""
     return f"${dollars:,.2f}" if dollars >= 0.01 else f"${dollars:.2g}"
@@ -42,11 +69,11 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     target = Path(doc["profile"]) / "explain.json"
     atomic_write_json(target, doc, indent=1)
     doc["written"] = str(target)
-    emit(args, doc, lambda: _show_explain(doc, args.top, out))
+    emit(args, doc, lambda: _show_explain(doc, args.top, out, args.verbose))
     return EXIT_OK
 
 
-def _show_explain(doc: dict, top: int, out: Console) -> None:
+def _show_explain(doc: dict, top: int, out: Console, verbose: bool) -> None:
     out.print(f"{doc['task']} · {doc['entry']} · {doc['precision']} on {doc['device']}: measured step "
               f"{_s(doc['measured_step_s'])}, kernel-predicted {_s(doc['predicted_step_s'])} — the kernels explain "
               f"{doc['explained_share']:.0%} of the step ({doc['explained_share_of_op_time']:.0%} of its op time)",
@@ -60,8 +87,7 @@ def _show_explain(doc: dict, top: int, out: Console) -> None:
     for g in doc["gaps"][:top]:
         gaps.add_row(g["op"], g["shapes"][:50], _s(g["measured_s"]), _s(g["predicted_s"]), g["from"])
     out.print(gaps)
-    for note in doc["notes"]:
-        out.print(note, style="dim", highlight=False)
+    _print_notes(doc, out, verbose)
     out.print(f"written: {doc['written']}", highlight=False)
 
 
@@ -81,8 +107,8 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
         with err.status(Text("predicting")) as status:
             doc = predict_on_gpus(Path(args.path), gpus, epochs=args.epochs,
                                   progress=lambda line: status.update(Text(line)), batch=args.batch,
-                                  samples=args.samples_per_epoch)
-        emit(args, doc, lambda: _show_on_gpus(doc, out))
+                                  samples=args.samples_per_epoch, target=args.target)
+        emit(args, doc, lambda: _show_on_gpus(doc, out, args.verbose))
         return EXIT_OK
     if args.samples_per_epoch is not None:
         raise DawnbenchError("--samples-per-epoch is for GPUs named by their datasheets (a census of a model has no "
@@ -90,19 +116,19 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     names = device_names(args.device)
     with err.status(Text("predicting")) as status:
         doc = predict(Path(args.path), names, epochs=args.epochs, progress=lambda line: status.update(Text(line)),
-                      batch=args.batch)
-    emit(args, doc, lambda: _show_predict(doc, out))
+                      batch=args.batch, target=args.target)
+    emit(args, doc, lambda: _show_predict(doc, out, args.verbose))
     return EXIT_OK
 
 
-def _show_predict(doc: dict, out: Console) -> None:
+def _show_predict(doc: dict, out: Console, verbose: bool) -> None:
     m = doc["measured"]
     at = (f"batch {doc['batch_size']} (profiled at {doc['profiled_batch_size']})"
           if doc["batch_size"] != doc["profiled_batch_size"] else f"batch {doc['batch_size']}")
     out.print(f"{doc['task']} · {doc['entry']} · {labelled(doc['precision'], doc.get('emulated'))}, {at}: profiled step "
               f"{_s(m['step_s'])} on {doc['profiled_on']} (ops {_s(m['op_s'])}, the framework's time between them "
               f"{m['framework_share']:.0%}) · {doc['mapped_share_of_op_time']:.0%} of the op time in kernels mapped "
-              f"to DeepBench problems", highlight=False)
+              f"to DeepBench problems{_disturbed(doc)}", highlight=False, soft_wrap=True)
     table = Table("device", "step", "epoch", "TTA", "cheapest on-demand", "rests on")
     for d in doc["devices"]:
         cheapest = min(d["cost"], key=lambda c: c["usd"], default=None)
@@ -112,10 +138,7 @@ def _show_predict(doc: dict, out: Console) -> None:
                       "—" if cheapest is None else f"{_usd(cheapest['usd'])} ({cheapest['instance']}, "
                                                    f"{cheapest['as_of']})", rests)
     out.print(table)
-    epochs = doc["epochs_to_target"]
-    tta = ("no epochs to target (give --epochs, or a run folder that reached its target)" if epochs is None
-           else f"{epochs:g} epochs ({doc['epochs_from']})")
-    out.print(f"epoch: {doc['samples_per_epoch'] or '?'} samples ({doc['samples_per_epoch_from']}); TTA: {tta}",
+    out.print(f"epoch: {doc['samples_per_epoch'] or '?'} samples ({doc['samples_per_epoch_from']}); {_tta_line(doc)}",
               highlight=False)
     for d in doc["devices"]:
         if d["host_bound"]:
@@ -127,8 +150,7 @@ def _show_predict(doc: dict, out: Console) -> None:
                       f"{_s(d['framework_s'])}", style="dim", highlight=False)
         for note in [*d["device"]["notes"][-1:], *d["notes"]][:3]:
             out.print(f"{d['device']['name']}: {note}", style="dim", highlight=False)
-    for note in doc["notes"]:
-        out.print(note, style="dim", highlight=False, soft_wrap=True)
+    _print_notes(doc, out, verbose)
     out.print(f"assumed: {'; '.join(doc['assumptions'])}", style="dim", highlight=False, soft_wrap=True)
     out.print(f"predicted in {doc['seconds']:.2f} s", style="dim", highlight=False)
 
@@ -136,7 +158,7 @@ def _show_predict(doc: dict, out: Console) -> None:
 TIE = 1.1      # GPUs whose predicted cost is within 10 % of the cheapest's: a tie (docs/results/datasheet.md's errors)
 
 
-def _show_on_gpus(doc: dict, out: Console) -> None:
+def _show_on_gpus(doc: dict, out: Console, verbose: bool) -> None:
     shape = f"batch {doc['batch_size']}" + (f" × {doc['seqlen']} tokens" if doc.get("seqlen") else "")
     out.print(f"{doc['model']} · {doc['mode']} · {shape} · {doc['precision']} ({doc['kind']}: {doc['path']}) on "
               "GPUs from their datasheets", highlight=False)
@@ -153,9 +175,7 @@ def _show_on_gpus(doc: dict, out: Console) -> None:
                       "—" if cheapest is None else f"${cheapest['usd']:.3g} ({cheapest['instance']}, "
                                                    f"{cheapest['as_of']})")
     out.print(table)
-    epochs = "no epochs to target: give --epochs" if doc["epochs_to_target"] is None else \
-        f"{doc['epochs_to_target']:g} epochs ({doc['epochs_from']})"
-    out.print(f"TTA: {epochs}; an epoch: {doc['samples_per_epoch'] or '?'} samples ({doc['samples_per_epoch_from']})",
+    out.print(f"{_tta_line(doc)}; an epoch: {doc['samples_per_epoch'] or '?'} samples ({doc['samples_per_epoch_from']})",
               highlight=False)
     if doc["ranking"] and doc["ranking"][0]["usd"] is not None:
         best = doc["ranking"][0]
@@ -168,8 +188,9 @@ def _show_on_gpus(doc: dict, out: Console) -> None:
         if d["step_s"] is None:
             out.print(f"{d['device']['name']}: {d['why']}", style="dim", highlight=False)
     shown = next((d for d in doc["devices"] if d["step_s"] is not None), None)
-    for note in [*(shown["notes"] if shown else []), *doc["notes"]]:
+    for note in shown["notes"] if shown else []:
         out.print(note, style="dim", highlight=False, soft_wrap=True)
+    _print_notes(doc, out, verbose)
     if shown and len(doc["devices"]) > 1:
         out.print("(each GPU's notes: --json)", style="dim", highlight=False)
     out.print(f"assumed: {'; '.join(doc['assumptions'])}", style="dim", highlight=False, soft_wrap=True)
@@ -185,6 +206,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--device", default="auto", help="auto (default), cpu, cuda or cuda:N: where to time the "
                                                       "kernels (the profile's own machine)")
     exp.add_argument("--top", type=int, default=8, help="gaps shown on the terminal (default 8)")
+    exp.add_argument("--verbose", action="store_true", help="also the notes on single rows of the op table")
     exp.add_argument("--max-problems", type=int, default=200, metavar="N",
                      help="time at most N distinct kernel problems, those of the most measured time first; the "
                           "rest are costed by the roofline (default 200)")
@@ -198,6 +220,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "or GPUs from their datasheets: a catalog GPU (H100, H200, A100-SXM4-40GB, L4, L40S, A10G, "
                           "T4-16GB…; gpus: every one) or a datasheet JSON file")
     pre.add_argument("--epochs", type=float, help="epochs to target, where the path is a bare profile or a census")
+    pre.add_argument("--verbose", action="store_true", help="also the notes on single rows of the op table")
+    pre.add_argument("--target", type=float, help="the target the TTA is to (default: the task's own); a run's epochs "
+                                                  "to another target are refused without --epochs")
     pre.add_argument("--samples-per-epoch", type=int, metavar="N",
                      help="GPUs from their datasheets: an epoch's samples, for a census of a model (a task's census "
                           "or profile reads its training split)")

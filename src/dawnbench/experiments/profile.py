@@ -91,6 +91,7 @@ def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -
                           seed=result.get("seed") or 0, overrides=dict(result.get("hparams") or {}),
                           out=inside(run_dir, "profile"), subset=result.get("subset"),
                           run={"dir": str(run_dir), "epochs_to_target": result.get("epochs_to_target"),
+                               "threshold": result.get("threshold"),
                                "samples_per_epoch": per_epoch, "subset": result.get("subset"),
                                "precision": result.get("precision", "fp32")})
     return with_changes(opts, **changes)

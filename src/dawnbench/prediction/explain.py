@@ -93,7 +93,8 @@ def explain(path: Path, device_name: str = "auto", progress: Callable[[str], Non
     """The step of ``path`` (a profile folder, or a run folder holding one) as its kernels explain it."""
     started = time.perf_counter()
     notes: list[str] = []
-    step = read_step(Path(path), notes)
+    details: list[str] = []      # one per line of ops.tsv read as unknown or left out: --verbose shows them
+    step = read_step(Path(path), notes, details)
     device = resolve_device(device_name)
     if device.type != step.device:
         notes.append(f"the profile ran on {step.device}, its kernels are timed on {device}: the comparison is "
@@ -104,7 +105,7 @@ def explain(path: Path, device_name: str = "auto", progress: Callable[[str], Non
         now = measure_roofs(device, precisions=tuple(peaks))
         explained = _explain_ops(step, device, peaks, bandwidth, now, max_problems, notes, progress)
     notes += [*load.notes, *against_last(now.to_dict(), load)]
-    return {**explained, "roofs": roofs, "notes": notes, "load": load.summary,
+    return {**explained, "roofs": roofs, "notes": notes, "details": details, "load": load.summary,
             "seconds": time.perf_counter() - started}
 
 

@@ -30,7 +30,7 @@ from dawnbench.kernels.published import DEVICES
 from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, datasheet
 from dawnbench.prediction.gpu_model import kernel_model, predict_ops
-from dawnbench.prediction.predict import _run_facts, samples_per_epoch
+from dawnbench.prediction.predict import _run_facts, epochs_to_target, samples_per_epoch
 from dawnbench.prediction.step import Step, profile_folder, read_step
 from dawnbench.profiling.census import Census
 from dawnbench.profiling.ops import PHASES, read_ops
@@ -66,10 +66,11 @@ def sheets(names: list[str]) -> list[Datasheet]:
     return out
 
 
-def read_rows(folder: Path, notes: list[str], batch: int | None = None
+def read_rows(folder: Path, notes: list[str], batch: int | None = None, details: list[str] | None = None
               ) -> tuple[list[dict[str, Any]], dict[str, Any], Step | None]:
     """The folder's ops per step (each with its phase where it is a census), its summary, and the measured step
-    where it is a profile (at ``batch`` where given: ``batch.py`` re-derives every op's call)."""
+    where it is a profile (at ``batch`` where given: ``batch.py`` re-derives every op's call); the notes on single
+    rows of its op table go to ``details`` (as :func:`~dawnbench.prediction.step.read_step` says)."""
     summary = read_json(folder / "summary.json", "profile")
     if isinstance(summary, dict) and "census" in summary:
         fix = "It is not what `dawnbench profile --census` writes; count the model again."
@@ -81,8 +82,8 @@ def read_rows(folder: Path, notes: list[str], batch: int | None = None
         if batch is not None:
             raise DawnbenchError(f"--batch {batch}: {folder} is a census, counted at its own batch; count it again "
                                  "at this batch (`dawnbench profile MODEL --census --batch B`).")
-        return read_ops(folder, notes, census=True), summary, None
-    step = read_step(folder, notes)
+        return read_ops(folder, notes if details is None else details, census=True), summary, None
+    step = read_step(folder, notes, details)
     if batch is not None and batch != step.batch_size:
         step, rebatched = rebatch(step, batch)
         notes += rebatched
@@ -94,10 +95,12 @@ def read_rows(folder: Path, notes: list[str], batch: int | None = None
 
 def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
                     progress: Callable[[str], None] = lambda line: None, batch: int | None = None,
-                    samples: int | None = None, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+                    samples: int | None = None, leave_out: tuple[str, ...] = (),
+                    target: float | None = None) -> dict[str, Any]:
     """The folder's step on each GPU named (see the module docstring); ``batch`` re-derives a measured profile's
     ops at another batch; ``samples`` is an epoch's samples (a census of a config has no task to read them from);
-    ``leave_out`` fits the kernel model without those GPUs' timings (the validation's)."""
+    ``leave_out`` fits the kernel model without those GPUs' timings (the validation's); ``target``: as
+    :func:`~dawnbench.prediction.predict.epochs_to_target` reads it."""
     started = time.perf_counter()
     if not names:
         raise DawnbenchError("--device: name at least one GPU (or gpus: every one of the catalog).")
@@ -105,8 +108,9 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
         bounds.check_option(flag, value)
     gpus = sheets(names)
     notes: list[str] = []
+    details: list[str] = []
     folder = Path(path) if (Path(path) / "summary.json").is_file() else profile_folder(Path(path))
-    rows, summary, step = read_rows(folder, notes, batch)
+    rows, summary, step = read_rows(folder, notes, batch, details)
     census = summary.get("census") or {}
     run = _run_facts(folder) if step is not None else None
     if samples is not None:
@@ -115,10 +119,9 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
         per_epoch, per_epoch_from = samples_per_epoch(summary["task"], run)
     else:
         per_epoch, per_epoch_from = None, "unknown: a model's census has no task; give --samples-per-epoch"
-    target_epochs, epochs_from = epochs, "--epochs" if epochs is not None else None
-    for source in (run, step.run if step is not None else None):
-        if target_epochs is None and source and source.get("epochs_to_target"):
-            target_epochs, epochs_from = source["epochs_to_target"], f"the run's epochs to target ({source['dir']})"
+    goal = epochs_to_target(summary.get("task"), (run, step.run if step is not None else None), epochs, target)
+    del goal["source"]
+    target_epochs = goal["epochs_to_target"]
     batch = census.get("batch") or summary.get("batch_size")
     steps_per_epoch = per_epoch / batch if per_epoch and batch else None
     need = (census.get("memory") or {}).get("total_bytes")
@@ -130,11 +133,11 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
         "batch_size": batch, "seqlen": census.get("seqlen"), "precision": census.get("precision") or
         summary.get("precision"), "kernel_model": model.describe(), "memory_needed_bytes": need,
         "samples_per_epoch": per_epoch, "samples_per_epoch_from": per_epoch_from, "steps_per_epoch": steps_per_epoch,
-        "epochs_to_target": target_epochs, "epochs_from": epochs_from,
+        **goal,
         "assumptions": ["ops run one after another on one stream (eager PyTorch): no overlap between kernels, no "
                         "host time between them", "the same epochs to target on every GPU",
                         "lower precisions at the datasheet's tensor-core rate with the efficiency learned in fp32"],
-        "notes": notes, "devices": []}
+        "notes": notes, "details": details, "devices": []}
     if not census:
         doc["assumptions"].append("a measured profile's memory is not known here: whether the step fits is not checked")
     for i, sheet in enumerate(gpus, 1):

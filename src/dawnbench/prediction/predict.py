@@ -40,7 +40,7 @@ from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.devices import DeviceModel, device_model
 from dawnbench.prediction.step import Step, read_step
 from dawnbench.profiling.dispatch import kind_of
-from dawnbench.tasks import get_task
+from dawnbench.tasks import TASKS, get_task
 
 NO_CURVE_NEEDED = {MATMUL, CONV_FWD, CONV_INPUTS, CONV_PARAMS, RECURRENT}   # costed by their DeepBench problems
 CATALOG_NAMES = {"V100": "V100", "P100": "P100", "T4": "T4", "M40": "M40", "TitanXp": "Titan Xp",
@@ -119,10 +119,50 @@ def samples_per_epoch(task_name: str, run: dict[str, Any] | None) -> tuple[int |
     return count, f"the official {spec.name} training split{unit}"
 
 
+def epochs_to_target(task_name: str | None, runs: tuple[dict[str, Any] | None, ...], epochs: float | None,
+                     target: float | None) -> dict[str, Any]:
+    """The epochs a TTA times, to which target, and where each comes from: ``epochs`` (--epochs) where given,
+    else the first of ``runs`` (the run record beside the profile, the run the profile was made from) that
+    reached its target — only where that target is the one asked for (``target``, else the task's own): a run's
+    epochs to 97 % are not the epochs to 99 %, and are refused rather than used for them. ``source`` is the run
+    the epochs came from (None: --epochs, or no epochs)."""
+    task = TASKS.get(task_name or "")
+    if target is not None and task is not None and not task.metric.low <= target <= task.metric.high:
+        raise DawnbenchError(f"--target {target:g}: {task.name}'s {task.metric.name} lies between "
+                             f"{task.metric.low:g} and {task.metric.high:g}; give a target inside that range.")
+    wanted = target if target is not None else task.threshold if task is not None else None
+    wanted_from = "--target" if target is not None else f"{task.name}'s target" if task is not None else None
+    goal = {"target": wanted, "target_from": wanted_from, "epochs_to_target": epochs, "source": None,
+            "epochs_from": None if epochs is None else f"--epochs (the epochs to {_target(wanted)})"}
+    if epochs is not None:
+        return goal
+    for run in runs:
+        if run is None or not run.get("epochs_to_target"):
+            continue
+        reached = run.get("threshold")
+        if reached is not None and wanted is not None and abs(reached - wanted) > 1e-9 * max(1.0, abs(wanted)):
+            raise DawnbenchError(
+                f"{run['dir']}: its {run['epochs_to_target']:g} epochs to target were reached at {reached:g}, and "
+                f"the time asked for is to {wanted:g} ({wanted_from}): one target's epochs are not another's. Give "
+                f"--epochs N, the epochs to {wanted:g} (from a run that reached it), or --target {reached:g} to "
+                "predict the time to the run's own target.")
+        at = f"{reached:g}" if reached is not None else "its target (the profile did not record which)"
+        return {**goal, "epochs_to_target": run["epochs_to_target"], "source": run, "target": reached,
+                "target_from": f"the run's own ({run['dir']})" if reached is not None else None,
+                "epochs_from": f"the run's epochs to {at} ({run['dir']})"}
+    return goal
+
+
+def _target(value: float | None) -> str:
+    return "the target" if value is None else f"{value:g}"
+
+
 def predict(path: Path, device_names: list[str], epochs: float | None = None,
-            progress: Callable[[str], None] = lambda line: None, batch: int | None = None) -> dict[str, Any]:
+            progress: Callable[[str], None] = lambda line: None, batch: int | None = None,
+            target: float | None = None) -> dict[str, Any]:
     """The step of ``path`` (a profile folder, or a run folder holding one) on each device — at ``batch`` where
-    given (``batch.py``: every op's call re-derived at it); ``progress`` hears which device is being predicted."""
+    given (``batch.py``: every op's call re-derived at it); ``progress`` hears which device is being predicted;
+    the TTA is to ``target`` (else the task's own, see :func:`epochs_to_target`)."""
     started = time.perf_counter()
     if not device_names:
         raise DawnbenchError("--device: name at least one device (or all).")
@@ -130,7 +170,8 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
     bounds.check_option("--batch", batch)
     models = [device_model(name) for name in device_names]
     notes: list[str] = []
-    step = read_step(Path(path), notes)
+    details: list[str] = []      # one per line of ops.tsv read as unknown or left out: --verbose shows them
+    step = read_step(Path(path), notes, details)
     measured_step, profiled_batch = step, step.batch_size      # what was measured, whatever batch is predicted
     if batch is not None and batch != step.batch_size:
         progress(f"re-deriving {len(step.ops):,} ops at batch {batch}")
@@ -145,15 +186,14 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
     if steps_per_epoch is not None and steps_per_epoch < 1:
         notes.append(f"batch {step.batch_size:,} is larger than the {per_epoch:,} samples of an epoch: an epoch is "
                      "less than one step here, which no run trains (its last batch would be the whole split)")
-    target_epochs, epochs_from = epochs, "--epochs" if epochs is not None else None
-    for source in (run, step.run):
-        if target_epochs is None and source is not None and source.get("epochs_to_target"):
-            target_epochs, epochs_from = source["epochs_to_target"], f"the run's epochs to target ({source['dir']})"
-            trained = source.get("precision")
-            if trained and trained != step.precision:
-                notes.append(f"the run trained in {trained}, the profile ran {step.precision}: the run's epochs to "
-                             "target are taken as they are — the recipe in another precision may need others; give "
-                             "--epochs where they are known")
+    goal = epochs_to_target(step.task, (run, step.run), epochs, target)
+    source = goal.pop("source")
+    trained = (source or {}).get("precision")
+    if trained and trained != step.precision:
+        notes.append(f"the run trained in {trained}, the profile ran {step.precision}: the run's epochs to "
+                     "target are taken as they are — the recipe in another precision may need others; give "
+                     "--epochs where they are known")
+    target_epochs = goal["epochs_to_target"]
     for source in (run, step.run):
         if source is not None and source.get("subset"):
             notes.append(f"the run ({source['dir']}) trained on a subset ({source['subset']}), unofficial: its epochs "
@@ -163,12 +203,12 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
     host_floor, floor_from = host_floor_s(step)
     doc: dict[str, Any] = {
         "profile": str(step.profile), "task": step.task, "entry": step.entry, "precision": step.precision,
-        "emulated": step.emulated,
+        "emulated": step.emulated, "disturbed": step.disturbed,
         "profiled_on": step.device, "batch_size": step.batch_size, "profiled_batch_size": profiled_batch,
         "measured": {"step_s": measured_step.step_s, "op_s": measured_step.op_s, "framework_s": framework,
                      "framework_share": framework / measured_step.step_s},
         "samples_per_epoch": per_epoch, "samples_per_epoch_from": per_epoch_from,
-        "steps_per_epoch": steps_per_epoch, "epochs_to_target": target_epochs, "epochs_from": epochs_from,
+        "steps_per_epoch": steps_per_epoch, **goal,
         "assumptions": [
             "the framework's time between ops is not predicted: on a published device it is hidden under the ops — "
             "but never below the host's floor (the ops a step issues, each at the host's measured cost of issuing "
@@ -177,7 +217,7 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
             "one device, no data-loading stall"],
         "mapped_share_of_op_time": sum(o.seconds for o in step.ops if o.kernels) / step.op_s,
         "own_call_share_of_op_time": sum(o.seconds for o in step.ops if o.replay is not None) / step.op_s,
-        "notes": notes, "devices": []}
+        "notes": notes, "details": details, "devices": []}
     for i, model in enumerate(models, 1):
         progress(f"predicting {len(step.ops):,} ops on {model.name} ({i} of {len(models)})")
         predicted = predict_step(step, model)

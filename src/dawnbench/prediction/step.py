@@ -101,6 +101,7 @@ class Step:
     dispatch_s: dict[str, float] | None = None   # the host's cost of issuing one op, per kind (profiling/dispatch.py)
     run: dict[str, Any] | None = None            # the run the profile was made from, as it recorded it
     emulated: str | None = None                  # why its precision was emulated where profiled (profile --emulated)
+    disturbed: str | None = None                 # the profile's load sentence where others took the CPU meanwhile
 
     @property
     def op_s(self) -> float:
@@ -214,9 +215,10 @@ def profile_folder(path: Path) -> Path:
                          f"{path}` (add --trust-entry when the run's entry is your own file: profiling imports it).")
 
 
-def read_step(path: Path, notes: list[str] | None = None) -> Step:
+def read_step(path: Path, notes: list[str] | None = None, details: list[str] | None = None) -> Step:
     """The profiled step of ``path`` (a profile folder, or a run folder holding ``profile/``); rows of its op
-    table that cannot be true are left out, each with a note in ``notes``."""
+    table that cannot be true are left out, each with a note naming its line in ``details`` (in ``notes`` where
+    no ``details`` is given: a command shows those lines only when asked, ``--verbose``)."""
     folder = profile_folder(Path(path))
     summary, left_out = documents.profile(read_json(folder / "summary.json", "profile"), folder / "summary.json")
     if summary is None:
@@ -238,7 +240,7 @@ def read_step(path: Path, notes: list[str] | None = None) -> Step:
     rows = read_ops(folder, left_out)
     dropped = [n for n in left_out if ": left out: " in n]
     if notes is not None and left_out:
-        notes += grouped_notes(left_out)
+        (notes if details is None else details).extend(grouped_notes(left_out))
         if dropped:
             notes.append(f"{len(dropped)} row(s) of ops.tsv left out: their time is not an op's here, so it counts in "
                          "the framework's time between ops (the window's time less the ops')")
@@ -260,4 +262,4 @@ def read_step(path: Path, notes: list[str] | None = None) -> Step:
                                             "they ran in, so rows are repeated or times wrong. Profile again.")
     return Step(folder, summary["task"], str(summary.get("entry", "?")), str(summary.get("precision") or "fp32"),
                 str(summary.get("device", "cpu")), batch, steps, window_s / steps, roofs, ops,
-                summary.get("dispatch_s"), summary.get("run"), summary.get("emulated"))
+                summary.get("dispatch_s"), summary.get("run"), summary.get("emulated"), interference)
