@@ -217,7 +217,7 @@ def test_predict_on_every_device_prints_a_table(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     for label in ("V100", "P100", "T4", "Xeon Phi"):
         assert label in out
-    assert "n1-standard-8+1xV100" in out and "TTA to 99 (mnist's target): 2 epochs, --epochs (the epochs to 99)" in out   # the cheapest V100
+    assert "n1-standard-8+1xV100" in out and "TTA to 99 (mnist's target): 2 epochs, --epochs" in out   # the cheapest V100
     assert re.search(r"predicted in \d+\.\d\d s$", out)   # the command's own time, labelled
 
 

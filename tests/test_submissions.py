@@ -178,6 +178,11 @@ def test_export_runs_of_one_configuration(tmp_path):
     assert facts["tta_cov"] == pytest.approx(((4 + 4) / 3) ** 0.5 / 12)
     [row] = build_boards(tmp_path / "sub").tasks["mnist"]["training_time"]
     assert row["display"] == "0:00:12" and row["runs"] == 4 and row["success_fraction"] == 0.75
+    # priced as a cloud instance: the price's instance said apart, the hardware as measured
+    [priced, _] = export_training([tmp_path / "runs"], tmp_path / "priced", "A <b>", "a@b", instance="p3.2xlarge")
+    doc = json.loads(priced.read_text())
+    assert doc["costPerHour"] == 3.06 and doc["misc"]["dawnbench"]["priced_as"] == "p3.2xlarge"
+    assert "p3.2xlarge" not in doc["hardware"] and "p3.2xlarge" not in priced.name
 
 
 def test_leaderboard_html_says_where_the_site_is_and_not_every_board_again(tmp_path, dawnbench_entries, capsys):

@@ -220,7 +220,8 @@ def result_card(r: RunResult) -> Panel:
                       f"{format_seconds(r.eval_s)}, checkpoint {format_seconds(r.checkpoint_s)}, "
                       f"logging {format_seconds(r.log_s)})"),
         ("training cost", "—" if r.training_cost_usd is None else
-         f"${r.training_cost_usd:.2f} at ${r.cost_per_hour:g}/h" + (f" ({r.instance})" if r.instance else "")),
+         f"${r.training_cost_usd:.2f} at ${r.cost_per_hour:g}/h" + (f" (priced as {r.instance}: the price, not the "
+                                                                   "hardware measured)" if r.instance else "")),
         ("throughput", format_throughput(r.throughput)),
         ("compute floor", format_floor(r.throughput)),
         ("resources", format_resources(r.resources)),

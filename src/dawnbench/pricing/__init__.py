@@ -36,8 +36,10 @@ class Instance(TypedDict):
 
 
 class Catalog(TypedDict):
+    """The catalog: its rows and their sources. It has no date of its own — each row has its month (``as_of``):
+    one date for the whole would claim rows read two years apart were read together."""
+
     pricing: schema.Text
-    as_of: schema.Text
     note: schema.Message
     sources: dict[schema.Text, schema.Message]
     not_on_demand: dict[schema.Text, schema.Message]
@@ -49,6 +51,12 @@ def catalog() -> dict[str, Any]:
     """The bundled catalog, checked against its declaration (a release with a damaged one fails its tests)."""
     file = resources.files(__package__).joinpath("catalog.json")
     return dict(schema.load(Catalog, json.loads(file.read_text()), str(file)))
+
+
+def dated() -> str:
+    """The months the catalog's rows were read in, as a range: "2024-06 to 2026-08, each row its own"."""
+    months = sorted({i["as_of"] for i in catalog()["instances"]})
+    return months[0] if len(months) == 1 else f"{months[0]} to {months[-1]}, each row its own"
 
 
 def instances() -> dict[str, dict[str, Any]]:
@@ -66,7 +74,7 @@ def filtered(accelerator: str | None) -> list[dict[str, Any]]:
     if not chosen:
         known = sorted({i["accelerator"] for i in rows if i["accelerator"]})
         raise DawnbenchError(f"--accelerator {accelerator}: no instance in the price catalog (dated "
-                             f"{catalog()['as_of']}) has it. Accelerators in it: {', '.join(known)}; or cpu.")
+                             f"{dated()}) has it. Accelerators in it: {', '.join(known)}; or cpu.")
     return chosen
 
 
@@ -88,7 +96,7 @@ def resolve(instance: str | None, cost_per_hour: float | None) -> tuple[str | No
         close = [n for n in known if n.lower().startswith(instance.lower().split(".")[0].split("-")[0])][:8]
         hint = f" Similar names: {', '.join(close)}." if close else ""
         raise DawnbenchError(
-            f"--instance {instance}: not in the price catalog (dated {catalog()['as_of']}).{hint} "
+            f"--instance {instance}: not in the price catalog (dated {dated()}).{hint} "
             "See `dawnbench prices`, or pass --cost-per-hour."
         )
     return instance, float(known[instance]["usd_per_hour"])

@@ -55,11 +55,6 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.-]+", "-", text).strip("-")[:60] or "x"
 
 
-def _hardware(result: dict[str, Any], hw: dict[str, Any]) -> str:
-    described = describe_hardware(hw)
-    return f"{result['instance']} ({described})" if result.get("instance") else described
-
-
 def _file_date(path: Path) -> str:
     """When a record does not say when it started: the day its file was last written."""
     return dt.date.fromtimestamp(path.stat().st_mtime).isoformat()
@@ -146,7 +141,8 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
     doc = _common(chosen, author, email, code_url)
     if instance is not None:
         chosen = {**chosen, "instance": instance}
-    doc["hardware"] = _hardware(chosen, chosen.get("hardware") or {})
+    # the hardware the runs were measured on; the instance (--instance) only prices them, said apart in misc
+    doc["hardware"] = describe_hardware(chosen.get("hardware") or {})
     if price is not None or chosen.get("cost_per_hour") is not None:
         doc["costPerHour"] = price if price is not None else chosen["cost_per_hour"]
     elif notes is not None:
@@ -163,11 +159,12 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         "self_reported": any(r.get("self_reported") for r in results),
         "precision": chosen.get("precision", "fp32"), "compile": chosen.get("compile"),
         "hparams": chosen.get("hparams"), "priced_at_export": price is not None,
+        "priced_as": chosen.get("instance"),   # the catalog instance costPerHour is read from: not the hardware
         # --include-suspect: the runs whose clocks other processes disturbed travel with the submission, named
         "flagged": [{"seed": r.seed, "interference": why} for r in map(RunResult.from_dict, results)
                     for why in [disturbed(r)] if why]}}
-    stem = "_".join(_slug(s) for s in (author, chosen["entry"], chosen.get("instance") or
-                                       doc["hardware"].split(",")[0], "mlperf-log" if chosen.get("imported") else "pytorch"))
+    stem = "_".join(_slug(s) for s in (author, chosen["entry"], doc["hardware"].split(",")[0],
+                                       "mlperf-log" if chosen.get("imported") else "pytorch"))
     folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"], chosen["run_dir"]) / "train")
     json_path, tsv_path = folder / f"{stem}.json", folder / f"{stem}.tsv"
     tsv = read_foreign(chosen_dir / "epochs.tsv", "training log")
@@ -216,7 +213,7 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
     doc = _common(result, author, email, code_url)
     instance = inference.get("instance")
     described = describe_hardware(inference.get("hardware") or {})
-    doc["hardware"] = f"{instance} ({described})" if instance else described
+    doc["hardware"] = described      # as measured; the instance that prices it is misc's priced_as
     doc["latency"] = inference["latency_mean_ms"]
     doc["cost"] = inference.get("cost_per_item_usd")
     values = {**(inference.get("extra") or {}), task.metric.name: inference["value"]}
@@ -226,12 +223,13 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
     measured = inference.get("measured_at")
     doc["timestamp"] = (measured if isinstance(measured, str) else "")[:10] or _file_date(run_dir / "result.json")
     doc["misc"] = {"dawnbench": __version__, "task": task.name, "subset": result.get("subset"), "seed": result.get("seed"),
+                   "priced_as": instance,
                    **{k: inference.get(k) for k in ("latency_p50_ms", "latency_p90_ms", "latency_p99_ms",
                                                     "items", "warmup_items", "threads", "precision",
                                                     "overrides",
                                                     "throughput_items_per_s", "throughput_batch_size",
                                                     "cost_per_hour", "official", "unofficial_reasons")}}
-    stem = "_".join(_slug(s) for s in (author, result["entry"], instance or described.split(",")[0], "pytorch"))
+    stem = "_".join(_slug(s) for s in (author, result["entry"], described.split(",")[0], "pytorch"))
     folder = output_dir(output_dir(out_dir) / _board_folder(task.name, run_dir) / "inference")
     path = folder / f"{stem}_inference.json"
     text = dumps(doc, indent=4) + "\n"

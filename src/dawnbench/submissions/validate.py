@@ -247,6 +247,7 @@ class DawnbenchMisc(TypedDict):
     subset: NotRequired[schema.Text | None]             # null: the full data; "quick", or an imported subset's name
     flagged: NotRequired[list[Flagged]]                 # runs other processes disturbed (--include-suspect)
     self_reported: NotRequired[schema.Flag]             # the accuracy is the runs' own, not the harness's scorer's
+    priced_as: NotRequired[schema.Text | None]          # the catalog instance costPerHour is read from (--instance)
 
 
 def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
