@@ -72,6 +72,8 @@ def test_the_census_counts_each_phase_without_running_and_its_reader_takes_it(ti
     memory = summary["census"]["memory"]
     assert memory["total_bytes"] == sum(memory[k] for k in ("parameters_bytes", "gradients_bytes",
                                                             "optimizer_bytes", "activations_bytes"))
+    # what made it, as every evidence file says: the command, dawnbench's commit and tree, date, machine, software
+    assert {"argv", "commit", "dirty", "date", "hardware", "software"} <= summary.keys() and summary["software"]["torch"]
 
 
 def test_a_census_is_not_replaced_unasked(tiny_census: Path) -> None:

@@ -144,6 +144,8 @@ def test_a_precision_the_cpu_only_emulates_is_profiled_only_when_asked_and_said(
                  "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["emulated"] == "no native bf16 (the test's)" and "(emulated)" in summary["title"]
+    assert {"argv", "commit", "dirty", "date", "hardware", "software"} <= summary.keys()   # what made it
+    assert json.loads((out / "summary.json").read_text())["software"]["torch"]
     assert summary["roofs"]["flops"]["bf16"] > 0 and any("emulated on this CPU" in n for n in summary["notes"])
     assert "bfloat16" in (out / "ops.tsv").read_text()        # the census ran under bf16 autocast
     assert main(["predict", str(out), "--device", "V100", "--epochs", "1", "--json"]) == 0

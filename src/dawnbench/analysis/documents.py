@@ -229,6 +229,14 @@ class ProfileSummary(TypedDict):
     memory_plan: NotRequired[dict[schema.Text, Any] | None]  # the batches planned before it (harness/memory.py)
     dispatch_s: NotRequired[dict[schema.Text, schema.Seconds] | None]  # the host's cost of issuing one op, per kind
     run: NotRequired[ProfiledRun | None]                # the run it was made from (dawnbench profile RUN_DIR)
+    # what made it (environment.provenance): the command, dawnbench's commit and whether its tree had changes
+    # (null: not a git checkout, or unchecked), the date, the machine and the software
+    argv: NotRequired[list[schema.Text]]
+    commit: NotRequired[schema.Text | None]
+    dirty: NotRequired[bool | None]
+    date: NotRequired[schema.Moment]
+    hardware: NotRequired[dict[schema.Text, Any]]
+    software: NotRequired[dict[schema.Text, Any]]
 
 
 def _above_roof(rate: float, roof: float | None) -> bool:

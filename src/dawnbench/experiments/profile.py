@@ -35,7 +35,7 @@ from typing import Any
 
 from torch import nn
 
-from dawnbench import bounds, data
+from dawnbench import bounds, data, environment
 from dawnbench.analysis import documents
 from dawnbench.analysis.kernel_classes import classify
 from dawnbench.entries import Entry
@@ -265,6 +265,8 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     summary["dispatch_s"] = dispatch
     if opts.run is not None:   # predict PROFILE gives TTA and cost from it, wherever the folder is copied
         summary["run"] = opts.run
+    # what made it, as every evidence file says (SPEC §18): command, dawnbench's commit and tree, date, machine
+    summary.update(environment.provenance(prep.device, Path(__file__)))
     write_profile(window, summary, out)
     summary["out"] = str(out)
 

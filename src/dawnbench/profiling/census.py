@@ -43,7 +43,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from typing_extensions import TypedDict
 
-from dawnbench import schema
+from dawnbench import environment, schema
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import atomic_write_json, read_json
 from dawnbench.profiling.calls import layouts
@@ -237,7 +237,8 @@ def write_census(doc: dict[str, Any], out: Path) -> None:
     schema.load(Census, doc["summary"]["census"], out / "summary.json", fix="This is a bug: please report it.")
     out.mkdir(parents=True, exist_ok=True)
     write_ops(doc["rows"], out / "ops.tsv", CENSUS_COLUMNS)
-    atomic_write_json(out / "summary.json", {**doc["summary"], "out": str(out)})
+    made = environment.provenance(torch.device("cpu"), Path(__file__))   # command, commit and tree, date, machine
+    atomic_write_json(out / "summary.json", {**doc["summary"], **made, "out": str(out)})
 
 
 # --- the models ------------------------------------------------------------------------------------------
