@@ -90,10 +90,10 @@ def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis import collect
-    from dawnbench.harness.selection import Selection
+    from dawnbench.harness.selection import Selection, disturbance, flagged_counted
     from dawnbench.statistics import compare
 
-    sides, left_out, notes, targets = [], {}, [], {}
+    sides, left_out, notes, targets, flagged, disturbed = [], {}, [], {}, {}, {}
     for side, path in (("a", args.a), ("b", args.b)):
         groups, problems = collect(path, args.include_suspect)
         samples = [s for g in groups for s in g.samples]
@@ -105,6 +105,8 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         if chosen.sentence():
             notes.append(f"{side.upper()}: {path}: {chosen.sentence()}")
         left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
+        flagged[side] = flagged_counted(chosen.counted)
+        disturbed[side] = disturbance(chosen.counted, chosen.left_out, len(samples))
         targets[side] = sorted({(r.task, r.threshold, r.subset or "") for g in groups for r in g.results})
         mine = sum(r.self_reported for g in groups for r in g.results)
         if any(r.imported for g in groups for r in g.results):
@@ -119,7 +121,10 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         said = {s: ", ".join(f"{t} ≥ {x:g}" + (f" ({sub})" if sub else "") for t, x, sub in v) for s, v in targets.items()}
         notes.append(f"A ({said['a']}) and B ({said['b']}) trained to different targets or data: the speedup "
                      "compares times to different things")
-    doc = {"a": args.a, "b": args.b, **compare(*sides), "left_out": left_out, "notes": notes}
+    doc = {"a": args.a, "b": args.b, **compare(*sides), "left_out": left_out, "flagged_counted": flagged,
+           "notes": notes}
+    # the flagged runs behind the verdict, in the verdict: the sentence a reader copies says it
+    doc["verdict"] += "".join(f" {side.upper()}: {clause}." for side, clause in disturbed.items() if clause)
 
     def show() -> None:
         print_notes(notes, err)
@@ -331,9 +336,12 @@ def groups_table(groups: list[dict], title: str) -> Table:
     table = Table(title=title)
     for col in ("group", "runs", "success", "TTA mean", "TTA median", "CV", "olympic mean",
                 "epochs", "time/epoch", "std ratio"):
-        table.add_column(col, justify="left" if col == "group" else "right", no_wrap=col == "group")
+        table.add_column(col, justify="left" if col == "group" else "right")
     for g in groups:
-        table.add_row(Text(g["name"]), str(g["runs"]), f"{g['successes']}/{g['runs']}",
+        name = Text(g["name"])
+        if g["disturbed"]:      # on the group's own row: the line a reader copies
+            name.append(f"\n⚠ {g['disturbed']}", style="yellow")
+        table.add_row(name, str(g["runs"]), f"{g['successes']}/{g['runs']}",
                       format_seconds(g["tta_mean_s"]), format_seconds(g["tta_median_s"]),
                       format_number(g["tta_cov"] and 100 * g["tta_cov"], "{:.2f} %") if g["tta_cov"] is not None else "—",
                       format_seconds(g["olympic_mean_s"]),
