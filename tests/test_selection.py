@@ -210,3 +210,22 @@ def test_every_line_a_user_copies_names_the_flagged_runs_behind_it(tmp_path, cap
            "suspect" in shown and shown.count("while its clock ran): its time is suspect") == 2
     assert f"max 8.00 s · {counted[3:-1]}" in shown and shown.count("│ success ⚠ flagged │") == 2   # and their rows
 
+
+def test_compare_refuses_a_folder_of_several_configurations_naming_them(tmp_path, capsys):
+    """Two learning rates in one folder were pooled into one group by compare, where report and analyze kept two."""
+    for lr in (0.1, 0.2):
+        _runs(tmp_path / "lr" / f"lr={lr}", [5.0, 6.0], hparams={"lr": lr})
+    _runs(tmp_path / "other", [9.0, 9.5])
+    assert main(["compare", str(tmp_path / "other"), str(tmp_path / "lr")]) == 2
+    message = " ".join(capsys.readouterr().err.split())
+    assert f"B: {tmp_path / 'lr'} holds runs of 2 configurations — mnist · small-cnn · fp32 · lr=0.1" in message
+    assert "mnist · small-cnn · fp32 · lr=0.2" in message and "Traceback" not in message
+    assert f"name a folder that holds one configuration's runs, e.g. {tmp_path / 'lr' / 'lr=0.1'}" in message
+    assert main(["compare", str(tmp_path / "other"), str(tmp_path / "lr" / "lr=0.1"), "--json"]) == 0   # as it says
+    assert json.loads(capsys.readouterr().out)["runs_b"] == 2
+    # both configurations' runs side by side in one folder: no sub-folder to name, so it says to make them
+    (tmp_path / "mixed").mkdir()
+    for run in (tmp_path / "lr").glob("*/run*"):
+        run.rename(tmp_path / "mixed" / f"{run.parent.name}-{run.name}")
+    assert main(["compare", str(tmp_path / "mixed"), str(tmp_path / "other")]) == 2
+    assert "move each configuration's runs into a folder of its own" in " ".join(capsys.readouterr().err.split())

@@ -96,6 +96,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     sides, left_out, notes, targets, flagged, disturbed = [], {}, [], {}, {}, {}
     for side, path in (("a", args.a), ("b", args.b)):
         groups, problems = collect(path, args.include_suspect)
+        _one_configuration(side, path, groups)
         samples = [s for g in groups for s in g.samples]
         chosen = Selection([r for g in groups for r in g.results], [x for g in groups for x in g.left_out])
         if not samples:
@@ -134,6 +135,22 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(doc["verdict"], style="bold", highlight=False)
     emit(args, doc, show)
     return EXIT_OK
+
+
+def _one_configuration(side: str, path: str, groups: list) -> None:
+    """Refuse a side whose runs counted are of several configurations, as `analyze` and `report` group them: pooled,
+    two learning rates would be compared as one configuration with twice the spread."""
+    several = [g for g in groups if g.samples]
+    if len(several) < 2:
+        return
+    named = "; ".join(f"{g.name} (its first run under {Path(path) / g.folder})" for g in several)
+    folders = {g.folder for g in several}
+    how = (f"name a folder that holds one configuration's runs, e.g. {Path(path) / several[0].folder}"
+           if len(folders) == len(several) and "." not in folders else
+           "move each configuration's runs into a folder of its own and name one")
+    raise DawnbenchError(f"{side.upper()}: {path} holds runs of {len(several)} configurations — {named} — and compare "
+                         f"compares one configuration with another, never a pool of several: {how}. `dawnbench analyze "
+                         f"{path}` lists them; `dawnbench report {path} --out DIR` compares each with the first.")
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
