@@ -135,7 +135,7 @@ def test_the_last_line_says_a_flagged_run_was_flagged_and_epochs_are_rounded(tin
     assert any(line.startswith("dawnbench: epoch 3.25: top1_accuracy 100.0000") for line in lines), lines
     assert lines[-1].startswith("dawnbench: success, time to accuracy ") and run.result.status == "success"
     assert ", flagged as disturbed (other processes took 62 % of the CPUs while its clock ran): its time is suspect " \
-           "(analyze, compare and export leave it out unless --include-suspect) — " in lines[-1]
+           "(analyze, compare, report and export leave it out unless --include-suspect) — " in lines[-1]
     assert not select([run.result]).counted          # as it says
 
 

@@ -161,9 +161,9 @@ class _Observer(RunObserver):
     def run_finished(self, result: RunResult) -> None:
         tta = f", time to accuracy {result.time_to_accuracy_s:.1f} s" if result.time_to_accuracy_s else ""
         # the last line is the one a user reads and copies: a flagged run says so on it, not only in its record
-        flagged = disturbance([result])
-        flagged = f", {flagged}: its time is suspect (analyze, compare and export leave it out unless " \
-                  "--include-suspect)" if flagged else ""
+        said = disturbance([result])
+        flagged = f", {said}: its time is suspect (analyze, compare, report and export leave it out unless " \
+                  "--include-suspect)" if said else ""
         print(printable(f"dawnbench: {result.status}{tta}{flagged} — {result.run_dir}"), file=sys.stderr)
 
 
