@@ -11,6 +11,8 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 from dawnbench.errors import DawnbenchError
 
+from helpers import flag_every_run
+
 BATCH = 4
 
 
@@ -50,8 +52,8 @@ def _hf(tiny_task, tmp_path, callback_options, eval_strategy="no", metrics=None)
         model.body.bias.copy_(torch.tensor([5.0, -5.0]))     # answers 0: the tiny task's target is met
     if callback_options.get("predict") == "model":
         callback_options["predict"] = scores(model)
-    callback = DawnbenchCallback(tiny_task, out=tmp_path / "runs", quiet=True, hparams={"batch_size": BATCH},
-                                 **callback_options)
+    callback = DawnbenchCallback(tiny_task, out=tmp_path / "runs", hparams={"batch_size": BATCH},
+                                 **{"quiet": True, **callback_options})
     args = TrainingArguments(output_dir=str(tmp_path / "hf"), per_device_train_batch_size=BATCH, num_train_epochs=2,
                              learning_rate=1e-6, eval_strategy=eval_strategy, eval_steps=2, save_strategy="no",
                              logging_strategy="no", report_to="none", use_cpu=True, disable_tqdm=True)
@@ -113,7 +115,7 @@ def _lightning(tiny_task, tmp_path, callback_options, validate: bool):
     module = Module()
     if callback_options.get("predict") == "model":
         callback_options["predict"] = scores(module)
-    callback = DawnbenchCallback(tiny_task, out=tmp_path / "runs", quiet=True, **callback_options)
+    callback = DawnbenchCallback(tiny_task, out=tmp_path / "runs", **{"quiet": True, **callback_options})
     data = TensorDataset(torch.rand(16, 16), torch.zeros(16, dtype=torch.long))
     trainer = pl.Trainer(max_epochs=2, callbacks=[callback], accelerator="cpu", logger=False,
                          enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
@@ -135,3 +137,13 @@ def test_lightning_s_own_metric_is_self_reported_and_needs_a_validation_loop(tin
     assert r.status == "success" and r.self_reported and r.epochs_to_target == 0.5
     r = _lightning(tiny_task, tmp_path, {"accuracy": lambda m: 100 * m["val_acc"]}, validate=False).tracker.result
     assert r.status == "aborted" and "never validated" in r.error
+
+
+def test_each_callback_s_last_line_says_its_run_was_flagged(tiny_task, tmp_path, monkeypatch, capsys):
+    """A trainer's run the monitor flagged ends on a line that says so, with the share, as a tracked loop's does."""
+    flag_every_run(monkeypatch, 0.62)
+    _hf(tiny_task, tmp_path / "hf", {"predict": "model", "quiet": False})[1].train()
+    _lightning(tiny_task, tmp_path / "lightning", {"predict": "model", "quiet": False}, validate=True)
+    last = [line for line in capsys.readouterr().err.splitlines() if line.startswith("dawnbench: success")]
+    assert len(last) == 2 and all("flagged as disturbed (other processes took 62 % of the CPUs while its clock ran)"
+                                  in line for line in last), last

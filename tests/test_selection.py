@@ -166,3 +166,66 @@ def test_compare_says_when_the_two_sides_trained_to_different_targets(tmp_path, 
     assert main(["compare", str(tmp_path / "low"), str(tmp_path / "full"), "--json"]) == 0
     [note] = json.loads(capsys.readouterr().out)["notes"]
     assert "A (mnist ≥ 97) and B (mnist ≥ 99) trained to different targets" in note
+
+
+def _flagged(share: float) -> dict:
+    """What the monitor records of a run other processes disturbed: its sentence and its own figures."""
+    return {**BUSY, "others_share_timed": share, "timed_s_sampled": 9.0, "own_cpus": 2}
+
+
+def test_every_line_a_user_copies_names_the_flagged_runs_behind_it(tmp_path, capsys):
+    """The newcomer's case: "B is 2.87× slower than A" with nothing saying the runs behind it were flagged. Now the
+    verdict of compare, analyze's row, the report's verdicts and the run summary each carry it, with the share."""
+    for i, (tta, share) in enumerate([(5.0, 0.61), (6.0, 0.664), (7.0, None), (8.0, None)]):
+        write_run(tmp_path / "ref" / f"run{i}", i, tta, 0.6, **({"resources": _flagged(share)} if share else {}))
+    _runs(tmp_path / "mine", [14.0, 16.0, 18.0, 21.0])
+    ref, mine = tmp_path / "ref", tmp_path / "mine"
+    counted = "A: 2 of 4 runs counted were flagged as disturbed (other processes took 61–66 % of the CPUs while their " \
+              "clocks ran)."
+    # compare: in the verdict, and the JSON lists the flagged runs counted, per side
+    assert main(["compare", str(ref), str(mine), "--include-suspect", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"].startswith("B is") and doc["verdict"].endswith(counted)
+    assert [f["others_share_timed"] for f in doc["flagged_counted"]["a"]] == [0.61, 0.664] and doc["flagged_counted"]["b"] == []
+    assert main(["compare", str(ref), str(mine)]) == 0       # left out: the verdict's line says so, and how to count them
+    verdict = " ".join(capsys.readouterr().out.split())
+    assert verdict.endswith("would allow less. A: 2 flagged runs left out (--include-suspect counts them).")
+    # analyze: each group's row, and its JSON
+    [group] = analyze(ref, include_suspect=True)["groups"]
+    assert group["disturbed"] == counted[3:-1] and len(group["flagged_counted"]) == 2
+    assert main(["analyze", str(ref)]) == 0
+    row = " ".join(capsys.readouterr().out.replace("│", "").split())
+    assert "⚠ 2 flagged runs left out (--include-suspect counts them)" in row
+    # report: the comparison's verdict and the configuration's row on the page, and the terminal's note
+    said: list[str] = []
+    page = build_report([ref, mine], tmp_path / "rep", include_suspect=True, notes=said).read_text()
+    assert page.count(counted[3:-1]) == 2 and counted in page and said == [f"ref: mnist · small-cnn · fp32: {counted[3:-1]}"]
+    # run's summary and each flagged run's own card, on the result's line
+    records = [RunResult.from_dict(json.loads((d / "result.json").read_text())) for d in sorted(ref.iterdir())]
+    out = io.StringIO()
+    _report(records, argparse.Namespace(json=False, include_suspect=True), Console(file=out, width=400),
+            Console(file=io.StringIO()))
+    shown = " ".join(out.getvalue().split())
+    assert "success · flagged as disturbed (other processes took 61 % of the CPUs while its clock ran): its time is " \
+           "suspect" in shown and shown.count("while its clock ran): its time is suspect") == 2
+    assert f"max 8.00 s · {counted[3:-1]}" in shown and shown.count("│ success ⚠ flagged │") == 2   # and their rows
+
+
+def test_compare_refuses_a_folder_of_several_configurations_naming_them(tmp_path, capsys):
+    """Two learning rates in one folder were pooled into one group by compare, where report and analyze kept two."""
+    for lr in (0.1, 0.2):
+        _runs(tmp_path / "lr" / f"lr={lr}", [5.0, 6.0], hparams={"lr": lr})
+    _runs(tmp_path / "other", [9.0, 9.5])
+    assert main(["compare", str(tmp_path / "other"), str(tmp_path / "lr")]) == 2
+    message = " ".join(capsys.readouterr().err.split())
+    assert f"B: {tmp_path / 'lr'} holds runs of 2 configurations — mnist · small-cnn · fp32 · lr=0.1" in message
+    assert "mnist · small-cnn · fp32 · lr=0.2" in message and "Traceback" not in message
+    assert f"name a folder that holds one configuration's runs, e.g. {tmp_path / 'lr' / 'lr=0.1'}" in message
+    assert main(["compare", str(tmp_path / "other"), str(tmp_path / "lr" / "lr=0.1"), "--json"]) == 0   # as it says
+    assert json.loads(capsys.readouterr().out)["runs_b"] == 2
+    # both configurations' runs side by side in one folder: no sub-folder to name, so it says to make them
+    (tmp_path / "mixed").mkdir()
+    for run in (tmp_path / "lr").glob("*/run*"):
+        run.rename(tmp_path / "mixed" / f"{run.parent.name}-{run.name}")
+    assert main(["compare", str(tmp_path / "mixed"), str(tmp_path / "other")]) == 2
+    assert "move each configuration's runs into a folder of its own" in " ".join(capsys.readouterr().err.split())

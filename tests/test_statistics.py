@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import statistics
 
 import numpy as np
@@ -74,6 +75,40 @@ def test_compare_separated_samples():
     lo, hi = c["speedup_ci95"]
     assert lo <= 12 / 7 <= hi and lo > 1
     assert c["verdict"].startswith("B is 1.71× faster than A")
+
+
+def _bounds(sentence: str) -> tuple[float, float, str]:
+    """The 95 % interval a verdict states, and its unit's word."""
+    low, high, word = re.search(r"95 % CI ([\d.]+|0|∞)–([\d.]+|∞)× (faster|slower)", sentence).groups()
+    return (*(math.inf if x == "∞" else float(x) for x in (low, high)), word)
+
+
+def test_a_slowdown_states_its_interval_as_a_slowdown_and_a_speedup_as_a_speedup():
+    """The newcomer's sentence was "B is 2.87× slower than A (95 % CI 0.15–0.59; ...)": a headline in × slower beside
+    an interval in speedup units. Now each sentence keeps one unit; the JSON's speedup fields stay speedups."""
+    a, b = runs(5.0, 6.0, 7.0, 8.0, 9.0), runs(10.0, 11.0, 12.0, 13.0, 14.0)
+    slower, faster = compare(a, b), compare(b, a)
+    assert slower["verdict"].startswith("B is 1.71× slower than A to the target (95 % CI ")
+    lo, hi, word = _bounds(slower["verdict"])
+    assert word == "slower" and 1 < lo < hi
+    # the slowdown's bounds are the reciprocals of the speedup's, swapped
+    assert (lo, hi) == (pytest.approx(1 / slower["speedup_ci95"][1], abs=0.005),
+                        pytest.approx(1 / slower["speedup_ci95"][0], abs=0.005))
+    assert slower["speedup"] == pytest.approx(7 / 12) and slower["speedup_ci95"][1] < 1   # the machine fields unchanged
+    assert faster["verdict"].startswith("B is 1.71× faster than A to the target (95 % CI ")
+    lo, hi, word = _bounds(faster["verdict"])
+    assert word == "faster" and (lo, hi) == (pytest.approx(faster["speedup_ci95"][0], abs=0.005),
+                                             pytest.approx(faster["speedup_ci95"][1], abs=0.005))
+    # no significant difference: the headline is a speedup, and so is its interval
+    same = compare(runs(10.0, 11.0, 12.0, 13.0, 14.0), runs(9.5, 10.5, 11.5, 12.5, 13.5))
+    lo, hi = same["speedup_ci95"]
+    assert 0 < lo < 1 < hi < math.inf and same["p_value"] >= 0.05
+    assert f"speedup of B over A {same['speedup']:.2f}× (95 % CI {lo:.2f}–{hi:.2f}×, which includes 1;" in same["verdict"]
+    # B failing most runs is slower without bound: the interval's open end is ∞× slower (its speedup's is 0)
+    failed = compare(runs(5.0, 6.0, 7.0, 8.0), runs(None, None, None, 20.0))
+    assert failed["speedup"] == 0 and failed["speedup_ci95"] == [0.0, pytest.approx(0.4)]
+    assert failed["verdict"].startswith("B did not reach the target in most of its runs and A did: B is slower (95 % CI "
+                                        "2.50–∞× slower; ")
 
 
 def test_compare_counts_failures_against_their_configuration():

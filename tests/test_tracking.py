@@ -23,7 +23,7 @@ from dawnbench.harness.selection import select
 from dawnbench.leaderboard import build_boards
 from dawnbench.submissions import export_training
 
-from helpers import run_cli
+from helpers import flag_every_run, run_cli
 
 RECORD_FILES = {"result.json", "events.log", "epochs.tsv", "resources.tsv"}
 
@@ -122,6 +122,21 @@ def test_the_run_s_end_is_recorded_whatever_ends_the_loop(tiny_task, tmp_path):
     with dawnbench.track(tiny_task, predict=wrong, out=tmp_path, quiet=True) as run:
         steps(1)                                          # the loop ends without reaching the target
     assert run.result.status == "not_reached" and run.result.evals == []
+
+
+def test_the_last_line_says_a_flagged_run_was_flagged_and_epochs_are_rounded(tiny_task, tmp_path, monkeypatch,
+                                                                           capsys):
+    """A tracked run the monitor flagged ended on "dawnbench: success, ..." alone: the line a user copies said nothing
+    of it. And a trainer's epoch of 3.2500000001 is "epoch 3.25" on its line."""
+    flag_every_run(monkeypatch, 0.62)
+    with dawnbench.track(tiny_task, predict=right, out=tmp_path) as run:
+        run.evaluate(epoch=3.2500000001, samples=26)
+    lines = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("dawnbench: epoch 3.25: top1_accuracy 100.0000") for line in lines), lines
+    assert lines[-1].startswith("dawnbench: success, time to accuracy ") and run.result.status == "success"
+    assert ", flagged as disturbed (other processes took 62 % of the CPUs while its clock ran): its time is suspect " \
+           "(analyze, compare, report and export leave it out unless --include-suspect) — " in lines[-1]
+    assert not select([run.result]).counted          # as it says
 
 
 @pytest.mark.parametrize("call, says", [

@@ -326,11 +326,20 @@ def _ratio(x: float) -> str:
     return "∞" if math.isinf(x) else "0" if x == 0 else f"{x:.2f}"
 
 
+def _interval_words(ci: list[float] | None, slower: bool) -> str:
+    """The 95 % interval in the units of the sentence's headline: a slowdown's (1 / the speedup's, its bounds swapped)
+    where B is slower, else the speedup's."""
+    if not ci:
+        return "no interval (every pair involves a failure)"
+    low, high = (1 / ci[1] if ci[1] else math.inf, 1 / ci[0] if ci[0] else math.inf) if slower else ci
+    return f"95 % CI {_ratio(low)}–{_ratio(high)}× " + ("slower" if slower else "faster")
+
+
 def verdict(speedup: float, ci: list[float] | None, p: float, least: float, n_a: int, n_b: int,
             exact: bool = True) -> str:
-    """One sentence: the estimate, the interval and the test, which agree by construction."""
+    """One sentence: the estimate, the interval and the test, which agree by construction; the interval in the unit
+    its headline uses (a slowdown's interval beside "× slower", the speedup's beside "× faster" or "speedup")."""
     runs = f"{n_a} vs {n_b} runs"
-    interval = f"95 % CI {_ratio(ci[0])}–{_ratio(ci[1])}" if ci else "no interval (every pair involves a failure)"
     how = (f"p = {p:.3g}, exact permutation test, {runs}" if exact else
            f"p = {p:.2g} (at least 1 in {PERMUTATIONS + 1:,}: a permutation test over {PERMUTATIONS:,} arrangements "
            f"drawn at random), {runs}")
@@ -339,11 +348,14 @@ def verdict(speedup: float, ci: list[float] | None, p: float, least: float, n_a:
     few = (f" With {n_a} and {n_b} runs no result can reach p < {ALPHA}: the smallest p these runs allow is "
            f"{least:.3g}; {runs_for()} runs of each would allow less.") if least >= ALPHA else ""
     if p >= ALPHA:
-        return (f"No significant difference: speedup of B over A {_ratio(speedup)}× ({interval}, which includes 1; "
-                f"{how}).{few}")
+        interval = (f"95 % CI {_ratio(ci[0])}–{_ratio(ci[1])}×, which includes 1" if ci else
+                    "no interval (every pair involves a failure)")
+        return f"No significant difference: speedup of B over A {_ratio(speedup)}× ({interval}; {how}).{few}"
+    slower = speedup < 1
+    word = "slower" if slower else "faster"
     if speedup == 0 or math.isinf(speedup):
-        who, other = ("B", "A") if speedup == 0 else ("A", "B")
-        return f"{who} did not reach the target in most of its runs and {other} did ({interval}; {how})."
-    word = "faster" if speedup > 1 else "slower"
-    factor = speedup if speedup > 1 else 1 / speedup
-    return f"B is {factor:.2f}× {word} than A to the target ({interval}; {how})."
+        who, other = ("B", "A") if slower else ("A", "B")
+        return (f"{who} did not reach the target in most of its runs and {other} did: B is {word} "
+                f"({_interval_words(ci, slower)}; {how}).")
+    factor = 1 / speedup if slower else speedup
+    return f"B is {factor:.2f}× {word} than A to the target ({_interval_words(ci, slower)}; {how})."

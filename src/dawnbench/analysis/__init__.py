@@ -21,7 +21,9 @@ files are not read again), or an MLPerf training log (either format).
   run interrupted before it finished, and one its own resource monitor flagged (other processes
   took more than 5 % of the machine while its clock was timing: ``resources.interference``)
   unless ``include_suspect`` is set, are **kept out of the statistics** and listed in their
-  group's ``excluded`` with the reason.
+  group's ``excluded`` with the reason. A group's ``disturbed`` is the clause its line carries when any of its
+  runs were flagged (how many were counted, by how much; how many were left out), and ``flagged_counted`` lists
+  the flagged runs ``include_suspect`` counted.
 
 A file that looks like a log but cannot be read as one becomes a problem (file, line,
 message); the rest is still analysed.
@@ -38,7 +40,7 @@ from typing import Any
 from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.record import RunResult, read_result
-from dawnbench.harness.selection import select
+from dawnbench.harness.selection import disturbance, flagged_counted, select
 from dawnbench.statistics import RunSample, summarize
 
 
@@ -58,6 +60,11 @@ class Group:
     @property
     def excluded(self) -> list[dict[str, str]]:
         return [{"run": r.run_dir, "reason": why} for r, why in self.left_out]
+
+    @property
+    def disturbed(self) -> str | None:
+        """The clause the group's line carries when runs of it were flagged (counted, or left out)."""
+        return disturbance(self.results, self.left_out, len(self.samples))
 
 
 def _config_key(r: RunResult) -> tuple[Any, ...]:
@@ -163,6 +170,7 @@ def analyze(path: str | Path, include_suspect: bool = False) -> dict[str, Any]:
         more = f" ({len(problems) - 1} more file(s) could not be read either)" if len(problems) > 1 else ""
         raise DawnbenchError(f"{path}: nothing could be analysed. {first.file}"
                              f"{':' + str(first.line) if first.line else ''}: {first.message}{more}")
-    return {"groups": [{"name": g.name, **summarize(g.samples), "excluded": g.excluded} for g in groups],
+    return {"groups": [{"name": g.name, **summarize(g.samples), "excluded": g.excluded, "disturbed": g.disturbed,
+                        "flagged_counted": flagged_counted(g.results)} for g in groups],
             "problems": [{"file": p.file, "line": p.line, "severity": "error", "message": p.message}
                          for p in problems]}

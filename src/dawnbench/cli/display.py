@@ -16,6 +16,7 @@ from rich.text import Text
 from dawnbench.environment import describe_hardware
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.record import RunResult, Status
+from dawnbench.harness.selection import disturbance, disturbed
 from dawnbench.tasks import QUICK
 
 if TYPE_CHECKING:
@@ -203,8 +204,10 @@ def result_card(r: RunResult) -> Panel:
            f" (on the subset {r.subset!r}, not the official data)" if r.subset else " (target differs from the task's)")
     official = Text("official") if r.official else Text.assemble(("unofficial", "yellow"), why)
     last = r.evals[-1].value if r.evals else None
+    flagged = disturbance([r])       # on the result's own line: the one a reader copies
     rows = [
-        ("status", Text.assemble((r.status, style), f" — {r.error}" if r.error else "")),
+        ("status", Text.assemble((r.status, style), f" — {r.error}" if r.error else "",
+                                 (f" · {flagged}: its time is suspect" if flagged else "", "red"))),
         ("task", Text.assemble(f"{r.task} · {r.metric} ≥ {r.threshold:g} · ", official)),
         ("entry", f"{r.entry} · seed {r.seed}"),
         ("time to accuracy", f"{format_seconds(r.time_to_accuracy_s)} ({format_duration(r.time_to_accuracy_s)})"
@@ -248,7 +251,7 @@ def format_memory_plan(plan: dict | None) -> str:
     return line + (f" — {plan['note']}" if plan.get("note") else "")
 
 
-def runs_table(results: Sequence[RunResult], summary: dict) -> Table:
+def runs_table(results: Sequence[RunResult], summary: dict, flagged: str | None = None) -> Table:
     # the title counts the rows shown; the caption's summary counts only the runs it keeps (a disturbed run is left out)
     reached = sum(r.succeeded for r in results)
     left_out = len(results) - summary["runs"]
@@ -258,7 +261,10 @@ def runs_table(results: Sequence[RunResult], summary: dict) -> Table:
         table.add_column(col, justify="right" if col != "status" else "left")
     for r in results:
         t = r.throughput or {}
-        table.add_row(str(r.seed), Text(r.status, style=STATUS_STYLE.get(r.status, "")),
+        status = Text(r.status, style=STATUS_STYLE.get(r.status, ""))
+        if disturbed(r):
+            status.append(" ⚠ flagged", style="red")
+        table.add_row(str(r.seed), status,
                       format_seconds(r.time_to_accuracy_s),
                       "—" if r.epochs_to_target is None else f"{r.epochs_to_target:.3f}",
                       f"{r.evals[-1].value:.2f}" if r.evals else "—", format_seconds(r.wall_s),
@@ -266,7 +272,7 @@ def runs_table(results: Sequence[RunResult], summary: dict) -> Table:
                       f"{t['achieved_gflops']:.1f}" if t.get("achieved_gflops") else "—",
                       f"{100 * t['fraction_of_peak']:.0f}" if t.get("fraction_of_peak") else "—")
     unknown = next((r.throughput["flops_error"] for r in results if (r.throughput or {}).get("flops_error")), None)
-    table.caption = summary_line(summary) + (f"\nGFLOP/s, % peak: {unknown}" if unknown else "")
+    table.caption = summary_line(summary, flagged) + (f"\nGFLOP/s, % peak: {unknown}" if unknown else "")
     return table
 
 
@@ -274,16 +280,17 @@ def format_number(value: float | None, fmt: str = "{:.2f}") -> str:
     return "—" if value is None else fmt.format(value)
 
 
-def summary_line(s: dict) -> str:
-    """The §7 summary of one configuration in two lines."""
+def summary_line(s: dict, flagged: str | None = None) -> str:
+    """The §7 summary of one configuration in two lines; ``flagged``: the flagged runs behind it, on its first."""
+    tail = f" · {flagged}" if flagged else ""
     if not s["runs"]:
-        return "no run counted (see the note: why each was left out)"
+        return f"no run counted (see the note: why each was left out){tail}"
     if not s["successes"]:
-        return f"no run reached the target ({s['runs']} runs)"
+        return f"no run reached the target ({s['runs']} runs){tail}"
     ci = s["tta_ci95_s"]
     return (f"success {s['successes']}/{s['runs']} · TTA median {format_seconds(s['tta_median_s'])}, mean "
             f"{format_seconds(s['tta_mean_s'])}" + (f" (95 % CI {ci[0]:.2f}–{ci[1]:.2f} s)" if ci else "") +
-            f", min {format_seconds(s['tta_min_s'])}, max {format_seconds(s['tta_max_s'])}\n"
+            f", min {format_seconds(s['tta_min_s'])}, max {format_seconds(s['tta_max_s'])}{tail}\n"
             f"CV {format_number(s['tta_cov'] and 100 * s['tta_cov'], '{:.1f} %')} · olympic mean "
             f"{format_seconds(s['olympic_mean_s'])} · epochs {format_number(s['epochs_mean'], '{:.3g}')} ± "
             f"{format_number(s['epochs_std'], '{:.2g}')} · std ratio {format_number(s['std_ratio'])}")

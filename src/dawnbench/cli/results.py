@@ -90,12 +90,13 @@ def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis import collect
-    from dawnbench.harness.selection import Selection
+    from dawnbench.harness.selection import Selection, disturbance, flagged_counted
     from dawnbench.statistics import compare
 
-    sides, left_out, notes, targets = [], {}, [], {}
+    sides, left_out, notes, targets, flagged, disturbed = [], {}, [], {}, {}, {}
     for side, path in (("a", args.a), ("b", args.b)):
         groups, problems = collect(path, args.include_suspect)
+        _one_configuration(side, path, groups)
         samples = [s for g in groups for s in g.samples]
         chosen = Selection([r for g in groups for r in g.results], [x for g in groups for x in g.left_out])
         if not samples:
@@ -105,6 +106,8 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         if chosen.sentence():
             notes.append(f"{side.upper()}: {path}: {chosen.sentence()}")
         left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
+        flagged[side] = flagged_counted(chosen.counted)
+        disturbed[side] = disturbance(chosen.counted, chosen.left_out, len(samples))
         targets[side] = sorted({(r.task, r.threshold, r.subset or "") for g in groups for r in g.results})
         mine = sum(r.self_reported for g in groups for r in g.results)
         if any(r.imported for g in groups for r in g.results):
@@ -119,7 +122,10 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         said = {s: ", ".join(f"{t} ≥ {x:g}" + (f" ({sub})" if sub else "") for t, x, sub in v) for s, v in targets.items()}
         notes.append(f"A ({said['a']}) and B ({said['b']}) trained to different targets or data: the speedup "
                      "compares times to different things")
-    doc = {"a": args.a, "b": args.b, **compare(*sides), "left_out": left_out, "notes": notes}
+    doc = {"a": args.a, "b": args.b, **compare(*sides), "left_out": left_out, "flagged_counted": flagged,
+           "notes": notes}
+    # the flagged runs behind the verdict, in the verdict: the sentence a reader copies says it
+    doc["verdict"] += "".join(f" {side.upper()}: {clause}." for side, clause in disturbed.items() if clause)
 
     def show() -> None:
         print_notes(notes, err)
@@ -129,6 +135,22 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(doc["verdict"], style="bold", highlight=False)
     emit(args, doc, show)
     return EXIT_OK
+
+
+def _one_configuration(side: str, path: str, groups: list) -> None:
+    """Refuse a side whose runs counted are of several configurations, as `analyze` and `report` group them: pooled,
+    two learning rates would be compared as one configuration with twice the spread."""
+    several = [g for g in groups if g.samples]
+    if len(several) < 2:
+        return
+    named = "; ".join(f"{g.name} (its first run under {Path(path) / g.folder})" for g in several)
+    folders = {g.folder for g in several}
+    how = (f"name a folder that holds one configuration's runs, e.g. {Path(path) / several[0].folder}"
+           if len(folders) == len(several) and "." not in folders else
+           "move each configuration's runs into a folder of its own and name one")
+    raise DawnbenchError(f"{side.upper()}: {path} holds runs of {len(several)} configurations — {named} — and compare "
+                         f"compares one configuration with another, never a pool of several: {how}. `dawnbench analyze "
+                         f"{path}` lists them; `dawnbench report {path} --out DIR` compares each with the first.")
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -331,9 +353,12 @@ def groups_table(groups: list[dict], title: str) -> Table:
     table = Table(title=title)
     for col in ("group", "runs", "success", "TTA mean", "TTA median", "CV", "olympic mean",
                 "epochs", "time/epoch", "std ratio"):
-        table.add_column(col, justify="left" if col == "group" else "right", no_wrap=col == "group")
+        table.add_column(col, justify="left" if col == "group" else "right")
     for g in groups:
-        table.add_row(Text(g["name"]), str(g["runs"]), f"{g['successes']}/{g['runs']}",
+        name = Text(g["name"])
+        if g["disturbed"]:      # on the group's own row: the line a reader copies
+            name.append(f"\n⚠ {g['disturbed']}", style="yellow")
+        table.add_row(name, str(g["runs"]), f"{g['successes']}/{g['runs']}",
                       format_seconds(g["tta_mean_s"]), format_seconds(g["tta_median_s"]),
                       format_number(g["tta_cov"] and 100 * g["tta_cov"], "{:.2f} %") if g["tta_cov"] is not None else "—",
                       format_seconds(g["olympic_mean_s"]),

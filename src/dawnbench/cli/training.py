@@ -130,23 +130,25 @@ def _on_slurm(args: argparse.Namespace, options: Any, slurm: Any, out: Console, 
 def _report(results: list[Any], args: argparse.Namespace, out: Console, err: Console) -> int:
     """Each run's card and the §7 summary over the runs every command counts (harness/selection.py)."""
     from dawnbench.cli.display import result_card, runs_table
-    from dawnbench.harness.selection import select
+    from dawnbench.harness.selection import disturbance, flagged_counted, select
     from dawnbench.statistics import summarize
 
     chosen = select(results, args.include_suspect)
     summary = summarize(chosen.counted)
+    disturbed = disturbance(chosen.counted, chosen.left_out)
     _warn_first_run(summary, chosen.counted, err)
     def show() -> None:
         for r in results:
             out.print(result_card(r))
         if len(results) > 1:
-            out.print(runs_table(results, summary))
+            out.print(runs_table(results, summary, disturbed))
         if chosen.sentence():
             err.print(Text.assemble(("note:", "yellow"), f" {chosen.sentence()} The summary is over the runs counted, "
                                     "as `analyze`, `compare`, `report` and `export` count them."),
                       highlight=False, soft_wrap=True)
     emit(args, {"runs": [r.to_dict() for r in results], "summary": summary,
-                "left_out": [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]}, show)
+                "left_out": [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out],
+                "disturbed": disturbed, "flagged_counted": flagged_counted(chosen.counted)}, show)
     if any(r.status == Status.INTERRUPTED for r in results):
         return EXIT_INTERRUPTED
     return EXIT_OK if all(r.succeeded for r in results) else EXIT_FAILED_RUN

@@ -6,6 +6,7 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
     chosen.counted                      # the runs the statistics are over
     chosen.left_out                     # [(run, why)]
     chosen.sentence()                   # what was left out, why, and how to count it (None: nothing was)
+    disturbance(chosen.counted, chosen.left_out)   # the clause a figure's own line carries: flagged runs behind it
 
 * **Finished.** A run ``interrupted`` (Ctrl-C, SIGTERM, a cancelled job) stopped before its end and
   measures nothing: left out. Every other run counts — ``success``, and as a failure (TTA ∞, as the
@@ -29,6 +30,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from dawnbench.harness.record import RunResult, Status
 from dawnbench.profiling.resources import past_the_rule
@@ -92,6 +94,44 @@ def disturbed(r: RunResult) -> str | None:
         return (f"other processes took {100 * share:.0f} % of the run's CPUs while its clock was timing (the record's "
                 "own figures, others_share_timed; its interference sentence is missing)")
     return None
+
+
+def flagged_counted(counted: Sequence[RunResult]) -> list[dict[str, Any]]:
+    """The runs counted that their monitor flagged (``--include-suspect`` counts them), for a JSON document: each
+    run, its others' share of its CPUs while its clock ran (None where the record lacks it) and why it is flagged."""
+    flagged = []
+    for r in counted:
+        why = disturbed(r)
+        share = (r.resources or {}).get("others_share_timed")
+        if why:
+            flagged.append({"run": r.run_dir, "others_share_timed": share if isinstance(share, (int, float)) and
+                            not isinstance(share, bool) else None, "why": why})
+    return flagged
+
+
+def disturbance(counted: Sequence[RunResult], left_out: Sequence[tuple[RunResult, str]] = (),
+                runs: int | None = None) -> str | None:
+    """The clause a figure's own line carries (a verdict, a summary, a run's last line) when runs behind it were
+    flagged as disturbed: how many of the runs counted were and by how much, and how many flagged runs were left
+    out; None when none was. A reader copies that line, not the notes around it. ``runs``: how many runs the
+    figure counts where some are not this project's records (an MLPerf log has no monitor): ``len(counted)``
+    by default. One run alone is "flagged as disturbed (...)": its own card or last line."""
+    hit = flagged_counted(counted)
+    dropped = sum(_kind(why) == "flagged" for _, why in left_out)
+    total = len(counted) if runs is None else runs
+    parts = []
+    if hit:
+        shares = sorted(round(100 * f["others_share_timed"]) for f in hit if f["others_share_timed"] is not None)
+        took = ("other processes took the CPU" if not shares else
+                f"other processes took {shares[0]}{'' if shares[0] == shares[-1] else f'–{shares[-1]}'} % of the CPUs")
+        clocks = "its clock" if len(hit) == 1 else "their clocks"
+        parts.append(f"flagged as disturbed ({took} while its clock ran)" if total == 1 else
+                     f"{len(hit)} of {total} runs counted {'was' if len(hit) == 1 else 'were'} flagged as disturbed "
+                     f"({took} while {clocks} ran)")
+    if dropped:
+        parts.append(f"{dropped} flagged run{'s' if dropped > 1 else ''} left out (--include-suspect counts "
+                     f"{'them' if dropped > 1 else 'it'})")
+    return "; ".join(parts) or None
 
 
 def unofficial_reason(result: RunResult) -> str:

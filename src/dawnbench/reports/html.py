@@ -29,7 +29,7 @@ from dawnbench.analysis import collect, documents
 from dawnbench.analysis.mlperf import LogProblem
 from dawnbench.analysis.sweep import sweep_rows
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.harness.selection import Selection
+from dawnbench.harness.selection import Selection, disturbance
 from dawnbench.io import (
     atomic_write_text,
     output_dir,
@@ -153,7 +153,13 @@ def _comparison(groups: list) -> dict[str, Any] | None:
     if len(counted) < 2:
         return None
     base = counted[0]
-    rows = [{"name": g.name, **compare(base.samples, g.samples)} for g in counted[1:]]
+    rows = []
+    for g in counted[1:]:
+        row = {"name": g.name, **compare(base.samples, g.samples)}
+        # the flagged runs behind the verdict, in it (A: the first configuration, B: this one), as `compare` says them
+        row["verdict"] += "".join(f" {side}: {clause}." for side, clause in (("A", base.disturbed), ("B", g.disturbed))
+                                  if clause)
+        rows.append(row)
     curves = [g for g in counted if g.results]
     return {"base": base.name, "rows": rows,
             "figure": _png(plots.epoch_curves, curves) if len(curves) > 1 else None}
@@ -199,6 +205,8 @@ def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, 
         left_out = Selection([r for g in groups for r in g.results], [x for g in groups for x in g.left_out])
         if empty or left_out.left_out:
             notes.append(f"the page has no time to accuracy to show: {empty}" if empty else left_out.sentence())
+        # runs counted though flagged (--include-suspect): the terminal says so too, per configuration
+        notes += [f"{g.name}: {flagged}" for g in groups if g.results and (flagged := disturbance(g.results))]
         # each file that could not be read, as the page lists it: a record refused is named, never dropped unsaid
         notes += [f"left out: {p.file}{f':{p.line}' if p.line else ''}: {p.message}" for p in problems[:5]]
         if len(problems) > 5:
@@ -208,7 +216,7 @@ def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, 
     env.globals["fmt"] = lambda v, f="%.2f": "—" if v is None else f % v
     html = env.get_template("report.html.j2").render(
         source=", ".join(map(str, paths)), generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), version=__version__,
-        groups=[{"name": g.name, **s} for g, s in zip(groups, summaries)],
+        groups=[{"name": g.name, "disturbed": g.disturbed, **s} for g, s in zip(groups, summaries)],
         sweep=_sweep(groups, summaries), figures=figures, empty=empty, comparison=_comparison(groups),
         problems=problems, resources=_resources(groups), workers=_workers(groups), profiles=profiles,
         generalization=_generalization(groups),

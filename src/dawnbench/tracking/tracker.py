@@ -66,6 +66,7 @@ from dawnbench.harness.progress import ProgressProbe
 from dawnbench.harness.record import RunResult, Status
 from dawnbench.harness.recorder import RankZeroRecorder, Verdict
 from dawnbench.harness.runner import new_run_dir
+from dawnbench.harness.selection import disturbance
 from dawnbench.io import MAX_JSON_DEPTH, json_depth
 from dawnbench.precision import PRECISIONS
 from dawnbench.profiling.flops import training_flops_per_sample
@@ -135,6 +136,12 @@ def _not_answers(answers: Any, n: int, classes: int | None) -> str | None:
 
 
 
+def _epochs(epoch: float) -> str:
+    """Epochs as a reader takes them: at most two decimals, no trailing zeros (a trainer's 3.2500000001 is 3.25, its
+    1.0 is 1); below 0.01, two significant digits (an evaluation early in the first epoch is not "0")."""
+    return f"{epoch:.2g}" if 0 < epoch < 0.01 else f"{round(epoch, 2):g}"
+
+
 class _Observer(RunObserver):
     """One line per event on stderr: where the record is, and each evaluation (``quiet=True``: nothing)."""
 
@@ -148,12 +155,16 @@ class _Observer(RunObserver):
     def evaluated(self, result: RunResult, progress: Progress, samples_per_s: float | None) -> None:
         last = result.evals[-1]
         rate = f", {samples_per_s:,.0f} samples/s" if samples_per_s else ""
-        print(f"dawnbench: epoch {last.epoch:g}: {result.metric} {last.value:.4f} (target {result.threshold:g}) at "
+        print(f"dawnbench: epoch {_epochs(last.epoch)}: {result.metric} {last.value:.4f} (target {result.threshold:g}) at "
               f"{last.timed_s:.1f} s timed{rate}", file=sys.stderr)
 
     def run_finished(self, result: RunResult) -> None:
         tta = f", time to accuracy {result.time_to_accuracy_s:.1f} s" if result.time_to_accuracy_s else ""
-        print(printable(f"dawnbench: {result.status}{tta} — {result.run_dir}"), file=sys.stderr)
+        # the last line is the one a user reads and copies: a flagged run says so on it, not only in its record
+        said = disturbance([result])
+        flagged = f", {said}: its time is suspect (analyze, compare, report and export leave it out unless " \
+                  "--include-suspect)" if said else ""
+        print(printable(f"dawnbench: {result.status}{tta}{flagged} — {result.run_dir}"), file=sys.stderr)
 
 
 class _Recorder(RankZeroRecorder):
@@ -172,7 +183,7 @@ class _Recorder(RankZeroRecorder):
         never a time to accuracy — the script, not the target, chose its moment (docs/rules.md)."""
         assert self.result is not None
         budget = self.options.max_seconds if cause == "max_seconds" else self.options.max_epochs
-        self.result.error = (f"{cause}={budget:g} was spent before the script's evaluation at epoch {progress.epoch:g} "
+        self.result.error = (f"{cause}={budget:g} was spent before the script's evaluation at epoch {_epochs(progress.epoch)} "
                              f"({self.clock.timed_s:.2f} timed seconds)")
         self._score(entry, progress, None, stopped_by=cause)
 
@@ -520,7 +531,7 @@ class Tracker:
                 raise DawnbenchError(f"evaluate({name}={value!r}): {why}. Give {name} trained so far.")
         if epoch < self._last.epoch or samples < self._last.samples:
             raise DawnbenchError(f"evaluate(epoch={epoch!r}, samples={samples!r}): training went back (the last "
-                                 f"evaluation was at epoch {self._last.epoch:g}, {self._last.samples} samples); "
+                                 f"evaluation was at epoch {_epochs(self._last.epoch)}, {self._last.samples} samples); "
                                  "give the epochs and samples trained so far, counted from the run's start.")
 
     def _warn_if_fraction(self) -> None:
