@@ -132,7 +132,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         for side in ("a", "b"):
             out.print(f"{side.upper()}: {doc[side]} — {doc['runs_' + side]} runs, {doc['failures_' + side]} failed, "
                       f"median TTA {doc['tta_median_' + side + '_s']:.2f} s", highlight=False)
-        out.print(doc["verdict"], style="bold", highlight=False)
+        out.print(doc["verdict"], style="bold", highlight=False, soft_wrap=True)   # one line to copy
     emit(args, doc, show)
     return EXIT_OK
 
