@@ -7,9 +7,10 @@ The cases are the table ``tests/test_bad_input.py`` checks in process. Here each
 memory blow-up is an outcome, not the end of the script). A *refused* case gives a clear error
 when it exits 2 with a message and no traceback; a *handled* one (a damaged file a command
 reports or skips) when it exits 0, 1 or 2 without a traceback. The evidence names each case
-that did not, and keeps every case's command, answer (its first 300 characters) and origin:
-issue 40's list, the fresh cases tried beside it, wave 5's (explain, predict), wave 6's (the issue on
-inputs: documents that cannot be true), or the table before them.
+that did not, judges the share of clear answers against ``bad_input.clear`` in ``targets.json``, and
+keeps every case's command, answer (its first 300 characters) and origin: issue 40's list, the fresh
+cases tried beside it, wave 5's (explain, predict), wave 6's (the issue on inputs: documents that
+cannot be true), or the table before them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from pathlib import Path
 
 import bench  # first: it puts tests/ on the path, where the table of bad inputs lives with its tests
+import targets
 from bad_inputs import CASES, FRESH_40, ISSUE_40, WAVE_5, WAVE_6, WAVE_7, WAVE_7_PHYSICS, make_run
 
 ROOT = bench.ROOT
@@ -91,7 +93,8 @@ def main() -> None:
     figures = {"tried": len(rows), "clear": sum(r["clear"] for r in rows), "by_origin": origins,
                "by_kind": {k: {"tried": sum(r["kind"] == k for r in rows),
                                "clear": sum(r["clear"] for r in rows if r["kind"] == k)} for k in ("refused", "handled")},
-               "not_clear": [r for r in rows if not r["clear"]], "cases": rows}
+               "not_clear": [r for r in rows if not r["clear"]], "cases": rows,
+               **targets.judged("bad_input.clear", sum(r["clear"] for r in rows) / len(rows))}
     print(f"{figures['clear']}/{figures['tried']} bad inputs got a clear answer")
     bench.write("bad_input", figures)
 

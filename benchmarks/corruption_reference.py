@@ -18,9 +18,9 @@ the references' ``np.uint8`` (truncation). The references' parameter tables are
 Gaussian blur blurs along rows only (see ``data/corruptions.py``); here its reference
 figures are for the blur of both axes.
 
-Writes the evidence (both figures and their ratio per family × severity) to
-``docs/results/data/``, the reference figures the tests compare against to
-``tests/data/corruption_reference.json`` (with its provenance), and ImageMagick's own
+Writes the evidence (both figures and their ratio per family × severity, every ratio judged against
+``corruption_reference.ratio`` in ``targets.json``) to ``docs/results/data/``, the reference figures the
+tests compare against to ``tests/data/corruption_reference.json`` (with its provenance), and ImageMagick's own
 motion blur of two generated images at five (radius, σ, angle) settings to
 ``tests/data/motion_blur_imagemagick.npz`` (the tests ask for byte equality there).
 """
@@ -38,6 +38,7 @@ from dawnbench import data
 from dawnbench.data.corruptions import FAMILIES, TABLES, corrupt
 
 import bench
+import targets
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_FILE = ROOT / "tests" / "data" / "corruption_reference.json"
@@ -160,6 +161,8 @@ def main() -> None:
                       flush=True)
         figures["tables"][table] = rows
         reference_doc["tables"][table] = {k: v["reference"] for k, v in rows.items()}
+    figures.update(targets.judged("corruption_reference.ratio", [row["ratio"] for rows in figures["tables"].values()
+                                                                 for row in rows.values()]))
     path = bench.store(args, "corruption_reference", figures)
     reference_doc["evidence"] = str(path.relative_to(ROOT))
     reference_doc["reference_libraries"] = versions

@@ -4,15 +4,17 @@
                                    [--precision bf16] [--grid-runs 3] [--out DIR] [--device cuda] [--quick]
 
 Measured in this process on this device: first the roofs ``dawnbench machine`` measures, per precision
-(fraction_of_peak is held against them), then section by section (``--sections`` picks and orders them):
-  mnist     MNIST small-cnn over 5 seeds (2 with --quick): median TTA (target ≤ 0.5 s);
+(fraction_of_peak is held against them), then section by section (``--sections`` picks and orders them),
+each figure judged against its target in ``targets.json`` (``gpu_suite.*``, named here):
+  mnist     MNIST small-cnn over 5 seeds (2 with --quick): median TTA (``mnist_tta``);
   torchrun  ``dawnbench run mnist --nproc 1`` under torchrun: the backend its record names (NCCL on a GPU)
-            and MLCommons' compliance checker on its events.log;
-  cifar10   cifar10-fast over --seeds seeds at --precision: runs that reached 94 % (target ≥ 9/10), median
-            TTA (≤ 3.0 s), the first run's time per epoch / the later runs' median (≤ 1.05), and
-            fraction_of_peak against the roof of the precision used (≤ 1);
+            and MLCommons' compliance checker on its events.log (``torchrun``);
+  cifar10   cifar10-fast over --seeds seeds at --precision: runs that reached the task's threshold
+            (``cifar10_seeds``), median TTA (``cifar10_tta``), the first run's time per epoch / the later runs'
+            median (``first_run``), and fraction_of_peak against the roof of the precision used
+            (``fraction_of_peak``);
   infer     batch-1 latency of the median successful run's model with test-time augmentation (one
-            CUDA-graph replay; target ≤ 1.0 ms) and without (``tta_level=0``), LoadGen's single-stream
+            CUDA-graph replay; ``latency``) and without (``tta_level=0``), LoadGen's single-stream
             figure beside it;
   grid      the precision × compile grid for cifar10-fast (fp32 / tf32 / bf16 × eager / compiled,
             ``--grid-runs`` seeds per cell): TTA, epochs, successes, with its figure.
@@ -55,6 +57,7 @@ from dawnbench.reports.plots import sweep_figure
 from dawnbench.statistics import summarize
 
 import bench
+import targets
 
 SECTIONS = ("mnist", "torchrun", "cifar10", "infer", "grid")
 
@@ -94,12 +97,14 @@ def main() -> int:
             mnist_runs = run_many(RunOptions(task="mnist", runs=seeds if args.quick else 5, out_dir=out / "mnist",
                                              **common))
             mnist = summarize(mnist_runs)
-            figures["mnist"] = {"summary": mnist, "runs": [bench.run_row(r) for r in mnist_runs]}
+            figures["mnist"] = {"summary": mnist, "runs": [bench.run_row(r) for r in mnist_runs],
+                                **targets.judged("gpu_suite.mnist_tta", mnist["tta_median_s"])}
             table[f"MNIST small-cnn median TTA, {mnist['runs']} seeds (s)"] = mnist["tta_median_s"]
             table["MNIST small-cnn reached target"] = f"{mnist['successes']}/{mnist['runs']}"
         elif section == "torchrun":
-            figures["torchrun"] = torchrun_row(out / "torchrun", args)
-            row = figures["torchrun"]
+            row = torchrun_row(out / "torchrun", args)
+            figures["torchrun"] = {**row, **targets.judged("gpu_suite.torchrun", row["backend"] == "nccl"
+                                                           and row["check_log"])}
             table["MNIST --nproc 1 backend, check-log"] = (
                 f"{row['backend']}, {'PASS' if row['check_log'] else 'FAIL'}"
                 + (f" ({row['error'] or '; '.join(row.get('check_log_messages', []))})" if not row["check_log"] else ""))
@@ -112,7 +117,11 @@ def main() -> int:
             fractions = [r.throughput.get("fraction_of_peak") for r in cifar_runs if r.throughput]
             errors = [r.throughput.get("roof_error") for r in cifar_runs if r.throughput and
                       r.throughput.get("roof_error")]
-            figures["cifar10"] = {"summary": s, "runs": [bench.run_row(r) for r in cifar_runs]}
+            figures["cifar10"] = {"summary": s, "runs": [bench.run_row(r) for r in cifar_runs], "targets": [
+                targets.judged("gpu_suite.cifar10_seeds", s["successes"] / s["runs"]),
+                targets.judged("gpu_suite.cifar10_tta", s["tta_median_s"]),
+                targets.judged("gpu_suite.first_run", s["first_run_ratio"]),
+                targets.judged("gpu_suite.fraction_of_peak", fractions)]}
             table.update({f"cifar10-fast reached {cifar_runs[0].threshold:g} % ({args.precision})":
                           f"{s['successes']}/{s['runs']}",
                           "cifar10-fast median TTA (s)": s["tta_median_s"],
@@ -134,6 +143,8 @@ def main() -> int:
                     scenario_seconds=2.0 if args.quick else 5.0, throughput_seconds=2.0,
                     max_items=500 if args.quick else None))
                 figures["infer"][label] = {k: v for k, v in inf.items() if k not in ("hardware", "software")}
+                if label == "with TTA":     # the target's: one CUDA-graph replay with test-time augmentation
+                    figures["infer"][label].update(targets.judged("gpu_suite.latency", inf["latency_mean_ms"]))
                 table[f"cifar10 batch-1 latency {label} (ms)"] = (
                     f"mean {inf['latency_mean_ms']:.3f}, p99 {inf['latency_p99_ms']:.3f}, top-1 {inf['value']:.2f}")
                 for name, scenario in inf.get("scenarios", {}).items():

@@ -18,7 +18,8 @@ one after the other in one sitting:
   and the best a user could do without the change — the same tree imported with 16 images
   per shard, ``--set batch_size=8 --set workers=1`` — for an epoch time.
 
-The target: the 168-image subset runs 1 epoch, with init, in ≤ 60 s on 2 cores.
+The target, ``newcomer_imagenet.epoch`` in ``targets.json``: the 168-image subset runs 1 epoch, with init, on 2 cores,
+the whole command timed.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ import time
 from pathlib import Path
 
 import bench
+import targets
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET_S = 60.0
 
 
 def dawnbench(src: Path, data_dir: Path, *args: str, timeout: float = 1800) -> tuple[int, dict | None, float, str]:
@@ -79,7 +80,7 @@ def main() -> int:
                        capture_output=True)
         try:
             trees = {"before": worktree / "src", "after": ROOT / "src"}
-            out: dict = {"tree": {"classes": 12, "train": 168, "val": 48}, "target_s": TARGET_S}
+            out: dict = {"tree": {"classes": 12, "train": 168, "val": 48}}
             for label, src in trees.items():
                 data_dir = tmp_path / f"data-{label}"
                 for subset, shard in (("newcomer", "256"), ("newcomer16", "16")):
@@ -113,7 +114,9 @@ def main() -> int:
             out["before"]["defaults"]["estimate_gib"] = round(plan.estimate_bytes["cpu"] / 2**30, 1)
             out["before"]["defaults"]["free_gib"] = round(plan.free_bytes["cpu"] / 2**30, 1)
             after = out["after"]["defaults"]
-            out["met"] = after.get("status") is not None and after["command_wall_s"] <= TARGET_S
+            # a command that wrote no run measured no epoch: its wall time is no figure of the target's
+            out.update(targets.judged("newcomer_imagenet.epoch",
+                                      after["command_wall_s"] if after.get("status") is not None else None))
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, capture_output=True)
     print(json.dumps(out, indent=1))

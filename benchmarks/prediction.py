@@ -15,7 +15,9 @@ and DAWNBench's published epochs beside the predictions.
    fp32, each profiled (``PROFILE_STEPS`` steps), explained (kernels timed here: the explained
    share and its classes) and predicted on this machine's kernels (predicted step against the
    measured one); ImageNet at batch ``IMAGENET_BATCH`` (its 512 does not fit 24 GiB here). And
-   ``dawnbench predict --device all`` timed in a fresh process, the ≤ 5 s target.
+   ``dawnbench predict --device all`` timed in a fresh process. Each step's error, that time and the validation's
+   leave-one-out medians are judged against their targets in ``targets.json`` (``prediction.whole_step``,
+   ``prediction.predict_all``, ``whole_steps.leave_one_out``).
 4. **A worked example and DAWNBench's entries**: cifar10-fast and ResNet-50 profiled at bf16
    (mapped to DeepBench's ``fp16-mixed`` rows), predicted on the V100 — cifar10-fast's epoch, TTA
    (its recipe's epochs) and cost; each beside a DAWNBench V100 entry's published epoch, from
@@ -35,6 +37,7 @@ import time
 from pathlib import Path
 
 import bench
+import targets
 
 ROOT = Path(__file__).resolve().parents[1]
 IMG = ROOT / "docs" / "img"
@@ -99,6 +102,8 @@ def main() -> int:
     print("validation over DeepBench's published rows", flush=True)
     validation = validate()
     loo_figure(validation, IMG / "prediction-loo.png")
+    validation["targets"] = {suite: targets.judged("whole_steps.leave_one_out", (v or {}).get("median_of_medians"))
+                             for suite, v in validation["leave_one_out"].items()}
     for device in validation["devices"].values():   # the points drawn: kept, rounded
         device["points"] = {s: [[float(f"{a:.4g}"), float(f"{b:.4g}")] for a, b in pts]
                             for s, pts in device["points"].items()}
@@ -148,10 +153,12 @@ def main() -> int:
                                "framework_s": mine["framework_s"], "predicted_op_s": mine["op_s"],
                                "predicted_step_s": mine["step_s"],
                                "error": mine["step_s"] / here["measured"]["step_s"] - 1,
+                               **targets.judged("prediction.whole_step", mine["step_s"] / here["measured"]["step_s"] - 1),
                                "op_error": mine["op_s"] / here["measured"]["op_s"] - 1,
                                "rests_on": mine["rests_on"], "notes": mine["notes"][:5],
                                "mapped_share_of_op_time": here["mapped_share_of_op_time"]},
                 "all_devices": {"wall_s": wall, "in_process_s": everywhere["seconds"],
+                                **targets.judged("prediction.predict_all", wall),
                                 "steps_s": {d["device"]["name"]: d["step_s"] for d in everywhere["devices"]}}}
             print(f"  explained {explained['explained_share']:.0%}; step here: predicted {mine['step_s']:.4g} s, "
                   f"measured {here['measured']['step_s']:.4g} s; predict --device all {wall:.2f} s", flush=True)

@@ -11,7 +11,7 @@ stride, offsets on), on one core (``RAYON_NUM_THREADS=1``, one torch thread):
 * the whole preparation, ``entries.spans.train_features``: the same encoding, every
   window's ids, masks and offsets as tensors, and each window's answer token positions.
 
-Target ≥ 2,000 questions/s per core (moonshot 4,000). Best of ``--repeats``.
+Judged against ``squad_features.rate`` in ``targets.json`` (its target and moonshot). Best of ``--repeats``.
 """
 
 # ruff: noqa: E402 - the two settings below must be made before tokenizers is imported
@@ -35,8 +35,7 @@ from dawnbench.entries import spans
 from dawnbench.entries.squad_minilm import HPARAMS, load_tokenizer
 
 import bench
-
-TARGET, MOONSHOT = 2000, 4000
+import targets
 
 
 def best(fn, repeats: int) -> float:
@@ -69,12 +68,12 @@ def main() -> int:
         "mean_context_words": sum(len(q.context.split()) for q in questions) / len(questions),
         "tokenizers_alone_questions_per_s": len(questions) / alone,
         "train_features_questions_per_s": len(questions) / whole,
-        "target": TARGET, "moonshot": MOONSHOT,
+        **targets.judged("squad_features.rate", len(questions) / whole),
     }
-    figures["met"] = figures["train_features_questions_per_s"] >= TARGET
     print(f"{len(questions):,} questions ({figures['mean_context_words']:.0f} context words on average), "
           f"{len(features):,} windows, one core: tokenizers alone {figures['tokenizers_alone_questions_per_s']:,.0f} "
-          f"q/s; whole preparation {figures['train_features_questions_per_s']:,.0f} q/s (target {TARGET:,})")
+          f"q/s; whole preparation {figures['train_features_questions_per_s']:,.0f} q/s (target {figures['bound']}: "
+          f"{figures['verdict']}; moonshot: {figures['moonshot']})")
     bench.store(args, "squad_features", figures)
     return 0
 

@@ -4,16 +4,16 @@
 
 1. **Monitor cost**: ``dawnbench run mnist --nproc 2 --max-epochs 1`` (2 gloo workers), in pairs —
    sampling every 0.5 s over every worker, and sampling off (one sample an hour) — alternating;
-   the median over the pairs of (time per epoch sampled / time per epoch unsampled) − 1
-   (target ≤ 1 %).
+   the median over the pairs of (time per epoch sampled / time per epoch unsampled) − 1, judged with
+   the pairs' spread against ``system_targets.monitor_cost`` in ``targets.json``.
 2. **Host memory and CPU over all workers**: a 2-worker run of ``tests/holding_entry.py`` (each
    worker holds 256 MiB and reads through a DataLoader worker process), pinned to two cores
    (``taskset -c 0,1``). Beside it this script reads ``/proc`` itself every 0.25 s — the run's
    workers and their children, found through ``/proc/*/stat``'s parent ids — for their summed
    resident memory (``statm``) and CPU time (``utime + stime`` and the reaped children's). Then:
-   the run's ``run_rss_bytes`` peak against the peak of the script's sum (target within 10 %),
+   the run's ``run_rss_bytes`` peak against the peak of the script's sum (``system_targets.host_memory``),
    and the run's CPU % over its timed stretch (samples timing ≥ 95 % of their interval) against
-   the script's CPU seconds per second over the middle half of the workers' life (within 10 %).
+   the script's CPU seconds per second over the middle half of the workers' life (``system_targets.cpu``).
 3. ``dawnbench scale mnist --workers 1,2`` and ``dawnbench jobs mnist --slots 2``, every column,
    stored whole for docs/results/system.md; their figures copied to ``docs/img/``.
 """
@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import bench
+import targets
 
 ROOT = Path(__file__).resolve().parents[1]
 IMG = ROOT / "docs" / "img"
@@ -60,7 +61,8 @@ def monitor_cost(pairs: int, out: Path) -> dict:
         ratios.append(pair["sampled"] / pair["unsampled"])
         print(f"pair {i}: sampled {pair['sampled']:.3f} s/epoch, unsampled {pair['unsampled']:.3f}", flush=True)
     cost = statistics.median(ratios) - 1
-    return {"pairs": times, "ratios": ratios, "median_cost": cost, "target": "≤ 1 %", "met": cost <= 0.01}
+    return {"pairs": times, "ratios": ratios, "median_cost": cost,
+            **targets.judged("system_targets.monitor_cost", cost, min(ratios) - 1, max(ratios) - 1)}
 
 
 def _stat(pid: int) -> tuple[int, float, float] | None:
@@ -125,10 +127,9 @@ def workers_measured(out: Path) -> dict:
     script_rss = max(s[3] for s in samples)
     run_rss = result["resources"]["run_rss_bytes"]["max"]
     return {"cpu": {"run_pct": run_cpu, "proc_pct": script_cpu, "ratio": run_cpu / script_cpu,
-                    "target": "within 10 %", "met": abs(run_cpu / script_cpu - 1) <= 0.10},
+                    **targets.judged("system_targets.cpu", run_cpu / script_cpu)},
             "host_memory": {"run_rss_max_bytes": run_rss, "proc_rss_max_bytes": script_rss,
-                            "ratio": run_rss / script_rss, "target": "within 10 %",
-                            "met": abs(run_rss / script_rss - 1) <= 0.10},
+                            "ratio": run_rss / script_rss, **targets.judged("system_targets.host_memory", run_rss / script_rss)},
             "samples": len(samples), "run_rows": len(rows), "resources": result["resources"]}
 
 
