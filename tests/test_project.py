@@ -87,7 +87,6 @@ NOT_YET_MEASURED_CLEAN = {
     "slurm_overhead-20261125-1843-amd-epyc.json",
     "system_targets-20261125-0549-intel-r-xeon-r-processor.json",
     "system_targets-20261126-0247-amd-epyc.json",
-    "validation-20261127-0639-amd-epyc.json",
 }
 # Profiles and kernels files kept as evidence (docs/results/data/machines/) written before `profile` recorded what
 # made it, or from a tree with changes: the same rule, the same debt.
