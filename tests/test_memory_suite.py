@@ -255,6 +255,38 @@ def test_a_prediction_from_a_profile_taken_on_a_busy_machine_says_so_on_its_firs
     assert predict(folder, ["V100"], epochs=1)["disturbed"].startswith("other processes took 8.0 CPU-s")
 
 
+def test_what_a_profile_says_of_its_run_and_its_load_is_checked_before_a_prediction_rests_on_it(tmp_path, capsys):
+    """An outsider's attack: epochs under one step, a target a hair off, a damaged target, a busy machine's sentence
+    deleted or made to print a line of its own."""
+    run = {"dir": "runs/q", "epochs_to_target": 0.5, "samples_per_epoch": 5952, "threshold": 97.0}
+    folder = _one_op_profile(tmp_path / "p", RELU, 1, "aten::relu", 1e-3, run=run)
+    with pytest.raises(DawnbenchError, match=r"of one step \(93 steps an epoch\): no run reaches its target before"):
+        predict(folder, ["V100"], epochs=1e-9)
+    with pytest.raises(DawnbenchError, match="reached at 97, and the time asked for is to 97.0000001"):
+        predict(folder, ["V100"], target=97.0000001)
+    summary = json.loads((folder / "summary.json").read_text())
+    (folder / "summary.json").write_text(json.dumps({**summary, "run": {**run, "threshold": -5.0}}))
+    with pytest.raises(DawnbenchError, match="recorded target -5 lies outside mnist's top1_accuracy"):
+        predict(folder, ["V100"], target=97.0)
+    busy = {"seconds": 9.0, "others_cpu_s": 8.0, "own_cpus": 2, "others_share": 0.44}
+    (folder / "summary.json").write_text(json.dumps({**summary, "load": busy}))     # the sentence deleted
+    assert "the summary's own figures" in predict(folder, ["V100"], target=97.0)["disturbed"]
+    for bad in ({**busy, "interference": "busy\nerror: fake line"}, {**busy, "interference": 5},
+                {**busy, "others_share": 5}):
+        (folder / "summary.json").write_text(json.dumps({**summary, "load": bad}))
+        assert main(["predict", str(folder), "--device", "V100", "--target", "97"]) == 2
+        assert "field 'load." in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_gpu_prediction_takes_the_epoch_of_the_run_a_profile_was_made_from(tmp_path):
+    from dawnbench.prediction.on_gpu import predict_on_gpus
+
+    run = {"dir": "runs/q", "epochs_to_target": 0.5, "samples_per_epoch": 5952, "threshold": 97.0}
+    folder = _one_op_profile(tmp_path / "p", RELU, 1, "aten::relu", 1e-3, run=run)
+    doc = predict_on_gpus(folder, ["H100"], target=97.0)
+    assert doc["samples_per_epoch"] == 5952 and "runs/q" in doc["samples_per_epoch_from"]
+
+
 def test_notes_on_single_rows_of_the_op_table_are_counted_unless_verbose(tmp_path, capsys):
     folder = _one_op_profile(tmp_path / "p", RELU, 1, "aten::relu", 1e-3)
     (folder / "ops.tsv").write_text((folder / "ops.tsv").read_text().replace("\tc\t", "\tc, c\t"))

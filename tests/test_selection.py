@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 
 import pytest
 from rich.console import Console
@@ -160,14 +161,6 @@ def test_a_flag_is_not_trusted_only_as_written_and_a_quick_trial_cannot_say_it_i
             read_result(tmp_path / str(fields["subset"]))
 
 
-def test_compare_says_when_the_two_sides_trained_to_different_targets(tmp_path, capsys):
-    _runs(tmp_path / "low", [5.0, 6.0], threshold=97.0, official=False)
-    _runs(tmp_path / "full", [9.0, 9.5])
-    assert main(["compare", str(tmp_path / "low"), str(tmp_path / "full"), "--json"]) == 0
-    [note] = json.loads(capsys.readouterr().out)["notes"]
-    assert "A (mnist ≥ 97) and B (mnist ≥ 99) trained to different targets" in note
-
-
 def _flagged(share: float) -> dict:
     """What the monitor records of a run other processes disturbed: its sentence and its own figures."""
     return {**BUSY, "others_share_timed": share, "timed_s_sampled": 9.0, "own_cpus": 2}
@@ -229,3 +222,47 @@ def test_compare_refuses_a_folder_of_several_configurations_naming_them(tmp_path
         run.rename(tmp_path / "mixed" / f"{run.parent.name}-{run.name}")
     assert main(["compare", str(tmp_path / "mixed"), str(tmp_path / "other")]) == 2
     assert "move each configuration's runs into a folder of its own" in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_run_still_running_or_killed_before_its_end_is_left_out_not_counted_a_failure(tmp_path, capsys):
+    """A record that still says running (the run trains yet, or was killed) measures nothing: a 0× from it misled."""
+    _runs(tmp_path / "a", [90.0, 91.0])
+    _runs(tmp_path / "b", [45.0, 46.0])
+    write_run(tmp_path / "b" / "run9", 9, None, 0.6, status="running", evals=[])
+    chosen = select([RunResult.from_dict(json.loads((d / "result.json").read_text()))
+                     for d in sorted((tmp_path / "b").iterdir())])
+    assert len(chosen.counted) == 2 and "not finished: its record still says running" in chosen.left_out[0][1]
+    assert "1 not finished (still running, or killed before writing their end)" in chosen.sentence()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["runs_b"] == 2 and doc["failures_b"] == 0 and doc["speedup"] == pytest.approx(2.0, rel=0.05)
+    [group] = analyze(tmp_path / "b")["groups"]
+    assert group["runs"] == 2 and "not finished" in group["excluded"][0]["reason"]
+
+
+def test_compare_names_the_target_on_its_verdict_and_says_when_the_sides_trained_to_different_ones(tmp_path, capsys):
+    _runs(tmp_path / "a", [90.0, 91.0, 92.0, 93.0])
+    _runs(tmp_path / "b", [45.0, 46.0, 47.0, 48.0])
+    _runs(tmp_path / "low", [40.0, 41.0, 42.0], threshold=97.0, official=False)
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    verdict = " ".join(capsys.readouterr().out.split())
+    assert "faster than A to mnist ≥ 99 (" in verdict and "different targets" not in verdict
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "low"), "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)["verdict"]
+    assert "to each side's target" in said and "A (mnist ≥ 99) and B (mnist ≥ 97) trained to different targets" in said
+
+
+@pytest.mark.parametrize("resources, said", [
+    ({"others_share_timed": 5}, "others_share_timed' is 5: a share of the run's CPUs, between 0 and 1"),
+    ({"others_share_timed": "x"}, "others_share_timed' is 'x'"),
+    ({"interference": 5}, "interference' is 5: the monitor's sentence"),
+    ({"interference": "busy\nerror: a line of its own"}, "holds U+000A"),
+    ({"interference": "busy \u202e"}, "holds U+202E")])
+def test_a_monitors_figures_are_what_a_monitor_can_write(tmp_path, resources, said):
+    """Every verdict line prints the monitor's sentence and share: 500 % of the CPUs, or a forged line, is refused."""
+    from dawnbench.errors import DawnbenchError
+    from dawnbench.harness.record import read_result
+
+    write_run(tmp_path / "r", 0, 9.0, 0.6, resources=resources)
+    with pytest.raises(DawnbenchError, match=re.escape(said)):
+        read_result(tmp_path / "r")

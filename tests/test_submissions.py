@@ -183,6 +183,16 @@ def test_export_runs_of_one_configuration(tmp_path):
     doc = json.loads(priced.read_text())
     assert doc["costPerHour"] == 3.06 and doc["misc"]["dawnbench"]["priced_as"] == "p3.2xlarge"
     assert "p3.2xlarge" not in doc["hardware"] and "p3.2xlarge" not in priced.name
+    # a price of one's own names no instance it was read from; validate holds priced_as to the catalog's price
+    [own, _] = export_training([tmp_path / "runs"], tmp_path / "own", "A <b>", "a@b", instance="p3.2xlarge",
+                               cost_per_hour=1.0)
+    assert json.loads(own.read_text())["misc"]["dawnbench"]["priced_as"] is None
+    for forged, said in (("p5.48xlarge", "whose catalog price is 55.04 $/h, not costPerHour 3.06"),
+                         ("p9.huge", "which is not in the price catalog"), ("p3\u202e", "U+202E")):
+        doc["misc"]["dawnbench"]["priced_as"] = forged
+        priced.write_text(json.dumps(doc, indent=4))
+        errors = [p.message for p in read_submission(priced, tmp_path / "priced").problems if p.severity == "error"]
+        assert any(said in e for e in errors), errors
 
 
 def test_leaderboard_html_says_where_the_site_is_and_not_every_board_again(tmp_path, dawnbench_entries, capsys):

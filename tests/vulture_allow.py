@@ -26,7 +26,7 @@ flops_per_s, fraction_of_peak, fraction_of_roof, memory_bound_share  # noqa: B01
 op_time_share_of_window, representative_seed, ridge_flop_per_byte, success_fraction  # noqa: B018, F821 - names, as above
 successes, time_s, tta_median_s  # noqa: B018, F821 - names, as above
 top_ops, provider, region, accelerator_count, vcpus, as_of, not_on_demand  # noqa: B018, F821 - names, as above
-interference, entry_file, dirty, priced_as  # noqa: B018, F821 - names, as above
+interference, entry_file, dirty, priced_as, others_cpu_s, others_share  # noqa: B018, F821 - names, as above
 # the callbacks of dawnbench.integrations: the trainers call their hooks and read the flags they set; users name the
 # class; a record's field made by import-log
 DawnbenchCallback, on_train_begin, on_step_begin, on_step_end, on_epoch_end, on_evaluate  # noqa: B018, F821 - names

@@ -63,6 +63,8 @@ ABOVE_BANDWIDTH = 100      # a row's bytes/s over its document's copy bandwidth:
 MIN_LATENCY_S = 1e-6       # an item answered: a GPU kernel's launch alone takes 2-5 µs, a CPU call a microsecond
 OVER_WORKERS = 1.5         # a schedule's speedup over one worker: at most its workers × this (caches, not magic)
 ROUNDING = 0.01            # relative: a figure derived from others (cost = price × time) agrees within this
+MAX_OTHERS_SHARE = 2.0     # others' share of a run's CPUs: at most 1 but for the OS's late CPU accounting (records
+#                            before the monitor clamped it held 1.53 on a loaded 2-core machine); 5 is no measurement
 
 
 def number_text(value: float) -> str:

@@ -100,8 +100,8 @@ def refuse_to_replace(*paths: Path) -> None:
              and os.path.lexists(p)]
     if taken:
         raise DawnbenchError(f"{' and '.join(taken)}: {'exist' if len(taken) > 1 else 'exists'}, and this command did "
-                             "not write it. dawnbench replaces nothing unasked: name another output (the option that "
-                             "named it), move the file away, or pass --force to replace it.")
+                             "not write it. dawnbench replaces nothing unasked: move the file away, pass --force to replace "
+                             "it, or, where the command takes an output option (--out…), name another output.")
 
 
 def _may_replace(path: Path, update: bool) -> None:

@@ -114,6 +114,16 @@ def _printed_as_it_is(value: str) -> str:
 Name = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_printed_as_it_is)]  # task, entry
 
 
+def printed_sentence(value: str) -> str:
+    """A sentence a command prints as it is (a monitor's, a note): without controls, bidirectional marks or
+    zero-width characters, which would print a line of their own or turn the text around (Unicode's C categories)."""
+    hidden = next((c for c in value if unicodedata.category(c).startswith("C") or c in "\u2028\u2029"), None)
+    if hidden is not None:
+        raise ValueError(f"holds U+{ord(hidden):04X} ({unicodedata.name(hidden, 'a control character')}): a sentence "
+                         "printed to a terminal holds no controls, bidirectional marks or zero-width characters")
+    return value
+
+
 def _iso_8601(value: str) -> str:
     if value:
         try:
@@ -125,6 +135,7 @@ def _iso_8601(value: str) -> str:
 
 Moment = Annotated[str, Field(strict=True, max_length=64), AfterValidator(_iso_8601)]   # ISO 8601, or "" (unknown)
 Message = Annotated[str, Field(strict=True, max_length=MAX_MESSAGE)]
+Sentence = Annotated[str, Field(strict=True, min_length=1, max_length=MAX_MESSAGE), AfterValidator(printed_sentence)]
 # A folder as written: a name that is not UTF-8 reaches JSON as lone surrogates, which no reader parses as text; read
 # as its bytes written out (\udc9b), the same way a page shows it.
 PathText = Annotated[str, BeforeValidator(lambda v: v.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -287,9 +287,9 @@ def runs_for(alpha: float = ALPHA) -> int:
     return next(k for k in itertools.count(1) if smallest_p(k, k) < alpha)
 
 
-def compare(a: Sequence[RunSample], b: Sequence[RunSample], seed: int = 0) -> dict[str, Any]:
+def compare(a: Sequence[RunSample], b: Sequence[RunSample], seed: int = 0, target: str = "the target") -> dict[str, Any]:
     """Speedup of B over A, its 95 % interval and the p-value, all from one permutation test of the
-    runs' ranks (see the module docstring)."""
+    runs' ranks (see the module docstring); ``target`` names what the times are to, in the verdict."""
     if not a or not b:
         raise ValueError("both configurations need at least one run")
     la, lb = _log_ttas(a), _log_ttas(b)
@@ -311,9 +311,9 @@ def compare(a: Sequence[RunSample], b: Sequence[RunSample], seed: int = 0) -> di
             "runs_a": m, "runs_b": n, "failures_a": int(np.isinf(la).sum()), "failures_b": int(np.isinf(lb).sum()),
             "tta_median_a_s": _median_tta(la), "tta_median_b_s": _median_tta(lb),
             "identical": identical,
-            "verdict": ("The two groups are identical: the same times to the target, run for run (the same runs "
+            "verdict": (f"The two groups are identical: the same times to {target}, run for run (the same runs "
                         "twice?). There is nothing to tell apart. " if identical else "")
-                       + verdict(speedup, ci, p, least, m, n, test.exact)}
+                       + verdict(speedup, ci, p, least, m, n, test.exact, target)}
 
 
 def _median_tta(logs: np.ndarray) -> float:
@@ -336,7 +336,7 @@ def _interval_words(ci: list[float] | None, slower: bool) -> str:
 
 
 def verdict(speedup: float, ci: list[float] | None, p: float, least: float, n_a: int, n_b: int,
-            exact: bool = True) -> str:
+            exact: bool = True, target: str = "the target") -> str:
     """One sentence: the estimate, the interval and the test, which agree by construction; the interval in the unit
     its headline uses (a slowdown's interval beside "× slower", the speedup's beside "× faster" or "speedup")."""
     runs = f"{n_a} vs {n_b} runs"
@@ -344,18 +344,19 @@ def verdict(speedup: float, ci: list[float] | None, p: float, least: float, n_a:
            f"p = {p:.2g} (at least 1 in {PERMUTATIONS + 1:,}: a permutation test over {PERMUTATIONS:,} arrangements "
            f"drawn at random), {runs}")
     if math.isnan(speedup):
-        return f"Neither configuration reached the target in most runs ({how})."
+        return f"Neither configuration reached {target} in most runs ({how})."
     few = (f" With {n_a} and {n_b} runs no result can reach p < {ALPHA}: the smallest p these runs allow is "
            f"{least:.3g}; {runs_for()} runs of each would allow less.") if least >= ALPHA else ""
     if p >= ALPHA:
         interval = (f"95 % CI {_ratio(ci[0])}–{_ratio(ci[1])}×, which includes 1" if ci else
                     "no interval (every pair involves a failure)")
-        return f"No significant difference: speedup of B over A {_ratio(speedup)}× ({interval}; {how}).{few}"
+        return (f"No significant difference in the time to {target}: speedup of B over A {_ratio(speedup)}× "
+                f"({interval}; {how}).{few}")
     slower = speedup < 1
     word = "slower" if slower else "faster"
     if speedup == 0 or math.isinf(speedup):
         who, other = ("B", "A") if slower else ("A", "B")
-        return (f"{who} did not reach the target in most of its runs and {other} did: B is {word} "
+        return (f"{who} did not reach {target} in most of its runs and {other} did: B is {word} "
                 f"({_interval_words(ci, slower)}; {how}).")
     factor = 1 / speedup if slower else speedup
-    return f"B is {factor:.2f}× {word} than A to the target ({_interval_words(ci, slower)}; {how})."
+    return f"B is {factor:.2f}× {word} than A to {target} ({_interval_words(ci, slower)}; {how})."

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,22 @@ class Group:
     def disturbed(self) -> str | None:
         """The clause the group's line carries when runs of it were flagged (counted, or left out)."""
         return disturbance(self.results, self.left_out, len(self.samples))
+
+    @property
+    def target(self) -> str:
+        """What its times are to, in words ("mnist ≥ 97 (quick)"); "" for MLPerf logs, which carry no record."""
+        return target_words(self.results)
+
+
+def apart_sentence(a: str, b: str) -> str:
+    """The caveat a comparison's verdict carries when its sides trained to different targets or data."""
+    return f"A ({a}) and B ({b}) trained to different targets or data: the speedup compares times to different things."
+
+
+def target_words(results: Sequence[RunResult]) -> str:
+    """The targets and data ``results`` trained to, in words: "mnist ≥ 99", "mnist ≥ 97 (quick)" ("" for none)."""
+    return ", ".join(f"{task} ≥ {x:g}" + (f" ({sub})" if sub else "")
+                     for task, x, sub in sorted({(r.task, r.threshold, r.subset or "") for r in results}))
 
 
 def _config_key(r: RunResult) -> tuple[Any, ...]:

@@ -196,6 +196,19 @@ class ProfiledRun(TypedDict):
     precision: NotRequired[Precision]                     # what the run trained in (a profile may take another)
 
 
+OthersShare = schema._number(0, bounds.MAX_OTHERS_SHARE, unit="a share of the CPUs")
+
+
+class Load(TypedDict):
+    """What others took of the CPUs while a command measured (profiling/load.py), as its summary stores it."""
+
+    seconds: schema.Seconds
+    others_cpu_s: schema.NonNegative
+    own_cpus: schema.PositiveCount
+    others_share: OthersShare                           # of the CPUs the command may use
+    interference: NotRequired[schema.Sentence]          # past the rule: the sentence every reader prints
+
+
 class ProfileSummary(TypedDict):
     """A profile's ``summary.json`` as ``dawnbench profile`` writes it (SPEC §14)."""
 
@@ -229,6 +242,7 @@ class ProfileSummary(TypedDict):
     memory_plan: NotRequired[dict[schema.Text, Any] | None]  # the batches planned before it (harness/memory.py)
     dispatch_s: NotRequired[dict[schema.Text, schema.Seconds] | None]  # the host's cost of issuing one op, per kind
     run: NotRequired[ProfiledRun | None]                # the run it was made from (dawnbench profile RUN_DIR)
+    load: NotRequired[Load]                             # others' share of the CPUs while it measured
     # what made it (environment.provenance): the command, dawnbench's commit and whether its tree had changes
     # (null: not a git checkout, or unchecked), the date, the machine and the software
     argv: NotRequired[list[schema.Text]]

@@ -86,7 +86,8 @@ def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _show_prices(cat: dict, out: Console) -> None:
-    table = Table(title=f"on-demand prices, read {pricing.dated()} (the 'as of' column)", caption=cat["note"])
+    table = Table(title=f"on-demand prices, read {pricing.dated(cat['instances'])} (the 'as of' column)",
+                  caption=cat["note"])
     for col in ("instance", "provider", "region", "accelerators", "$/h", "as of", "source"):
         table.add_column(col)
     for i in cat["instances"]:

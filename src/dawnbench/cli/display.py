@@ -255,7 +255,8 @@ def runs_table(results: Sequence[RunResult], summary: dict, flagged: str | None 
     # the title counts the rows shown; the caption's summary counts only the runs it keeps (a disturbed run is left out)
     reached = sum(r.succeeded for r in results)
     left_out = len(results) - summary["runs"]
-    table = Table(title=f"{len(results)} runs · {reached}/{len(results)} reached the target"
+    targets = ", ".join(sorted({f"{r.metric} ≥ {r.threshold:g}" for r in results})) or "the target"
+    table = Table(title=f"{len(results)} runs · {reached}/{len(results)} reached {targets}"
                         + (f" · {left_out} left out of the summary below" if left_out else ""))
     for col in ("seed", "status", "TTA", "epochs", "last metric", "wall", "samples/s", "GFLOP/s", "% peak"):
         table.add_column(col, justify="right" if col != "status" else "left")

@@ -89,7 +89,7 @@ def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.analysis import collect
+    from dawnbench.analysis import apart_sentence, collect, target_words
     from dawnbench.harness.selection import Selection, disturbance, flagged_counted
     from dawnbench.statistics import compare
 
@@ -108,7 +108,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
         flagged[side] = flagged_counted(chosen.counted)
         disturbed[side] = disturbance(chosen.counted, chosen.left_out, len(samples))
-        targets[side] = sorted({(r.task, r.threshold, r.subset or "") for g in groups for r in g.results})
+        targets[side] = target_words([r for g in groups for r in g.results])
         mine = sum(r.self_reported for g in groups for r in g.results)
         if any(r.imported for g in groups for r in g.results):
             notes.append(f"{side.upper()}: {path}: holds runs imported from MLPerf logs, timed by MLPerf's clock "
@@ -118,13 +118,13 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             notes.append(f"{side.upper()}: {path}: self-reported runs: {mine + logs} (the accuracy is the script's or "
                          "the MLPerf log's own, not dawnbench's scorer on the held split)")
         sides.append(samples)
-    if targets.get("a") and targets.get("b") and targets["a"] != targets["b"]:   # (MLPerf logs carry no record)
-        said = {s: ", ".join(f"{t} ≥ {x:g}" + (f" ({sub})" if sub else "") for t, x, sub in v) for s, v in targets.items()}
-        notes.append(f"A ({said['a']}) and B ({said['b']}) trained to different targets or data: the speedup "
-                     "compares times to different things")
-    doc = {"a": args.a, "b": args.b, **compare(*sides), "left_out": left_out, "flagged_counted": flagged,
+    apart = bool(targets["a"] and targets["b"] and targets["a"] != targets["b"])   # (MLPerf logs carry no record)
+    to = "each side's target" if apart else targets["a"] or targets["b"] or "the target"
+    doc = {"a": args.a, "b": args.b, **compare(*sides, target=to), "left_out": left_out, "flagged_counted": flagged,
            "notes": notes}
-    # the flagged runs behind the verdict, in the verdict: the sentence a reader copies says it
+    # what the verdict rests on, in the verdict: the sentence a reader copies says it
+    if apart:
+        doc["verdict"] += f" {apart_sentence(targets['a'], targets['b'])}"
     doc["verdict"] += "".join(f" {side.upper()}: {clause}." for side, clause in disturbed.items() if clause)
 
     def show() -> None:

@@ -70,7 +70,26 @@ def _numbers(doc: Any, where: str, low: float | None) -> None:
 
 def _measured(doc: dict[str, Any]) -> dict[str, Any]:
     _numbers(doc, "", 0.0)
+    _monitors(doc)
     return doc
+
+
+def _monitors(doc: dict[str, Any]) -> None:
+    """What a resource monitor writes and every command prints or judges by: its sentence printable, its shares of
+    the CPUs a run may use between 0 and 1 (others cannot take more than all of them; bounds.MAX_OTHERS_SHARE)."""
+    if "interference" in doc:
+        if not isinstance(doc["interference"], str) or not doc["interference"]:
+            raise ValueError(f".interference' is {doc['interference']!r}: the monitor's sentence, text")
+        try:
+            schema.printed_sentence(doc["interference"])
+        except ValueError as err:
+            raise ValueError(f".interference' {err}") from None
+    for key in ("others_share_timed", "others_share"):
+        value = doc.get(key)
+        if key in doc and value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                                   or not 0 <= value <= bounds.MAX_OTHERS_SHARE):
+            raise ValueError(f".{key}' is {value!r}: a share of the run's CPUs, between 0 and 1 (up to "
+                             f"{bounds.MAX_OTHERS_SHARE:g} for the OS's late accounting)")
 
 
 def _finite(doc: dict[str, Any]) -> dict[str, Any]:

@@ -9,8 +9,10 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
     disturbance(chosen.counted, chosen.left_out)   # the clause a figure's own line carries: flagged runs behind it
 
 * **Finished.** A run ``interrupted`` (Ctrl-C, SIGTERM, a cancelled job) stopped before its end and
-  measures nothing: left out. Every other run counts — ``success``, and as a failure (TTA ∞, as the
-  rules count failures) ``not_reached``, ``diverged``, ``aborted`` (the entry raised) and ``timeout``.
+  measures nothing: left out; so does a record still ``running`` (the run trains yet, or its process was
+  killed before it could write its end) — counting it as a failure would put a 0× in a comparison. Every
+  other run counts — ``success``, and as a failure (TTA ∞, as the rules count failures) ``not_reached``,
+  ``diverged``, ``aborted`` (the entry raised) and ``timeout``.
 * **Not flagged.** A run its own resource monitor flagged — other processes took more than 5 % of
   the machine while its clock was timing (``resources.interference``) — is left out, unless
   ``include_suspect`` (``--include-suspect`` on each of those commands).
@@ -37,6 +39,8 @@ from dawnbench.profiling.resources import past_the_rule
 from dawnbench.tasks import QUICK, TASKS
 
 INTERRUPTED = "interrupted before it finished: it measures nothing (run it again)"
+NOT_FINISHED = ("not finished: its record still says running (the run trains yet, or its process was killed before it "
+                "could write its end): it measures nothing (wait for it, or run it again)")
 COPY = "a second record of seed {seed} of this configuration ({first} is counted): a seed counts once"
 UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own threshold on its full data, and "
               "`dawnbench validate` rejects the rest — run without --target/--subset/--quick to submit (a tracked script: "
@@ -56,10 +60,13 @@ class Selection:
         kinds = Counter(_kind(why) for _, why in self.left_out)
         parts = []
         if kinds["flagged"]:
-            parts.append(f"{kinds['flagged']} flagged as disturbed: other processes took the CPU while their clocks "
+            flagged = [r for r, why in self.left_out if _kind(why) == "flagged"]
+            parts.append(f"{kinds['flagged']} flagged as disturbed: {_took(flagged)} while their clocks "
                          "ran (--include-suspect counts them)")
         if kinds["interrupted"]:
             parts.append(f"{kinds['interrupted']} interrupted before they finished")
+        if kinds["running"]:
+            parts.append(f"{kinds['running']} not finished (still running, or killed before writing their end)")
         if kinds["unofficial"]:
             parts.append(f"{kinds['unofficial']} unofficial (a lowered --target, a subset or a quick trial)")
         if kinds["copy"]:
@@ -69,7 +76,8 @@ class Selection:
 
 
 def _kind(why: str) -> str:
-    return ("interrupted" if why == INTERRUPTED else "unofficial" if why.startswith("unofficial") else
+    return ("interrupted" if why == INTERRUPTED else "running" if why == NOT_FINISHED else
+            "unofficial" if why.startswith("unofficial") else
             "copy" if why.startswith(COPY.split("{")[0]) else "flagged")
 
 
@@ -121,9 +129,7 @@ def disturbance(counted: Sequence[RunResult], left_out: Sequence[tuple[RunResult
     total = len(counted) if runs is None else runs
     parts = []
     if hit:
-        shares = sorted(round(100 * f["others_share_timed"]) for f in hit if f["others_share_timed"] is not None)
-        took = ("other processes took the CPU" if not shares else
-                f"other processes took {shares[0]}{'' if shares[0] == shares[-1] else f'–{shares[-1]}'} % of the CPUs")
+        took = _took([r for r in counted if disturbed(r)])
         clocks = "its clock" if len(hit) == 1 else "their clocks"
         parts.append(f"flagged as disturbed ({took} while its clock ran)" if total == 1 else
                      f"{len(hit)} of {total} runs counted {'was' if len(hit) == 1 else 'were'} flagged as disturbed "
@@ -132,6 +138,16 @@ def disturbance(counted: Sequence[RunResult], left_out: Sequence[tuple[RunResult
         parts.append(f"{dropped} flagged run{'s' if dropped > 1 else ''} left out (--include-suspect counts "
                      f"{'them' if dropped > 1 else 'it'})")
     return "; ".join(parts) or None
+
+
+def _took(runs: Sequence[RunResult]) -> str:
+    """How much of their CPUs others took from flagged ``runs``: "other processes took 61–66 % of the CPUs" (the
+    records' others_share_timed; without it, only that they took the CPU)."""
+    shares = sorted(round(100 * f["others_share_timed"]) for f in flagged_counted(runs)
+                    if f["others_share_timed"] is not None)
+    if not shares:
+        return "other processes took the CPU"
+    return f"other processes took {shares[0]}{'' if shares[0] == shares[-1] else f'–{shares[-1]}'} % of the CPUs"
 
 
 def unofficial_reason(result: RunResult) -> str:
@@ -162,6 +178,8 @@ def select(results: Sequence[RunResult], include_suspect: bool = False, official
             seen[key] = r
         if r.status == Status.INTERRUPTED:
             chosen.left_out.append((r, INTERRUPTED))
+        elif r.status == Status.RUNNING:
+            chosen.left_out.append((r, NOT_FINISHED))
         elif official and r.official is False:   # before the flag: no --include-suspect makes it submittable
             chosen.left_out.append((r, UNOFFICIAL.format(why=unofficial_reason(r))))
         elif not include_suspect and (why := disturbed(r)):

@@ -30,7 +30,7 @@ from dawnbench.kernels.published import DEVICES
 from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, datasheet
 from dawnbench.prediction.gpu_model import kernel_model, predict_ops
-from dawnbench.prediction.predict import _run_facts, epochs_to_target, samples_per_epoch
+from dawnbench.prediction.predict import _run_facts, at_least_a_step, epoch_samples, epochs_to_target
 from dawnbench.prediction.step import Step, profile_folder, read_step
 from dawnbench.profiling.census import Census
 from dawnbench.profiling.ops import PHASES, read_ops
@@ -116,7 +116,7 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
     if samples is not None:
         per_epoch, per_epoch_from = samples, "--samples-per-epoch"
     elif step is not None or census.get("kind") == "entry":
-        per_epoch, per_epoch_from = samples_per_epoch(summary["task"], run)
+        per_epoch, per_epoch_from = epoch_samples(summary["task"], run, step.run if step is not None else None)
     else:
         per_epoch, per_epoch_from = None, "unknown: a model's census has no task; give --samples-per-epoch"
     goal = epochs_to_target(summary.get("task"), (run, step.run if step is not None else None), epochs, target)
@@ -124,6 +124,7 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
     target_epochs = goal["epochs_to_target"]
     batch = census.get("batch") or summary.get("batch_size")
     steps_per_epoch = per_epoch / batch if per_epoch and batch else None
+    at_least_a_step(target_epochs, steps_per_epoch, goal["epochs_from"])
     need = (census.get("memory") or {}).get("total_bytes")
     progress("learning the kernel model from NeuSight's timings")
     model = kernel_model(tuple(leave_out))

@@ -103,6 +103,23 @@ def _run_facts(path: Path) -> dict[str, Any] | None:
     return None
 
 
+def epoch_samples(task_name: str, run: dict[str, Any] | None, profiled_run: dict[str, Any] | None
+                  ) -> tuple[int | None, str]:
+    """An epoch's samples and where the figure comes from: the run record beside the profile, else the run the
+    profile was made from (a quick trial's epoch is its subset's), else the task's training split."""
+    if run is None and (profiled_run or {}).get("samples_per_epoch"):
+        return profiled_run["samples_per_epoch"], f"the run the profile was made from ({profiled_run['dir']})"
+    return samples_per_epoch(task_name, run)
+
+
+def at_least_a_step(epochs: float | None, steps_per_epoch: float | None, said: str | None) -> None:
+    """Epochs to target of less than one step are refused: no run reaches a target before its first step."""
+    if epochs and steps_per_epoch and epochs * steps_per_epoch < 1:
+        raise DawnbenchError(f"{epochs:g} epochs to target ({said}) are {epochs * steps_per_epoch:.3g} of one step "
+                             f"({steps_per_epoch:.4g} steps an epoch): no run reaches its target before its first "
+                             "step. Give the epochs a run took (--epochs).")
+
+
 def samples_per_epoch(task_name: str, run: dict[str, Any] | None) -> tuple[int | None, str]:
     """The training split's samples of ``task_name`` (the run's own where a run record is given), and where the
     figure comes from."""
@@ -140,16 +157,21 @@ def epochs_to_target(task_name: str | None, runs: tuple[dict[str, Any] | None, .
         if run is None or not run.get("epochs_to_target"):
             continue
         reached = run.get("threshold")
-        if reached is not None and wanted is not None and abs(reached - wanted) > 1e-9 * max(1.0, abs(wanted)):
+        if reached is not None and task is not None and not task.metric.low <= reached <= task.metric.high:
+            raise DawnbenchError(f"{run['dir']}: its recorded target {reached:.10g} lies outside {task.name}'s "
+                                 f"{task.metric.name} ({task.metric.low:g} to {task.metric.high:g}): the record is "
+                                 "damaged. Profile the run again, or give --epochs.")
+        if reached is not None and wanted is not None and reached != wanted:
             raise DawnbenchError(
-                f"{run['dir']}: its {run['epochs_to_target']:g} epochs to target were reached at {reached:g}, and "
-                f"the time asked for is to {wanted:g} ({wanted_from}): one target's epochs are not another's. Give "
-                f"--epochs N, the epochs to {wanted:g} (from a run that reached it), or --target {reached:g} to "
+                f"{run['dir']}: its {run['epochs_to_target']:g} epochs to target were reached at {reached:.10g}, and "
+                f"the time asked for is to {wanted:.10g} ({wanted_from}): one target's epochs are not another's. Give "
+                f"--epochs N, the epochs to {wanted:.10g} (from a run that reached it), or --target {reached:.10g} to "
                 "predict the time to the run's own target.")
         at = f"{reached:g}" if reached is not None else "its target (the profile did not record which)"
         return {**goal, "epochs_to_target": run["epochs_to_target"], "source": run, "target": reached,
                 "target_from": f"the run's own ({run['dir']})" if reached is not None else None,
-                "epochs_from": f"the run's epochs to {at} ({run['dir']})"}
+                "epochs_from": f"the run's epochs to {at} ({run['dir']}), at its first evaluation at or past it: "
+                               "at most these — it may have got there between evaluations"}
     return goal
 
 
@@ -178,10 +200,7 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
         step, rebatched = rebatch(step, batch)
         notes += rebatched
     run = _run_facts(Path(path))
-    if run is None and (step.run or {}).get("samples_per_epoch"):
-        per_epoch, per_epoch_from = step.run["samples_per_epoch"], f"the run the profile was made from ({step.run['dir']})"
-    else:
-        per_epoch, per_epoch_from = samples_per_epoch(step.task, run)
+    per_epoch, per_epoch_from = epoch_samples(step.task, run, step.run)
     steps_per_epoch = per_epoch / step.batch_size if per_epoch and step.batch_size else None
     if steps_per_epoch is not None and steps_per_epoch < 1:
         notes.append(f"batch {step.batch_size:,} is larger than the {per_epoch:,} samples of an epoch: an epoch is "
@@ -194,6 +213,7 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
                      "target are taken as they are — the recipe in another precision may need others; give "
                      "--epochs where they are known")
     target_epochs = goal["epochs_to_target"]
+    at_least_a_step(target_epochs, steps_per_epoch, goal["epochs_from"])
     for source in (run, step.run):
         if source is not None and source.get("subset"):
             notes.append(f"the run ({source['dir']}) trained on a subset ({source['subset']}), unofficial: its epochs "

@@ -49,6 +49,7 @@ from dawnbench.analysis.kernel_classes import (
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import inside, read_json
 from dawnbench.kernels.problems import APPLICATIONS, Problem, flops
+from dawnbench.profiling.load import disturbance_of
 from dawnbench.profiling.ops import grouped_notes, read_ops
 
 GEMMS = {"mm", "addmm", "bmm", "baddbmm"}
@@ -231,7 +232,7 @@ def read_step(path: Path, notes: list[str] | None = None, details: list[str] | N
         notes.append(f"profiled in {summary.get('precision')} on a CPU that only emulates it ({summary['emulated']}): "
                      "the op census is the step's, the profile's own times are the emulation's (no check of a "
                      "prediction for a native device)")
-    interference = (summary.get("load") or {}).get("interference")
+    interference = disturbance_of(summary.get("load"))
     if notes is not None and interference:
         notes.append(f"the profile was taken on a busy machine ({interference}): the framework's time between ops, "
                      "which every prediction adds as the profile measured it, may be inflated; profile again on an "

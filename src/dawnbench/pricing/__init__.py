@@ -53,9 +53,10 @@ def catalog() -> dict[str, Any]:
     return dict(schema.load(Catalog, json.loads(file.read_text()), str(file)))
 
 
-def dated() -> str:
-    """The months the catalog's rows were read in, as a range: "2024-06 to 2026-08, each row its own"."""
-    months = sorted({i["as_of"] for i in catalog()["instances"]})
+def dated(rows: list[dict[str, Any]] | None = None) -> str:
+    """The months ``rows`` (the whole catalog's by default) were read in, as a range: "2024-06 to 2026-08, each row
+    its own"."""
+    months = sorted({i["as_of"] for i in (catalog()["instances"] if rows is None else rows)} or {"—"})
     return months[0] if len(months) == 1 else f"{months[0]} to {months[-1]}, each row its own"
 
 
@@ -68,12 +69,15 @@ def filtered(accelerator: str | None) -> list[dict[str, Any]]:
     rows = catalog()["instances"]
     if accelerator is None:
         return rows
+    if not accelerator.strip():
+        raise DawnbenchError("--accelerator is empty: name one (H100, A100-80GB, L4, cpu…), or leave the option out "
+                             "for every row.")
     if accelerator.lower() == "cpu":
         return [i for i in rows if not i["accelerator"]]
     chosen = [i for i in rows if accelerator.lower() in (i["accelerator"] or "").lower()]
     if not chosen:
         known = sorted({i["accelerator"] for i in rows if i["accelerator"]})
-        raise DawnbenchError(f"--accelerator {accelerator}: no instance in the price catalog (dated "
+        raise DawnbenchError(f"--accelerator {accelerator[:60]}: no instance in the price catalog (dated "
                              f"{dated()}) has it. Accelerators in it: {', '.join(known)}; or cpu.")
     return chosen
 
@@ -100,6 +104,13 @@ def resolve(instance: str | None, cost_per_hour: float | None) -> tuple[str | No
             "See `dawnbench prices`, or pass --cost-per-hour."
         )
     return instance, float(known[instance]["usd_per_hour"])
+
+
+def priced_as(instance: str | None, usd_per_hour: float | None) -> str | None:
+    """The catalog instance a price was read from: ``instance`` where ``usd_per_hour`` is its catalog price, else
+    None (a price given with --cost-per-hour is the user's own, whatever instance they named)."""
+    row = instances().get(instance or "")
+    return instance if row is not None and usd_per_hour == row["usd_per_hour"] else None
 
 
 def training_cost(tta_s: float | None, usd_per_hour: float | None) -> float | None:

@@ -83,12 +83,26 @@ def watched(what: str = "the measurement") -> Iterator[Load]:
         others = max(0.0, busy_seconds(psutil.cpu_times()) - busy0 - (_own_cpu_s(me) - own0))
         taken, share = taken_from_own(others, seconds, cores, own_cpus)
         load.summary = {"seconds": round(seconds, 3), "others_cpu_s": round(others, 2), "own_cpus": own_cpus,
-                        "others_share": round(share, 4)}
+                        "others_share": round(min(1.0, share), 4)}   # above 1: the OS accounting late
         if past_the_rule(taken, share):
             load.summary["interference"] = (
                 f"other processes took {taken:.1f} CPU-s ({100 * share:.0f} % of the {own_cpus} CPU(s) this "
                 f"process may use) during {what}: its figures are suspect; measure again on an otherwise idle machine")
             load.notes.append(load.summary["interference"])
+
+
+def disturbance_of(summary: dict[str, Any] | None) -> str | None:
+    """Why a measurement counts as disturbed: its sentence — or, where that is absent from a summary whose own
+    figures say others took more than the rule allows, those figures (a flag is never trusted only as written)."""
+    summary = summary or {}
+    if summary.get("interference"):
+        return summary["interference"]
+    share, seconds, own = (summary.get(k) for k in ("others_share", "seconds", "own_cpus"))
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (share, seconds, own)) and \
+            past_the_rule(share * seconds * own, share):
+        return (f"other processes took {100 * share:.0f} % of the {own} CPU(s) this process may use while it measured "
+                "(the summary's own figures, others_share; its interference sentence is missing)")
+    return None
 
 
 class Last(TypedDict):

@@ -338,7 +338,9 @@ class ResourceMonitor:
         # Other processes may use the CPUs the run may not (another job's, another pinned run's) freely;
         # what they took beyond those came out of the run's own.
         taken, share = taken_from_own(others, timed, self._cores, self._own)
-        out.update(timed_s_sampled=timed, others_cpu_s_timed=others, own_cpus=self._own, others_share_timed=share)
+        # others cannot take more than all of the run's CPUs: above 1 is the OS accounting late, not a measurement
+        out.update(timed_s_sampled=timed, others_cpu_s_timed=others, own_cpus=self._own,
+                   others_share_timed=min(1.0, share))
         if past_the_rule(taken, share):
             where = (f"this machine's {self._cores} cores" if self._own == self._cores else
                      f"the {self._own} of this machine's {self._cores} cores the run may use")

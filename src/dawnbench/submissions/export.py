@@ -28,7 +28,7 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.harness.record import RunResult, Status, read_result
 from dawnbench.harness.selection import disturbed, select
 from dawnbench.io import atomic_write_bytes, atomic_write_text, dumps, output_dir, read_foreign, refuse_to_replace
-from dawnbench.pricing import resolve
+from dawnbench.pricing import priced_as, resolve
 from dawnbench.statistics import summarize
 from dawnbench.submissions.validate import BOARD_TASKS, ERROR, read_submission
 from dawnbench.tasks import get_task
@@ -159,7 +159,8 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         "self_reported": any(r.get("self_reported") for r in results),
         "precision": chosen.get("precision", "fp32"), "compile": chosen.get("compile"),
         "hparams": chosen.get("hparams"), "priced_at_export": price is not None,
-        "priced_as": chosen.get("instance"),   # the catalog instance costPerHour is read from: not the hardware
+        # the catalog instance costPerHour is read from, where it is (not the hardware; a price of one's own: null)
+        "priced_as": priced_as(chosen.get("instance"), doc.get("costPerHour")),
         # --include-suspect: the runs whose clocks other processes disturbed travel with the submission, named
         "flagged": [{"seed": r.seed, "interference": why} for r in map(RunResult.from_dict, results)
                     for why in [disturbed(r)] if why]}}
@@ -223,7 +224,7 @@ def export_inference(run_dir: str | Path, out_dir: str | Path, author: str | Non
     measured = inference.get("measured_at")
     doc["timestamp"] = (measured if isinstance(measured, str) else "")[:10] or _file_date(run_dir / "result.json")
     doc["misc"] = {"dawnbench": __version__, "task": task.name, "subset": result.get("subset"), "seed": result.get("seed"),
-                   "priced_as": instance,
+                   "priced_as": priced_as(instance, inference.get("cost_per_hour")),
                    **{k: inference.get(k) for k in ("latency_p50_ms", "latency_p90_ms", "latency_p99_ms",
                                                     "items", "warmup_items", "threads", "precision",
                                                     "overrides",

@@ -48,6 +48,7 @@ from dawnbench.io import (
     strict_loads,
     walk_foreign,
 )
+from dawnbench.pricing import instances, priced_as
 from dawnbench.tasks import FLOORS_S
 
 ERROR, WARNING = "error", "warning"
@@ -247,7 +248,7 @@ class DawnbenchMisc(TypedDict):
     subset: NotRequired[schema.Text | None]             # null: the full data; "quick", or an imported subset's name
     flagged: NotRequired[list[Flagged]]                 # runs other processes disturbed (--include-suspect)
     self_reported: NotRequired[schema.Flag]             # the accuracy is the runs' own, not the harness's scorer's
-    priced_as: NotRequired[schema.Text | None]          # the catalog instance costPerHour is read from (--instance)
+    priced_as: NotRequired[schema.Name | None]          # the catalog instance costPerHour is read from (--instance)
 
 
 def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
@@ -261,6 +262,15 @@ def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
     why = schema.why_not(DawnbenchMisc, misc, "misc.dawnbench")
     if why:
         problems.append(Problem(sub.file, where, ERROR, why))
+        return
+    named = misc.get("priced_as")
+    if named is not None and named != priced_as(named, sub.fields.get("costPerHour")):
+        row = instances().get(named)
+        problems.append(Problem(sub.file, where, ERROR, f"misc.dawnbench.priced_as names {named[:60]!r}, " + (
+            "which is not in the price catalog" if row is None else
+            f"whose catalog price is {row['usd_per_hour']:g} $/h, not costPerHour {sub.fields.get('costPerHour')!r}")
+            + ": it names the instance costPerHour was read from. Export again (--instance NAME prices from the "
+              "catalog; a price of your own is --cost-per-hour, with no instance named)."))
         return
     if misc.get("subset") is not None or not misc["official"]:
         problems.append(Problem(sub.file, where, ERROR, "misc.dawnbench says its runs were unofficial (subset "

@@ -159,7 +159,10 @@ class _Observer(RunObserver):
               f"{last.timed_s:.1f} s timed{rate}", file=sys.stderr)
 
     def run_finished(self, result: RunResult) -> None:
-        tta = f", time to accuracy {result.time_to_accuracy_s:.1f} s" if result.time_to_accuracy_s else ""
+        # which target the time is to, on the line: a tracked script's target= may not be the task's
+        official = "" if result.official else ", unofficial"
+        tta = (f", time to accuracy {result.time_to_accuracy_s:.1f} s to {result.metric} ≥ {result.threshold:g}"
+               f"{official}" if result.time_to_accuracy_s else "")
         # the last line is the one a user reads and copies: a flagged run says so on it, not only in its record
         said = disturbance([result])
         flagged = f", {said}: its time is suspect (analyze, compare, report and export leave it out unless " \
