@@ -1,6 +1,7 @@
 """What every benchmark script shares: its flags, running ``dawnbench`` as a user does, timing a loop,
-and storing its figures as evidence (SPEC §18) — the command line, git commit (and whether the tree was
-dirty), date, hardware and software beside them.
+and storing its figures as evidence (SPEC §18) — the command line, git commit (and whether the code was
+dirty: tracked files changed outside docs/, where benchmarks write their own figures), date, hardware and
+software beside them. A page cites only evidence of a clean commit (tests/test_project.py).
 
     args = bench.parser(__doc__, replot=True).parse_args()          # --no-evidence, --replot EVIDENCE
     out = bench.dawnbench("kernels", "--quick", "--json").stdout      # a fresh process; a failure ends the script
@@ -85,6 +86,17 @@ def rate(fn: Callable[[], Any], items: int, device: torch.device, min_run_time: 
             "blocks": len(measured.times), "device": str(device)}
 
 
+def code_changed(tree_dirty: bool | None) -> bool | None:
+    """Whether the code that measured had changes: tracked files outside docs/ — where benchmarks write their own
+    figures (docs/img/…) before their evidence, which must not make a clean commit's measurement look dirty.
+    None where git could not tell (``tree_dirty`` None: no checkout)."""
+    if tree_dirty is None:
+        return None
+    proc = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".",
+                           ":(exclude)docs"], capture_output=True, text=True, timeout=10)
+    return bool(proc.stdout.strip()) if proc.returncode == 0 else None
+
+
 def write(benchmark: str, figures: dict[str, Any], out: Path | None = None, device: torch.device | None = None,
           measured: dict[str, Any] | None = None) -> Path:
     """Store ``figures`` with their provenance; returns the file written (and prints its name).
@@ -93,6 +105,7 @@ def write(benchmark: str, figures: dict[str, Any], out: Path | None = None, devi
     with corrected code, say) keep that file's ``hardware`` and ``software`` — where they were measured —
     and name it in ``derived_from``; this machine is ``derived_on``."""
     doc = {"benchmark": benchmark, **provenance(device or torch.device("cpu"), Path(__file__)), "figures": figures}
+    doc["dirty"] = code_changed(doc["dirty"])
     if measured is not None:
         doc.update(derived_from=measured["file"], derived_on=doc["hardware"], hardware=measured["hardware"],
                    software=measured["software"])
