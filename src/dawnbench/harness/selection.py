@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dawnbench.harness.record import RunResult, Status
-from dawnbench.profiling.resources import past_the_rule
+from dawnbench.profiling.resources import flagged
 from dawnbench.tasks import QUICK, TASKS
 
 INTERRUPTED = "interrupted before it finished: it measures nothing (run it again)"
@@ -90,18 +90,9 @@ def _seed_key(r: RunResult) -> tuple | None:
 
 
 def disturbed(r: RunResult) -> str | None:
-    """Why a run counts as disturbed: its monitor's sentence — or, where that is absent from a record whose own
-    figures say others took more than the rule allows while its clock ran, those figures (a flag is never trusted
-    only as written: the measurement it came from decides)."""
-    res = r.resources or {}
-    if res.get("interference"):
-        return res["interference"]
-    share, timed, own = (res.get(k) for k in ("others_share_timed", "timed_s_sampled", "own_cpus"))
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (share, timed, own)) and \
-            past_the_rule(share * timed * own, share):
-        return (f"other processes took {100 * share:.0f} % of the run's CPUs while its clock was timing (the record's "
-                "own figures, others_share_timed; its interference sentence is missing)")
-    return None
+    """Why a run counts as disturbed (``resources.flagged``: its monitor's sentence, else the record's own figures
+    of what others took while its clock ran)."""
+    return flagged(r.resources, "others_share_timed", "timed_s_sampled", "the run's CPUs while its clock was timing")
 
 
 def flagged_counted(counted: Sequence[RunResult]) -> list[dict[str, Any]]:

@@ -38,7 +38,7 @@ from dawnbench import schema
 from dawnbench.data.cache import data_root
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import atomic_write_json, read_json
-from dawnbench.profiling.resources import busy_seconds, past_the_rule, taken_from_own
+from dawnbench.profiling.resources import busy_seconds, flagged, past_the_rule, taken_from_own
 
 ROOF_CHANGE = 0.30   # a roof this far from the machine's last undisturbed one is said
 
@@ -92,17 +92,8 @@ def watched(what: str = "the measurement") -> Iterator[Load]:
 
 
 def disturbance_of(summary: dict[str, Any] | None) -> str | None:
-    """Why a measurement counts as disturbed: its sentence — or, where that is absent from a summary whose own
-    figures say others took more than the rule allows, those figures (a flag is never trusted only as written)."""
-    summary = summary or {}
-    if summary.get("interference"):
-        return summary["interference"]
-    share, seconds, own = (summary.get(k) for k in ("others_share", "seconds", "own_cpus"))
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (share, seconds, own)) and \
-            past_the_rule(share * seconds * own, share):
-        return (f"other processes took {100 * share:.0f} % of the {own} CPU(s) this process may use while it measured "
-                "(the summary's own figures, others_share; its interference sentence is missing)")
-    return None
+    """Why a measurement counts as disturbed (``resources.flagged``: its sentence, else its own figures)."""
+    return flagged(summary, "others_share", "seconds", "the CPUs this process may use while it measured")
 
 
 class Last(TypedDict):

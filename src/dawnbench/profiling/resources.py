@@ -76,6 +76,22 @@ def past_the_rule(taken_s: float, share: float) -> bool:
     return share > INTERFERENCE_SHARE and taken_s >= INTERFERENCE_MIN_S
 
 
+def flagged(summary: dict[str, Any] | None, share_key: str, seconds_key: str, what: str) -> str | None:
+    """Why a measurement counts as disturbed: its ``interference`` sentence — or, where that is absent from a
+    summary whose own figures (others' share of its CPUs, its seconds, its CPUs) say others took more than the rule
+    allows, those figures: a flag is never trusted only as written, the measurement it came from decides.
+    ``what``: the measurement, in the sentence ("the run's CPUs while its clock was timing")."""
+    summary = summary or {}
+    if summary.get("interference"):
+        return summary["interference"]
+    share, seconds, own = (summary.get(k) for k in (share_key, seconds_key, "own_cpus"))
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (share, seconds, own)) and \
+            past_the_rule(share * seconds * own, share):
+        return (f"other processes took {100 * share:.0f} % of {what} (its own figures, {share_key}; its interference "
+                "sentence is missing)")
+    return None
+
+
 def busy_seconds(times: Any) -> float:
     """CPU seconds the machine spent busy (Linux counts guest time inside user)."""
     idle = times.idle + getattr(times, "iowait", 0.0)
