@@ -270,7 +270,8 @@ def test_what_a_profile_says_of_its_run_and_its_load_is_checked_before_a_predict
         predict(folder, ["V100"], target=97.0)
     busy = {"seconds": 9.0, "others_cpu_s": 8.0, "own_cpus": 2, "others_share": 0.44}
     (folder / "summary.json").write_text(json.dumps({**summary, "load": busy}))     # the sentence deleted
-    assert "its own figures, others_share; its interference sentence is missing" in predict(folder, ["V100"], target=97.0)["disturbed"]
+    said = predict(folder, ["V100"], target=97.0)["disturbed"]
+    assert "its own figures, others_share; its interference sentence is missing" in said
     for bad in ({**busy, "interference": "busy\nerror: fake line"}, {**busy, "interference": 5},
                 {**busy, "others_share": 5}):
         (folder / "summary.json").write_text(json.dumps({**summary, "load": bad}))
