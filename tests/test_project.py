@@ -82,9 +82,6 @@ NOT_YET_MEASURED_CLEAN = {
     "mnist_scaling-20261123-2122-amd-epyc.json",
     "prediction-20261126-0638-amd-epyc.json",
     "slurm_faults-20261126-0515-amd-epyc.json",
-    "slurm_overhead-20261125-1843-amd-epyc.json",
-    "system_targets-20261125-0549-intel-r-xeon-r-processor.json",
-    "system_targets-20261126-0247-amd-epyc.json",
 }
 # Profiles and kernels files kept as evidence (docs/results/data/machines/) written before `profile` recorded what
 # made it, or from a tree with changes: the same rule, the same debt.
