@@ -81,7 +81,6 @@ NOT_YET_MEASURED_CLEAN = {
     "kernels_training-20261126-0248-intel-r-xeon-r-processor.json",
     "mnist_scaling-20261123-2122-amd-epyc.json",
     "prediction-20261126-0638-amd-epyc.json",
-    "slurm_faults-20261126-0515-amd-epyc.json",
 }
 # Profiles and kernels files kept as evidence (docs/results/data/machines/) written before `profile` recorded what
 # made it, or from a tree with changes: the same rule, the same debt.
