@@ -79,7 +79,6 @@ NOT_YET_MEASURED_CLEAN = {
     "kernels_targets-20261125-0349-intel-r-xeon-r-processor.json",
     "kernels_training-20261125-0438-intel-r-xeon-r-processor.json",
     "kernels_training-20261126-0248-intel-r-xeon-r-processor.json",
-    "mnist_scaling-20261123-2122-amd-epyc.json",
     "prediction-20261126-0638-amd-epyc.json",
 }
 # Profiles and kernels files kept as evidence (docs/results/data/machines/) written before `profile` recorded what
