@@ -74,7 +74,6 @@ NOT_YET_MEASURED_CLEAN = {
     "characterisation-20261126-0303-amd-epyc.json",
     "first_hour-20261127-0031-amd-epyc.json",
     "generalization_tables-20261124-0719-intel-r-xeon-r-processor-2-80ghz.json",
-    "harness_overhead-20261126-0530-amd-epyc.json",
     "kernels_beside_applications-20261125-0534-intel-r-xeon-r-processor.json",
     "kernels_targets-20261125-0349-intel-r-xeon-r-processor.json",
     "kernels_training-20261125-0438-intel-r-xeon-r-processor.json",
