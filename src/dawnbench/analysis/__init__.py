@@ -42,7 +42,7 @@ from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.record import RunResult, read_result
 from dawnbench.harness.selection import disturbance, flagged_counted, select
-from dawnbench.statistics import RunSample, summarize
+from dawnbench.statistics import RunSample, compare, summarize
 
 
 @dataclass
@@ -73,9 +73,19 @@ class Group:
         return target_words(self.results)
 
 
-def apart_sentence(a: str, b: str) -> str:
-    """The caveat a comparison's verdict carries when its sides trained to different targets or data."""
-    return f"A ({a}) and B ({b}) trained to different targets or data: the speedup compares times to different things."
+def compared(a: Sequence[RunSample], b: Sequence[RunSample], targets: tuple[str, str],
+             flagged: tuple[str | None, str | None]) -> dict[str, Any]:
+    """B against A (``statistics.compare``), with what the verdict rests on said on its own line — the sentence a
+    reader copies: the target the times are to (or that the sides trained to different ones: ``targets``, as
+    :func:`target_words` says them) and each side's flagged runs (``flagged``: :attr:`Group.disturbed`'s clause).
+    ``compare`` and ``report`` both give their verdicts so."""
+    apart = bool(targets[0] and targets[1] and targets[0] != targets[1])    # (MLPerf logs carry no record)
+    doc = compare(a, b, target="each side's target" if apart else targets[0] or targets[1] or "the target")
+    if apart:
+        doc["verdict"] += (f" A ({targets[0]}) and B ({targets[1]}) trained to different targets or data: the speedup "
+                           "compares times to different things.")
+    doc["verdict"] += "".join(f" {side}: {clause}." for side, clause in zip("AB", flagged) if clause)
+    return doc
 
 
 def target_words(results: Sequence[RunResult]) -> str:

@@ -89,9 +89,8 @@ def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.analysis import apart_sentence, collect, target_words
+    from dawnbench.analysis import collect, compared, target_words
     from dawnbench.harness.selection import Selection, disturbance, flagged_counted
-    from dawnbench.statistics import compare
 
     sides, left_out, notes, targets, flagged, disturbed = [], {}, [], {}, {}, {}
     for side, path in (("a", args.a), ("b", args.b)):
@@ -118,14 +117,8 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             notes.append(f"{side.upper()}: {path}: self-reported runs: {mine + logs} (the accuracy is the script's or "
                          "the MLPerf log's own, not dawnbench's scorer on the held split)")
         sides.append(samples)
-    apart = bool(targets["a"] and targets["b"] and targets["a"] != targets["b"])   # (MLPerf logs carry no record)
-    to = "each side's target" if apart else targets["a"] or targets["b"] or "the target"
-    doc = {"a": args.a, "b": args.b, **compare(*sides, target=to), "left_out": left_out, "flagged_counted": flagged,
-           "notes": notes}
-    # what the verdict rests on, in the verdict: the sentence a reader copies says it
-    if apart:
-        doc["verdict"] += f" {apart_sentence(targets['a'], targets['b'])}"
-    doc["verdict"] += "".join(f" {side.upper()}: {clause}." for side, clause in disturbed.items() if clause)
+    doc = {"a": args.a, "b": args.b, **compared(*sides, (targets["a"], targets["b"]), (disturbed["a"], disturbed["b"])),
+           "left_out": left_out, "flagged_counted": flagged, "notes": notes}
 
     def show() -> None:
         print_notes(notes, err)

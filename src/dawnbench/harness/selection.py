@@ -60,7 +60,7 @@ class Selection:
         kinds = Counter(_kind(why) for _, why in self.left_out)
         parts = []
         if kinds["flagged"]:
-            flagged = [r for r, why in self.left_out if _kind(why) == "flagged"]
+            flagged = flagged_counted([r for r, why in self.left_out if _kind(why) == "flagged"])
             parts.append(f"{kinds['flagged']} flagged as disturbed: {_took(flagged)} while their clocks "
                          "ran (--include-suspect counts them)")
         if kinds["interrupted"]:
@@ -120,7 +120,7 @@ def disturbance(counted: Sequence[RunResult], left_out: Sequence[tuple[RunResult
     total = len(counted) if runs is None else runs
     parts = []
     if hit:
-        took = _took([r for r in counted if disturbed(r)])
+        took = _took(hit)
         clocks = "its clock" if len(hit) == 1 else "their clocks"
         parts.append(f"flagged as disturbed ({took} while its clock ran)" if total == 1 else
                      f"{len(hit)} of {total} runs counted {'was' if len(hit) == 1 else 'were'} flagged as disturbed "
@@ -131,11 +131,10 @@ def disturbance(counted: Sequence[RunResult], left_out: Sequence[tuple[RunResult
     return "; ".join(parts) or None
 
 
-def _took(runs: Sequence[RunResult]) -> str:
-    """How much of their CPUs others took from flagged ``runs``: "other processes took 61–66 % of the CPUs" (the
-    records' others_share_timed; without it, only that they took the CPU)."""
-    shares = sorted(round(100 * f["others_share_timed"]) for f in flagged_counted(runs)
-                    if f["others_share_timed"] is not None)
+def _took(flagged: Sequence[dict[str, Any]]) -> str:
+    """How much of their CPUs others took from the ``flagged`` runs (as :func:`flagged_counted` lists them): "other
+    processes took 61–66 % of the CPUs" (the records' others_share_timed; without it, only that they took the CPU)."""
+    shares = sorted(round(100 * f["others_share_timed"]) for f in flagged if f["others_share_timed"] is not None)
     if not shares:
         return "other processes took the CPU"
     return f"other processes took {shares[0]}{'' if shares[0] == shares[-1] else f'–{shares[-1]}'} % of the CPUs"

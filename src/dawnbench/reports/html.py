@@ -25,7 +25,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from dawnbench import __version__
-from dawnbench.analysis import apart_sentence, collect, documents
+from dawnbench.analysis import collect, compared, documents
 from dawnbench.analysis.mlperf import LogProblem
 from dawnbench.analysis.sweep import sweep_rows
 from dawnbench.errors import DawnbenchError, FileError
@@ -38,7 +38,7 @@ from dawnbench.io import (
     walk_foreign,
 )
 from dawnbench.reports import plots
-from dawnbench.statistics import compare, summarize
+from dawnbench.statistics import summarize
 from dawnbench.tasks import TASKS
 
 _CONFIG = re.compile(r"^[\w.]+=[^,]+(,[\w.]+=[^,]+)*$")
@@ -155,15 +155,9 @@ def _comparison(groups: list) -> dict[str, Any] | None:
     base = counted[0]
     rows = []
     for g in counted[1:]:
-        apart = bool(base.target and g.target and base.target != g.target)
-        row = {"name": g.name, **compare(base.samples, g.samples, target="each side's target" if apart else
-                                         base.target or g.target or "the target")}
-        if apart:     # on the verdict's own line, as `compare` says it
-            row["verdict"] += f" {apart_sentence(base.target, g.target)}"
-        # the flagged runs behind the verdict, in it (A: the first configuration, B: this one), as `compare` says them
-        row["verdict"] += "".join(f" {side}: {clause}." for side, clause in (("A", base.disturbed), ("B", g.disturbed))
-                                  if clause)
-        rows.append(row)
+        # A: the first configuration, B: this one; the verdict's caveats on its line, as `compare` says them
+        rows.append({"name": g.name, **compared(base.samples, g.samples, (base.target, g.target),
+                                                (base.disturbed, g.disturbed))})
     curves = [g for g in counted if g.results]
     return {"base": base.name, "rows": rows,
             "figure": _png(plots.epoch_curves, curves) if len(curves) > 1 else None}
