@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -147,3 +148,31 @@ def test_parse_grid():
         parse_grid(["batch_size"])
     with pytest.raises(DawnbenchError, match="given twice"):
         parse_grid(["a=1", "a=2"])
+
+
+def test_a_link_is_not_followed_and_is_said(tmp_path):
+    write_run(tmp_path / "mine" / "run0", 0, 10.0, 1.0)
+    write_run(tmp_path / "elsewhere" / "run1", 1, 12.0, 1.0)
+    (tmp_path / "mine" / "run1").symlink_to(tmp_path / "elsewhere" / "run1")
+    groups, problems = collect(tmp_path / "mine")
+    assert [len(g.samples) for g in groups] == [1]
+    assert [(p.file, "symbolic link, not followed" in p.message) for p in problems] == \
+        [(str(tmp_path / "mine" / "run1"), True)]
+    code, _, err = run_cli(["analyze", str(tmp_path / "mine")])
+    assert code == 0 and "run1: a symbolic link, not followed" in err
+
+
+def test_a_copied_run_counts_once_and_never_on_both_sides(tmp_path):
+    for i, tta in enumerate([10.0, 11.0, 12.0]):
+        write_run(tmp_path / "A" / f"run{i}", i, tta, 1.0)
+    shutil.copytree(tmp_path / "A" / "run0", tmp_path / "A" / "again")
+    [group] = analyze(tmp_path / "A")["groups"]
+    [copy] = group["excluded"]         # "again" is read first (folders in order), so run0 is the second record
+    assert group["runs"] == 3 and copy["run"] == str(tmp_path / "A" / "run0") and "a seed counts once" in copy["reason"]
+    for i, tta in enumerate([5.0, 6.0]):
+        write_run(tmp_path / "B" / f"run{i}", i + 10, tta, 0.5)
+    shutil.copytree(tmp_path / "A" / "run1", tmp_path / "B" / "borrowed")
+    code, _, err = run_cli(["compare", str(tmp_path / "A"), str(tmp_path / "B")])
+    assert code == 2 and "the same run is on both sides" in err and "borrowed is a copy of" in err
+    code, _, err = run_cli(["compare", str(tmp_path / "A"), str(tmp_path / "A" / "run2")])
+    assert code == 2 and "the same run is on both sides" in err

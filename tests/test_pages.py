@@ -4,6 +4,7 @@ figure into its text."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -97,3 +98,27 @@ def test_where_the_rule_and_a_stored_met_disagree_the_page_says_so_and_nowhere_e
     assert {page for page, _ in said} <= {"README.md", "overheads.md", "system.md", "scaling.md"}, said
     notes = [line for text in rendered.values() for line in text.splitlines() if "its evidence stored `met:" in line]
     assert all("judged without the spread" in line or "but not the figures it judged" in line for line in notes), notes
+
+
+def _loaded(template: Path) -> dict[str, str]:
+    """A template's evidence documents: the name it binds each to, and the file."""
+    return dict(re.findall(r'set (\w+) = evidence\("([^"]+)"\)', template.read_text()))
+
+
+# The README's headline table and its card excerpt point to a results page; the page names the file and its commit.
+POINTERS = ("headline.md.j2", "card.md.j2")
+
+
+@pytest.mark.parametrize("template", [t for t in sorted(pages.TEMPLATES.glob("*.j2")) if t.name not in POINTERS],
+                         ids=lambda p: p.name)
+def test_every_section_names_its_evidence_file_and_commit(template):
+    text = template.read_text()
+    unnamed = [f"{name} ({file})" for name, file in _loaded(template).items()
+               if not (re.search(rf"\b{name}\|link\b", text) and re.search(rf"\b{name}\|commit\b", text))]
+    assert not unnamed, f"{template.name} uses evidence without linking it and naming its commit: {unnamed}"
+
+
+def test_the_headline_table_cites_only_evidence_a_page_names():
+    named = {file for t in pages.TEMPLATES.glob("*.j2") if t.name not in POINTERS for file in _loaded(t).values()}
+    cited = {file for name in POINTERS for file in _loaded(pages.TEMPLATES / name).values()}
+    assert not cited - named, f"headline figures whose evidence no results page links: {sorted(cited - named)}"

@@ -47,6 +47,7 @@ def test_good_entry_has_no_problems_and_its_time(tmp_path):
 @pytest.mark.parametrize("fields, tsv, line, severity, text", [
     ('{\n  "version": "v1.0",\n  "author": \n}', GOOD_TSV, 4, "error", "not valid JSON"),
     ({k: v for k, v in GOOD.items() if k != "author"}, GOOD_TSV, None, "error", "required field 'author' is missing"),
+    ({**GOOD, "hardware": " "}, GOOD_TSV, 7, "error", "'hardware' is empty"),
     ({**GOOD, "costPerHour": "3.06"}, GOOD_TSV, 8, "error", "'costPerHour' must be a number of USD an hour"),
     ({**GOOD, "timestamp": "2019-13-45"}, GOOD_TSV, 9, "error", "is not a date"),
     ({**GOOD, "timestamp": "2019-1-2"}, GOOD_TSV, 9, "warning", "should be written 2019-01-02"),

@@ -132,6 +132,15 @@ def _read_run_dir(run_dir: Path) -> RunResult:
     return result
 
 
+def same_runs(a: Sequence[RunResult], b: Sequence[RunResult]) -> list[tuple[RunResult, RunResult]]:
+    """The runs on both sides: records identical but for their folder (a copy, or one folder inside the other),
+    which a comparison would count as evidence for both."""
+    def record(r: RunResult) -> str:
+        return json.dumps({k: v for k, v in r.to_dict().items() if k != "run_dir"}, sort_keys=True, default=str)
+    first = {record(r): r for r in a}
+    return [(first[record(r)], r) for r in b if record(r) in first]
+
+
 def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group], list[LogProblem]]:
     root = Path(path)
     if not root.exists():
@@ -140,6 +149,7 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         root = root.parent
     groups: dict[Any, Group] = {}
     official: dict[Any, bool] = {}
+    read_runs: dict[Any, list[RunResult]] = {}
     problems: list[LogProblem] = []
 
     def add(where: Path, read) -> None:
@@ -157,17 +167,19 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
             return
         key = _config_key(item)
         official[key] = official.get(key, True) and bool(item.official)
-        group = groups.setdefault(key, Group("", folder))
-        chosen = select([item], include_suspect)
-        group.left_out += chosen.left_out
-        for counted in chosen.counted:
-            group.results.append(counted)
-            group.samples.append(RunSample.from_result(counted))
+        groups.setdefault(key, Group("", folder))
+        read_runs.setdefault(key, []).append(item)   # selected once all are read
 
     if root.is_file():
         add(root, read_log)
     for dirpath, dirnames, filenames in os.walk(root):  # links to folders are not followed
         here = Path(dirpath)
+        # a link is not followed (a folder handed over is data), and said, so that no run goes missing unnoticed
+        for name in sorted({*dirnames, *filenames}):
+            if (here / name).is_symlink():
+                problems.append(LogProblem(str(here / name), None, "a symbolic link, not followed (dawnbench reads "
+                                           "only what lies in the folder it is given): copy the run here instead"))
+        dirnames[:] = [d for d in dirnames if not (here / d).is_symlink()]
         if "result.json" in filenames:
             add(here, _read_run_dir)
             dirnames.clear()  # a run directory's own files are not runs
@@ -178,7 +190,12 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
             if file.suffix in (".txt", ".log") and is_mlperf_log(file):  # regular files only
                 add(file, read_log)
     for key, name in _config_names([k for k in groups if isinstance(k, tuple)], official).items():
-        groups[key].name = name
+        group = groups[key]
+        group.name = name
+        # chosen among the group's runs together: a second record of one seed (a copied folder) counts once
+        chosen = select(read_runs[key], include_suspect)
+        group.results, group.left_out = chosen.counted, chosen.left_out
+        group.samples = [RunSample.from_result(r) for r in chosen.counted]
     if not groups and not problems:
         raise DawnbenchError(f"{root}: no runs found (no result.json, no MLPerf log). Pass a folder "
                              "made by `dawnbench run`, or MLPerf training logs.")

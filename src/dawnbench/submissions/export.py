@@ -44,7 +44,7 @@ def _git_config(key: str) -> str | None:
 
 def _author(author: str | None, email: str | None) -> tuple[str, str]:
     author, email = author or _git_config("user.name"), email or _git_config("user.email")
-    if not author or not email:
+    if not (author or "").strip() or not (email or "").strip():
         raise DawnbenchError("a submission names its author: pass --author NAME and --email ADDRESS "
                              "(or set git's user.name and user.email).")
     return author, email

@@ -206,6 +206,10 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         elif not isinstance(fields[key], kind_):
             problems.append(Problem(name, line(key), ERROR, f"'{key}' must be a string, "
                                     f"not {type(fields[key]).__name__}"))
+        elif not fields[key].strip():
+            # a blank hardware or author ranks beside real entries as if it said something
+            problems.append(Problem(name, line(key), ERROR, f"'{key}' is empty; write what it is "
+                                    f"(e.g. hardware: the machine the runs were measured on)"))
     if isinstance(fields.get("version"), str) and fields["version"] != "v1.0":
         problems.append(Problem(name, line("version"), WARNING, f"version {fields['version']!r}; "
                                 "this validator knows v1.0"))
