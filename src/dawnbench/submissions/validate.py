@@ -208,8 +208,8 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
                                     f"not {type(fields[key]).__name__}"))
         elif not fields[key].strip():
             # a blank hardware or author ranks beside real entries as if it said something
-            problems.append(Problem(name, line(key), ERROR, f"'{key}' is empty; write what it is "
-                                    f"(e.g. hardware: the machine the runs were measured on)"))
+            problems.append(Problem(name, line(key), ERROR, f"'{key}' is empty; a submission says who made it, "
+                                    f"with what and on which machine: fill it in"))
     if isinstance(fields.get("version"), str) and fields["version"] != "v1.0":
         problems.append(Problem(name, line("version"), WARNING, f"version {fields['version']!r}; "
                                 "this validator knows v1.0"))
