@@ -14,7 +14,9 @@ from pathlib import Path
 
 import psutil
 import pytest
+import torch
 
+from dawnbench import environment
 from dawnbench.cli import main
 from dawnbench.environment import git_state, topology
 from dawnbench.experiments.jobs import shares
@@ -134,6 +136,27 @@ def test_git_state_answers_only_for_what_the_repository_tracks_and_says_when_it_
     assert git_state(tmp_path, only="[a].py") == git_state(tmp_path, only=":!b.py") == {"commit": None, "dirty": None}
     (tmp_path / ".git" / "index").write_bytes(b"garbage")    # git can no longer check the tree
     assert git_state(tmp_path, only="a.py")["dirty"] is None
+
+
+def test_provenance_calls_the_code_dirty_only_when_the_package_changed(tmp_path, monkeypatch):
+    """Results a command writes into the checkout (the benchmarks' docs/) do not make the next one look dirty."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+    package, docs = tmp_path / "src" / "dawnbench", tmp_path / "docs"
+    package.mkdir(parents=True)
+    docs.mkdir()
+    (package / "environment.py").write_text("x = 1\n")
+    (docs / "profile.json").write_text("{}\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "a")
+    monkeypatch.setattr(environment, "__file__", str(package / "environment.py"))
+    (docs / "profile.json").write_text('{"step": 1}\n')
+    made = environment.provenance(torch.device("cpu"))
+    assert len(made["commit"]) == 40 and made["dirty"] is False
+    (package / "environment.py").write_text("x = 2\n")
+    assert environment.provenance(torch.device("cpu"))["dirty"] is True
 
 
 @pytest.mark.slow

@@ -239,11 +239,13 @@ def _versions() -> dict[str, Any]:
             "thp_mem_alloc": os.environ.get("THP_MEM_ALLOC_ENABLE") == "1"}
 
 
-def provenance(device: torch.device, code: Path) -> dict[str, Any]:
-    """What SPEC §18 asks of every published figure: command, commit, date, hardware, software."""
+def provenance(device: torch.device) -> dict[str, Any]:
+    """What SPEC §18 asks of every published figure: command, commit, date, hardware, software. ``dirty`` is about
+    dawnbench's own code (this package's folder): a command that writes its results into the checkout, as the
+    benchmarks do under docs/, does not make the next measurement look as if the code had changed."""
     import datetime as dt
 
-    return {"argv": sys.argv, **git_state(code.parent),
+    return {"argv": sys.argv, **git_state(Path(__file__).resolve().parent, only="."),
             "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "hardware": hardware_info(device), "software": _versions()}
 

@@ -266,7 +266,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     if opts.run is not None:   # predict PROFILE gives TTA and cost from it, wherever the folder is copied
         summary["run"] = opts.run
     # what made it, as every evidence file says (SPEC §18): command, dawnbench's commit and tree, date, machine
-    summary.update(environment.provenance(prep.device, Path(__file__)))
+    summary.update(environment.provenance(prep.device))
     write_profile(window, summary, out)
     summary["out"] = str(out)
 

@@ -275,7 +275,7 @@ class Document:
         self.doc: dict[str, Any] = {
             "kind": "dawnbench-kernels", "version": 1, "set": options.set_name, "quick": options.quick,
             "suites": list(options.suites), "cap_s": options.cap, "rows": [], "resources": {},
-            **environment.provenance(device, Path(__file__)), "roofs": self.roofs.to_dict(),
+            **environment.provenance(device), "roofs": self.roofs.to_dict(),
             "interrupted": False}
 
     @property

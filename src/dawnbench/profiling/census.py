@@ -237,7 +237,7 @@ def write_census(doc: dict[str, Any], out: Path) -> None:
     schema.load(Census, doc["summary"]["census"], out / "summary.json", fix="This is a bug: please report it.")
     out.mkdir(parents=True, exist_ok=True)
     write_ops(doc["rows"], out / "ops.tsv", CENSUS_COLUMNS)
-    made = environment.provenance(torch.device("cpu"), Path(__file__))   # command, commit and tree, date, machine
+    made = environment.provenance(torch.device("cpu"))   # command, commit and tree, date, machine
     atomic_write_json(out / "summary.json", {**doc["summary"], **made, "out": str(out)})
 
 
