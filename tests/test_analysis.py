@@ -176,3 +176,5 @@ def test_a_copied_run_counts_once_and_never_on_both_sides(tmp_path):
     assert code == 2 and "the same run is on both sides" in err and "borrowed is a copy of" in err
     code, _, err = run_cli(["compare", str(tmp_path / "A"), str(tmp_path / "A" / "run2")])
     assert code == 2 and "the same run is on both sides" in err
+    code, _, err = run_cli(["report", str(tmp_path / "A"), str(tmp_path / "B"), "--out", str(tmp_path / "page")])
+    assert code == 2 and "borrowed is a copy of" in err and not (tmp_path / "page" / "index.html").exists()

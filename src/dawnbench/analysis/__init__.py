@@ -132,13 +132,20 @@ def _read_run_dir(run_dir: Path) -> RunResult:
     return result
 
 
-def same_runs(a: Sequence[RunResult], b: Sequence[RunResult]) -> list[tuple[RunResult, RunResult]]:
-    """The runs on both sides: records identical but for their folder (a copy, or one folder inside the other),
-    which a comparison would count as evidence for both."""
+def no_run_twice(sides: Sequence[Sequence[RunResult]]) -> None:
+    """Refuse folders that share a run: records identical but for their folder (a copy, or one folder inside the
+    other), which a comparison would count as evidence for both sides."""
     def record(r: RunResult) -> str:
         return json.dumps({k: v for k, v in r.to_dict().items() if k != "run_dir"}, sort_keys=True, default=str)
-    first = {record(r): r for r in a}
-    return [(first[record(r)], r) for r in b if record(r) in first]
+    for i, side in enumerate(sides):
+        first = {record(r): r for r in side}
+        for other in sides[i + 1:]:
+            if both := [(first[record(r)], r) for r in other if record(r) in first]:
+                a, b = both[0]
+                more = f", and {len(both) - 1} more" if len(both) > 1 else ""
+                raise DawnbenchError(f"the same run is on both sides: {b.run_dir} is a copy of {a.run_dir} (their "
+                                     f"records are identical but for the folder){more}. A comparison needs sets of "
+                                     "different runs: pass folders that do not overlap.")
 
 
 def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group], list[LogProblem]]:

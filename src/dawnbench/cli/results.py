@@ -89,7 +89,7 @@ def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.analysis import collect, compared, same_runs, target_words
+    from dawnbench.analysis import collect, compared, no_run_twice, target_words
     from dawnbench.harness.selection import Selection, disturbance, flagged_counted
 
     sides, left_out, notes, targets, flagged, disturbed, listed = [], {}, [], {}, {}, {}, {}
@@ -118,11 +118,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             notes.append(f"{side.upper()}: {path}: self-reported runs: {mine + logs} (the accuracy is the script's or "
                          "the MLPerf log's own, not dawnbench's scorer on the held split)")
         sides.append(samples)
-    if both := same_runs(listed["a"], listed["b"]):
-        a, b = both[0]
-        raise DawnbenchError(f"the same run is on both sides: {b.run_dir} is a copy of {a.run_dir} (their records are "
-                             f"identical but for the folder){f', and {len(both) - 1} more' if len(both) > 1 else ''}."
-                             " A comparison needs two sets of different runs: pass folders that do not overlap.")
+    no_run_twice([listed["a"], listed["b"]])
     doc = {"a": args.a, "b": args.b, **compared(*sides, (targets["a"], targets["b"]), (disturbed["a"], disturbed["b"])),
            "left_out": left_out, "flagged_counted": flagged, "notes": notes}
 

@@ -25,7 +25,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from dawnbench import __version__
-from dawnbench.analysis import collect, compared, documents
+from dawnbench.analysis import collect, compared, documents, no_run_twice
 from dawnbench.analysis.mlperf import LogProblem
 from dawnbench.analysis.sweep import sweep_rows
 from dawnbench.errors import DawnbenchError, FileError
@@ -173,15 +173,17 @@ def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, 
     return its path. ``notes`` gets what the page says of runs left out (every run, or some), for the terminal."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     out = output_dir(out_dir)
-    groups, problems, profiles = [], [], []
+    groups, problems, profiles, listed = [], [], [], []
     for path in paths:
         found, trouble = collect(path, include_suspect)
+        listed.append([r for g in found for r in g.listed])
         if len(paths) > 1:
             for g in found:
                 g.name = f"{Path(path).name}: {g.name}"
         groups += found
         problems += trouble
         profiles += _profiles(Path(path), problems)
+    no_run_twice(listed)
     if not groups and problems:   # every file refused: the same answer analyze gives, and no empty page
         first = problems[0]
         raise DawnbenchError(f"{', '.join(map(str, paths))}: nothing could be reported. {first.file}"
