@@ -18,9 +18,9 @@ and DAWNBench's published epochs beside the predictions.
    ``dawnbench predict --device all`` timed in a fresh process. Each step's error, that time and the validation's
    leave-one-out medians are judged against their targets in ``targets.json`` (``prediction.whole_step``,
    ``prediction.predict_all``, ``whole_steps.leave_one_out``).
-4. **A worked example and DAWNBench's entries**: cifar10-fast and ResNet-50 profiled at bf16 (``--emulated`` on a
-   CPU without a bf16 fast path: the op census is what the V100's prediction uses; mapped to DeepBench's
-   ``fp16-mixed`` rows), predicted on the V100 — cifar10-fast's epoch, TTA
+4. **A worked example and DAWNBench's entries**: cifar10-fast and ResNet-50 profiled at bf16 (``--emulated`` at
+   ``EMULATED_BATCH`` on a CPU without a bf16 fast path: the op census is what the V100's prediction uses) and
+   predicted at the recipe's batch (mapped to DeepBench's ``fp16-mixed`` rows), predicted on the V100 — cifar10-fast's epoch, TTA
    (its recipe's epochs) and cost; each beside a DAWNBench V100 entry's published epoch, from
    this project's own copy of the entries (``third_party/dawnbench-entries.tar.xz``), with what
    differs.
@@ -57,7 +57,11 @@ DAWNBENCH = {
     "imagenet": ("ImageNet/train/gehc_resnet50_1_p3_16xlarge_tensorflow111", (2.9, 17.3), 8),
 }
 # The counterpart's settings, as the entry's JSON states them (what the prediction is set to, where it can be)
-IMAGENET_AT_GEHC = ["--set", "min_res=128", "--set", "blurpool=false", "--set", "batch_size=128"]
+IMAGENET_AT_GEHC = ["--set", "min_res=128", "--set", "blurpool=false"]
+GEHC_BATCH = 128
+# Emulated bf16 (a CPU without a bf16 fast path) runs a step at the recipe's batch for many minutes (cifar10-fast's
+# 1024 did not finish three in 15 on the AVX2 EPYC): the census is taken at this batch and predicted at the recipe's
+EMULATED_BATCH = 32
 
 
 
@@ -174,16 +178,18 @@ def main() -> int:
         # the V100's prediction needs the step's op census, not this CPU's bf16 times: where this CPU has no bf16 fast
         # path the step is profiled emulated (its times are not used)
         emulated = [] if device_supports("bf16", torch.device("cpu"))[0] else ["--emulated"]
-        for task, entry, extra, task_env in (("cifar10", "cifar10-fast", [], env),
-                                             ("imagenet", "imagenet-resnet50", ["--subset", "gen", *IMAGENET_AT_GEHC],
-                                              gen_env)):
+        for task, entry, extra, batch, task_env in (
+                ("cifar10", "cifar10-fast", [], CIFAR10_FAST["batch_size"], env),
+                ("imagenet", "imagenet-resnet50", ["--subset", "gen", *IMAGENET_AT_GEHC], GEHC_BATCH, gen_env)):
             folder = tmp_path / "profiles" / f"{task}-bf16"
             print(f"profile {task} · {entry} · bf16{' (emulated)' if emulated else ''}", flush=True)
-            bench.dawnbench("profile", task, "--entry", entry, *extra, "--precision", "bf16", *emulated, "--steps",
-                            str(PROFILE_STEPS), "--out", str(folder), "--json", env=task_env)
+            bench.dawnbench("profile", task, "--entry", entry, *extra, "--set",
+                            f"batch_size={EMULATED_BATCH if emulated else batch}", "--precision", "bf16", *emulated,
+                            "--steps", str(PROFILE_STEPS), "--out", str(folder), "--json", env=task_env)
             epochs = CIFAR10_FAST["epochs"] if task == "cifar10" else 1
-            doc = json.loads(bench.dawnbench("predict", str(folder), "--device", "V100", "--epochs", str(epochs), "--json",
-                                             env=task_env).stdout)
+            doc = json.loads(bench.dawnbench("predict", str(folder), "--device", "V100", "--batch", str(batch),
+                                             "--epochs", str(epochs), "--json", env=task_env).stdout)
+            extra = [*extra, "--set", f"batch_size={batch}"]     # as the page names the configuration predicted
             [v100] = doc["devices"]
             gpu[task] = {"entry": entry, "options": extra, "precision": doc["precision"], "emulated": bool(emulated),
                          "batch_size": doc["batch_size"], "samples_per_epoch": doc["samples_per_epoch"],
