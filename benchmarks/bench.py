@@ -104,7 +104,7 @@ def write(benchmark: str, figures: dict[str, Any], out: Path | None = None, devi
     ``measured``: figures derived here from another evidence file's measurements (a comparison redone
     with corrected code, say) keep that file's ``hardware`` and ``software`` — where they were measured —
     and name it in ``derived_from``; this machine is ``derived_on``."""
-    doc = {"benchmark": benchmark, **provenance(device or torch.device("cpu"), Path(__file__)), "figures": figures}
+    doc = {"benchmark": benchmark, **provenance(device or torch.device("cpu")), "figures": figures}
     doc["dirty"] = code_changed(doc["dirty"])
     if measured is not None:
         doc.update(derived_from=measured["file"], derived_on=doc["hardware"], hardware=measured["hardware"],
