@@ -19,8 +19,8 @@ and DAWNBench's published epochs beside the predictions.
    leave-one-out medians are judged against their targets in ``targets.json`` (``prediction.whole_step``,
    ``prediction.predict_all``, ``whole_steps.leave_one_out``).
 4. **A worked example and DAWNBench's entries**: cifar10-fast and ResNet-50 profiled at bf16 (``--emulated`` at
-   ``EMULATED_BATCH`` on a CPU without a bf16 fast path: the op census is what the V100's prediction uses) and
-   predicted at the recipe's batch (mapped to DeepBench's ``fp16-mixed`` rows), predicted on the V100 — cifar10-fast's epoch, TTA
+   ``EMULATED_BATCH`` on a CPU without a bf16 fast path: the op census is what the V100's prediction uses),
+   predicted on the V100 at the recipe's batch (mapped to DeepBench's ``fp16-mixed`` rows) — cifar10-fast's epoch, TTA
    (its recipe's epochs) and cost; each beside a DAWNBench V100 entry's published epoch, from
    this project's own copy of the entries (``third_party/dawnbench-entries.tar.xz``), with what
    differs.
