@@ -128,7 +128,7 @@ KINDS: dict[str, dict[str, Any]] = {
         "place": lambda w, text: _place_run(w, text),
         "commands": {
             "analyze": lambda w, p: ["analyze", p.parent.parent, "--json"],
-            "compare": lambda w, p: ["compare", p.parent.parent, p.parent.parent, "--json"],
+            "compare": lambda w, p: ["compare", _reference(w), p.parent.parent, "--json"],
             "report": lambda w, p: ["report", p.parent.parent, "--out", w / "rep", "--json"],
             "export": lambda w, p: ["export", p.parent, "--author", "a", "--email", "a@b", "--out", w / "sub",
                                     "--json"],
@@ -192,6 +192,17 @@ def _place(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def _reference(w: Path) -> Path:
+    """Another run to compare the document's with (a folder compared with itself is refused before any figure: the
+    same run on both sides), its seed another so that it is never the document's run."""
+    if not (w / "reference" / "run").exists():
+        folder = _run(w / "reference")
+        doc = json.loads((folder / "result.json").read_text())
+        doc["seed"] = 12345
+        (folder / "result.json").write_text(json.dumps(doc))
+    return w / "reference"
 
 
 def _place_run(w: Path, text: str) -> Path:
