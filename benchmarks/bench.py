@@ -30,6 +30,7 @@ import torch
 
 from dawnbench.environment import provenance
 from dawnbench.io import atomic_write_json
+from dawnbench.precision import device_supports
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results" / "data"
@@ -84,6 +85,12 @@ def rate(fn: Callable[[], Any], items: int, device: torch.device, min_run_time: 
     q1, q3 = np.percentile(measured.times, [25, 75])      # seconds per call, over the blocks
     return {"per_s": items / measured.median, "per_s_low": items / q3, "per_s_high": items / q1,
             "blocks": len(measured.times), "device": str(device)}
+
+
+def cpu_precisions() -> tuple[str, ...]:
+    """What this CPU times natively: fp32, and bf16 where it has a bf16 fast path (an emulated bf16 time is the
+    emulation's, not a kernel anyone would use)."""
+    return ("fp32", "bf16") if device_supports("bf16", torch.device("cpu"))[0] else ("fp32",)
 
 
 def code_changed(tree_dirty: bool | None) -> bool | None:

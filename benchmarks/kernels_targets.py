@@ -38,14 +38,13 @@ from torch.utils import benchmark
 from dawnbench.kernels import run
 from dawnbench.kernels.passes import statement
 from dawnbench.kernels.problems import Problem
-from dawnbench.precision import device_supports
 from dawnbench.profiling.roofs import measure_roofs
 
 import bench
 import targets
 
 CPU = torch.device("cpu")
-PRECISIONS = ("fp32", "bf16") if device_supports("bf16", CPU)[0] else ("fp32",)
+PRECISIONS = bench.cpu_precisions()
 AGREEMENT = {
     "gemm 4096³": Problem("gemm", "training", {"m": 4096, "n": 4096, "k": 4096, "a_transposed": False,
                                                "b_transposed": False}),

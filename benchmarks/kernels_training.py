@@ -28,10 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
-
 from dawnbench.kernels.compare import against, group
-from dawnbench.precision import device_supports
 
 import bench
 
@@ -88,8 +85,7 @@ def recompare(path: Path) -> int:
 
 def main() -> int:
     parser = bench.parser(__doc__, replot=True)
-    # an emulated bf16 row times the emulation, not a kernel anyone would use
-    parser.add_argument("--precision", default="fp32,bf16" if device_supports("bf16", torch.device("cpu"))[0] else "fp32")
+    parser.add_argument("--precision", default=",".join(bench.cpu_precisions()))
     parser.add_argument("--cap", default="20")
     parser.add_argument("--max-seconds", default="3600")
     parser.add_argument("--recompare", type=Path, metavar="EVIDENCE",

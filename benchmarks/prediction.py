@@ -37,10 +37,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
-
-from dawnbench.precision import device_supports
-
 import bench
 import targets
 
@@ -177,7 +173,7 @@ def main() -> int:
         gpu = {}
         # the V100's prediction needs the step's op census, not this CPU's bf16 times: where this CPU has no bf16 fast
         # path the step is profiled emulated (its times are not used)
-        emulated = [] if device_supports("bf16", torch.device("cpu"))[0] else ["--emulated"]
+        emulated = [] if "bf16" in bench.cpu_precisions() else ["--emulated"]
         for task, entry, extra, batch, task_env in (
                 ("cifar10", "cifar10-fast", [], CIFAR10_FAST["batch_size"], env),
                 ("imagenet", "imagenet-resnet50", ["--subset", "gen", *IMAGENET_AT_GEHC], GEHC_BATCH, gen_env)):

@@ -158,10 +158,8 @@ def generated_squad(tmp_path: Path, env: dict[str, str]) -> None:
 
 
 def add_machine(args) -> None:
-    from dawnbench.precision import device_supports
-
     here = MACHINES / machine_name()
-    precisions = ["fp32"] + (["bf16"] if device_supports("bf16", torch.device("cpu"))[0] else [])
+    precisions = list(bench.cpu_precisions())
     with tempfile.TemporaryDirectory(prefix="dawnbench-whole-") as tmp:
         tmp_path = Path(tmp)
         env = {"DAWNBENCH_DATA": str(tmp_path / "data")}

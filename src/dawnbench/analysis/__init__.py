@@ -137,11 +137,11 @@ def no_run_twice(sides: Sequence[Sequence[RunResult]]) -> None:
     other), which a comparison would count as evidence for both sides."""
     def record(r: RunResult) -> str:
         return json.dumps({k: v for k, v in r.to_dict().items() if k != "run_dir"}, sort_keys=True, default=str)
-    for i, side in enumerate(sides):
-        first = {record(r): r for r in side}
-        for other in sides[i + 1:]:
-            if both := [(first[record(r)], r) for r in other if record(r) in first]:
-                a, b = both[0]
+    keyed = [{record(r): r for r in side} for side in sides]
+    for i, first in enumerate(keyed):
+        for other in keyed[i + 1:]:
+            if both := [key for key in other if key in first]:
+                a, b = first[both[0]], other[both[0]]
                 more = f", and {len(both) - 1} more" if len(both) > 1 else ""
                 raise DawnbenchError(f"the same run is on both sides: {b.run_dir} is a copy of {a.run_dir} (their "
                                      f"records are identical but for the folder){more}. A comparison needs sets of "
