@@ -32,7 +32,8 @@ def write_run(folder: Path, seed: int, tta: float | None, epochs: float, **field
     for key, value in fields.items():
         setattr(r, key, value)
     (folder / "result.json").write_text(json.dumps(r.to_dict()))
-    (folder / "events.log").write_text(":::MLLOG {}\n")  # a run's own files are not read as logs
+    # a run's own files are not read as logs; each run's log is its own (a copy's is the same: no_run_twice)
+    (folder / "events.log").write_text(json.dumps({"run": str(folder), "seed": seed, "tta": tta}) + "\n")
 
 
 def flag_every_run(monkeypatch, share: float) -> None:

@@ -175,6 +175,12 @@ def test_a_copied_run_counts_once_and_never_on_both_sides(tmp_path):
     code, _, err = run_cli(["compare", str(tmp_path / "A"), str(tmp_path / "B")])
     assert code == 2 and "the same run is on both sides" in err and "borrowed is a copy of" in err
     code, _, err = run_cli(["compare", str(tmp_path / "A"), str(tmp_path / "A" / "run2")])
-    assert code == 2 and "the same run is on both sides" in err
+    assert code == 2 and "run2 is read on both sides (the same folder twice, or one folder inside the other)" in err
+    shutil.copytree(tmp_path / "A" / "run2", tmp_path / "C" / "edited")     # a copy with its record changed
+    record = json.loads((tmp_path / "C" / "edited" / "result.json").read_text())
+    record["time_to_accuracy_s"] += 1e-9
+    (tmp_path / "C" / "edited" / "result.json").write_text(json.dumps(record))
+    code, _, err = run_cli(["compare", str(tmp_path / "A"), str(tmp_path / "C")])
+    assert code == 2 and "edited is a copy of" in err and "they hold the same event log" in err
     code, _, err = run_cli(["report", str(tmp_path / "A"), str(tmp_path / "B"), "--out", str(tmp_path / "page")])
     assert code == 2 and "borrowed is a copy of" in err and not (tmp_path / "page" / "index.html").exists()

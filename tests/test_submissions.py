@@ -57,6 +57,8 @@ def test_good_entry_has_no_problems_and_its_time(tmp_path):
     (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.1\t9O.5\n", 2, "error", "top1Accuracy '9O.5' is not a number"),
     (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.2\t90\n2\t0.1\t95\n", 3, "error", "hours 0.1 is less than"),
     (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.1\t90\n1\t0.2\t95\n", 3, "warning", "epoch 1 does not increase"),
+    (GOOD, "epoch\thours\ttop1Accuracy\n1e308\t0.01\t95\n", 2, "error", "epoch 1e+308 is impossible"),
+    (GOOD, "epoch\thours\ttop1Accuracy\n-5\t0.01\t95\n", 2, "error", "epoch -5 is impossible"),
     (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.1\t90\n2\t0.2\t93.9\n", None, "error", "never reaches top1Accuracy ≥ 94"),
     (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.1\t0.9\n2\t0.2\t0.95\n", 1, "warning", "looks like a 0–1 fraction"),
     (GOOD, "epoch\thours\ttop1Accuracy\t\n1\t0.1\t95\t\n", 1, "warning", "blank column name"),

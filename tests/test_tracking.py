@@ -137,6 +137,10 @@ def test_the_last_line_says_a_flagged_run_was_flagged_and_epochs_are_rounded(tin
     assert ", flagged as disturbed (other processes took 62 % of the CPUs while its clock ran): its time is suspect " \
            "(analyze, compare, report and export leave it out unless --include-suspect) — " in lines[-1]
     assert not select([run.result]).counted          # as it says
+    with dawnbench.track(tiny_task, predict=wrong, out=tmp_path / "missed", max_epochs=1) as run:
+        run.evaluate(epoch=1, samples=8)
+    last = capsys.readouterr().err.splitlines()[-1]      # a run that missed names the target it missed, too
+    assert last.startswith("dawnbench: not_reached (target top1_accuracy ≥ ") and run.result.status == "not_reached"
 
 
 @pytest.mark.parametrize("call, says", [

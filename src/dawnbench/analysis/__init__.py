@@ -31,6 +31,7 @@ message); the rest is still analysed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -133,18 +134,28 @@ def _read_run_dir(run_dir: Path) -> RunResult:
 
 
 def no_run_twice(sides: Sequence[Sequence[RunResult]]) -> None:
-    """Refuse folders that share a run: records identical but for their folder (a copy, or one folder inside the
-    other), which a comparison would count as evidence for both sides."""
-    def record(r: RunResult) -> str:
-        return json.dumps({k: v for k, v in r.to_dict().items() if k != "run_dir"}, sort_keys=True, default=str)
-    keyed = [{record(r): r for r in side} for side in sides]
+    """Refuse folders that share a run: records identical but for their folder, or one event log for both (a copy,
+    a copy with its record edited, or one folder inside the other), which a comparison would count as evidence for
+    both sides. An event log holds the run's own timestamps, so two runs never write the same one."""
+    def fingerprints(r: RunResult) -> list[str]:
+        keys = [json.dumps({k: v for k, v in r.to_dict().items() if k != "run_dir"}, sort_keys=True, default=str)]
+        log = Path(r.run_dir) / "events.log"
+        if log.is_file() and not log.is_symlink():
+            keys.append("events.log " + hashlib.sha256(log.read_bytes()).hexdigest())
+        return keys
+    keyed = [{key: r for r in side for key in fingerprints(r)} for side in sides]
     for i, first in enumerate(keyed):
         for other in keyed[i + 1:]:
             if both := [key for key in other if key in first]:
                 a, b = first[both[0]], other[both[0]]
-                more = f", and {len(both) - 1} more" if len(both) > 1 else ""
-                raise DawnbenchError(f"the same run is on both sides: {b.run_dir} is a copy of {a.run_dir} (their "
-                                     f"records are identical but for the folder){more}. A comparison needs sets of "
+                runs = len({id(other[key]) for key in both})
+                more = f", and {runs - 1} more" if runs > 1 else ""
+                how = (f"{a.run_dir} is read on both sides (the same folder twice, or one folder inside the other)" if
+                       Path(a.run_dir).resolve() == Path(b.run_dir).resolve() else
+                       f"{b.run_dir} is a copy of {a.run_dir} (" + ("their records are identical but for the folder"
+                                                                   if not both[0].startswith("events.log ")
+                                                                   else "they hold the same event log") + ")")
+                raise DawnbenchError(f"the same run is on both sides: {how}{more}. A comparison needs sets of "
                                      "different runs: pass folders that do not overlap.")
 
 

@@ -14,7 +14,8 @@ errors    JSON that does not parse (or is nested too deep, or holds numbers out 
           type; a timestamp that is not a date; a training entry without its TSV; a
           TSV without the task's metric column or ``hours``, with a cell that is not
           a number, whose ``hours`` decrease, are negative or not finite, or are over
-          ``MAX_HOURS``; an accuracy outside 0–100 (F1 outside 0–1) after rescaling;
+          ``MAX_HOURS``; an epoch below 0 or above ``bounds.MAX_EPOCHS``; an accuracy
+          outside 0–100 (F1 outside 0–1) after rescaling;
           a training time of zero (the first row at the threshold has ``hours`` 0);
           an inference ``latency`` not above 0 ms or over an hour, a ``cost`` or
           ``costPerHour`` that is negative or absurd; an entry that never reaches
@@ -444,6 +445,10 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
         if bad:
             problems.append(Problem(name, number, ERROR, f"{bad[0]} {row[bad[0]]:g} is impossible: "
                                     f"{_range_text(bad[0])}"))
+            return
+        if "epoch" in row and not 0 <= row["epoch"] <= bounds.MAX_EPOCHS:
+            problems.append(Problem(name, number, ERROR, f"epoch {row['epoch']:g} is impossible: epochs count from 0 "
+                                    f"to at most {bounds.MAX_EPOCHS:,.0f}"))
             return
         if "epoch" in row and row["epoch"] <= last_epoch and not warned_epoch:
             warned_epoch = True

@@ -161,8 +161,9 @@ class _Observer(RunObserver):
     def run_finished(self, result: RunResult) -> None:
         # which target the time is to, on the line: a tracked script's target= may not be the task's
         official = "" if result.official else ", unofficial"
-        tta = (f", time to accuracy {result.time_to_accuracy_s:.1f} s to {result.metric} ≥ {result.threshold:g}"
-               f"{official}" if result.time_to_accuracy_s else "")
+        target = f"{result.metric} ≥ {result.threshold:g}{official}"
+        tta = (f", time to accuracy {result.time_to_accuracy_s:.1f} s to {target}" if result.time_to_accuracy_s
+               else f" (target {target})")
         # the last line is the one a user reads and copies: a flagged run says so on it, not only in its record
         said = disturbance([result])
         flagged = f", {said}: its time is suspect (analyze, compare, report and export leave it out unless " \
