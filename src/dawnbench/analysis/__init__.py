@@ -141,7 +141,11 @@ def no_run_twice(sides: Sequence[Sequence[RunResult]]) -> None:
         keys = [json.dumps({k: v for k, v in r.to_dict().items() if k != "run_dir"}, sort_keys=True, default=str)]
         log = Path(r.run_dir) / "events.log"
         if log.is_file() and not log.is_symlink():
-            keys.append("events.log " + hashlib.sha256(log.read_bytes()).hexdigest())
+            digest = hashlib.sha256()
+            with log.open("rb") as f:          # in blocks: a folder handed over may hold a log of any size
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+            keys.append("events.log " + digest.hexdigest())
         return keys
     keyed = [{key: r for r in side for key in fingerprints(r)} for side in sides]
     for i, first in enumerate(keyed):
