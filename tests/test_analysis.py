@@ -184,3 +184,13 @@ def test_a_copied_run_counts_once_and_never_on_both_sides(tmp_path):
     assert code == 2 and "edited is a copy of" in err and "they hold the same event log" in err
     code, _, err = run_cli(["report", str(tmp_path / "A"), str(tmp_path / "B"), "--out", str(tmp_path / "page")])
     assert code == 2 and "borrowed is a copy of" in err and not (tmp_path / "page" / "index.html").exists()
+
+
+def test_compare_says_a_side_never_reached_its_target_in_words(tmp_path):
+    """A side whose median run failed printed "median TTA inf s", and one run was "1 runs"."""
+    for i, tta in enumerate([10.0, 11.0, 12.0]):
+        write_run(tmp_path / "A" / f"run{i}", i, tta, 1.0)
+    write_run(tmp_path / "B" / "run0", 10, None, 1.0)
+    code, out, _ = run_cli(["compare", str(tmp_path / "A"), str(tmp_path / "B")])
+    assert "— 1 run, 1 failed, no median TTA: at least half its runs did not reach the target" in out, out
+    assert "inf s" not in out and "— 1 runs" not in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from rich.console import Console
@@ -125,8 +126,11 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     def show() -> None:
         print_notes(notes, err)
         for side in ("a", "b"):
-            out.print(f"{side.upper()}: {doc[side]} — {doc['runs_' + side]} runs, {doc['failures_' + side]} failed, "
-                      f"median TTA {doc['tta_median_' + side + '_s']:.2f} s", highlight=False)
+            runs, tta = doc["runs_" + side], doc["tta_median_" + side + "_s"]
+            median = (f"median TTA {tta:.2f} s" if tta is not None and math.isfinite(tta) else
+                      "no median TTA: at least half its runs did not reach the target")   # not "inf s"
+            out.print(f"{side.upper()}: {doc[side]} — {runs} run{'' if runs == 1 else 's'}, "
+                      f"{doc['failures_' + side]} failed, {median}", highlight=False)
         out.print(doc["verdict"], style="bold", highlight=False, soft_wrap=True)   # one line to copy
     emit(args, doc, show)
     return EXIT_OK
