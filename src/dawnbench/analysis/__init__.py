@@ -31,7 +31,6 @@ message); the rest is still analysed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
+from dawnbench.data.sources import sha256_of
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.record import RunResult, read_result
 from dawnbench.harness.selection import disturbance, flagged_counted, select
@@ -137,28 +137,23 @@ def no_run_twice(sides: Sequence[Sequence[RunResult]]) -> None:
     """Refuse folders that share a run: records identical but for their folder, or one event log for both (a copy,
     a copy with its record edited, or one folder inside the other), which a comparison would count as evidence for
     both sides. An event log holds the run's own timestamps, so two runs never write the same one."""
-    def fingerprints(r: RunResult) -> list[str]:
-        keys = [json.dumps({k: v for k, v in r.to_dict().items() if k != "run_dir"}, sort_keys=True, default=str)]
+    def fingerprints(r: RunResult) -> dict[tuple[str, str], RunResult]:
+        keys = {("their records are identical but for the folder",
+                 json.dumps({k: v for k, v in r.to_dict().items() if k != "run_dir"}, sort_keys=True, default=str)): r}
         log = Path(r.run_dir) / "events.log"
         if log.is_file() and not log.is_symlink():
-            digest = hashlib.sha256()
-            with log.open("rb") as f:          # in blocks: a folder handed over may hold a log of any size
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
-            keys.append("events.log " + digest.hexdigest())
+            keys[("they hold the same event log", sha256_of(log))] = r
         return keys
-    keyed = [{key: r for r in side for key in fingerprints(r)} for side in sides]
+    keyed = [{key: r for run in side for key, r in fingerprints(run).items()} for side in sides]
     for i, first in enumerate(keyed):
         for other in keyed[i + 1:]:
             if both := [key for key in other if key in first]:
                 a, b = first[both[0]], other[both[0]]
                 runs = len({id(other[key]) for key in both})
                 more = f", and {runs - 1} more" if runs > 1 else ""
-                how = (f"{a.run_dir} is read on both sides (the same folder twice, or one folder inside the other)" if
-                       Path(a.run_dir).resolve() == Path(b.run_dir).resolve() else
-                       f"{b.run_dir} is a copy of {a.run_dir} (" + ("their records are identical but for the folder"
-                                                                   if not both[0].startswith("events.log ")
-                                                                   else "they hold the same event log") + ")")
+                same_folder = Path(a.run_dir).resolve() == Path(b.run_dir).resolve()
+                how = (f"{a.run_dir} is read on both sides (the same folder twice, or one folder inside the other)"
+                       if same_folder else f"{b.run_dir} is a copy of {a.run_dir} ({both[0][0]})")
                 raise DawnbenchError(f"the same run is on both sides: {how}{more}. A comparison needs sets of "
                                      "different runs: pass folders that do not overlap.")
 
