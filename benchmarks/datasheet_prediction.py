@@ -46,6 +46,9 @@ import targets
 
 NEUSIGHT = bench.ROOT / "src" / "dawnbench" / "prediction" / "neusight"
 MACHINES = bench.RESULTS / "machines"
+# Whose stored profiles are the op lists predicted here: a machine where every precision is native (AMX's bf16), so
+# that a bf16 census is the one a bf16 step runs — an emulated step's op list can differ (its casts, its fallbacks).
+OP_LISTS = "intel-r-xeon-r-processor-amx-2c"
 PEERS = ("neusight", "habitat", "li_et_al", "roofline")
 H200_EVIDENCE = "gpu_suite-20261127-2249-nvidia-h200.json"
 # Each task's reference entry as stored (a measured op list) and the epochs it took to its target in this project's
@@ -160,13 +163,12 @@ def own_section() -> dict[str, Any]:
     sys.path.insert(0, str(bench.ROOT / "benchmarks"))
     from whole_steps import PUBLISHED, disagreement
     rows, left_out = [], []
-    machine = "amd-epyc-avx512-2c"
     device = {16: "V100-SXM2-16GB", 32: "V100-SXM2-32GB"}
     for model, spec in PUBLISHED.items():
         for row in spec["rows"]:
             row = {"model": model, "unit": spec["unit"], "source": spec["source"], **row}
             why = disagreement(row)
-            folder = MACHINES / machine / "published" / f"{spec['folder']}-{row['precision']}"
+            folder = MACHINES / OP_LISTS / "published" / f"{spec['folder']}-{row['precision']}"
             if why or not (folder / "ops.tsv").is_file():
                 left_out.append({**row, "why": why or f"no stored op list {folder.name}"})
                 continue
@@ -180,7 +182,7 @@ def own_section() -> dict[str, Any]:
                   f"{row['per_s']} ({predicted / row['per_s']:.2f}x)", flush=True)
     h200 = bench.stored(bench.RESULTS / H200_EVIDENCE)
     measured_epoch = h200["figures"]["cifar10"]["summary"]["time_per_epoch_mean_s"]
-    folder = MACHINES / machine / "profiles" / "cifar10-cifar10-fast-bf16"
+    folder = MACHINES / OP_LISTS / "profiles" / "cifar10-cifar10-fast-bf16"
     batch = load_entry_class("cifar10-fast").hparams["batch_size"]
     doc = on_gpu.predict_on_gpus(folder, ["H200"], batch=batch, epochs=1)
     [d] = doc["devices"]
@@ -194,7 +196,6 @@ def own_section() -> dict[str, Any]:
 
 def users_section(epochs_cifar: float) -> dict[str, Any]:
     out = {}
-    machine = "amd-epyc-avx512-2c"
     for task, (name, epochs, source) in ENTRIES.items():
         epochs = epochs_cifar if task == "cifar10" else epochs
         if task == "mnist":
@@ -202,7 +203,7 @@ def users_section(epochs_cifar: float) -> dict[str, Any]:
             runs = bench.stored(mnist)["figures"]
             epochs = _median_epochs(runs)
             source = f"{source} ({mnist.name})"
-        folder = MACHINES / machine / "profiles" / name
+        folder = MACHINES / OP_LISTS / "profiles" / name
         batch = load_entry_class(ENTRY_OF[task]).hparams["batch_size"]       # the recipe's, not the CPU profile's
         doc = on_gpu.predict_on_gpus(folder, ["gpus"], epochs=epochs, batch=batch)
         out[task] = {"profile": str(folder.relative_to(bench.ROOT)), "epochs": epochs, "epochs_from": source,

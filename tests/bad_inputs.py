@@ -644,7 +644,11 @@ CASES: list[tuple[str, str, ArgsOf]] = [
           ("faster-than-a-gpu", lambda d: d.update(throughput={"flops_per_sample": 1e13})),
           ("entry-not-nfc", lambda d: d.update(entry="cafe\u0301")),
           ("entry-zero-width", lambda d: d.update(entry="small\u200bcnn")),
-          ("task-right-to-left", lambda d: d.update(task="mn\u202eist")))],
+          ("task-right-to-left", lambda d: d.update(task="mn\u202eist")),
+          ("task-blank", lambda d: d.update(task="")),
+          ("entry-blank", lambda d: d.update(entry="")),
+          ("batch-negative", lambda d: d["hparams"].update(batch_size=-64)),
+          ("batch-fraction", lambda d: d["hparams"].update(batch_size=6.5)))],
     *[(f"w7p-option-{name}", "refused", (lambda argv: lambda w, run: argv(w))(argv)) for name, argv in (
         ("seed-arabic-indic", lambda w: ["run", "mnist", "--seed", "٣", "--out", w / "r"]),
         ("runs-fullwidth", lambda w: ["run", "mnist", "--runs", "１", "--out", w / "r"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -160,6 +161,15 @@ def test_a_link_is_not_followed_and_is_said(tmp_path):
         [(str(tmp_path / "mine" / "run1"), True)]
     code, _, err = run_cli(["analyze", str(tmp_path / "mine")])
     assert code == 0 and "run1: a symbolic link, not followed" in err
+    # a linked record is one problem, not two; a link to nothing is told so, not "copy the run here"
+    write_run(tmp_path / "elsewhere" / "run2", 2, 12.0, 1.0)
+    (tmp_path / "mine" / "run2").mkdir()
+    (tmp_path / "mine" / "run2" / "result.json").symlink_to(tmp_path / "elsewhere" / "run2" / "result.json")
+    (tmp_path / "mine" / "gone").symlink_to(tmp_path / "nowhere")
+    _, problems = collect(tmp_path / "mine")
+    assert [(Path(p.file).relative_to(tmp_path / "mine").as_posix(), p.message.split(": ")[-1]) for p in problems] == \
+        [("gone", "it points at nothing that exists; remove it, or copy the run it meant here"),
+         ("run1", "copy the run here instead"), ("run2/result.json", "copy the run here instead")]
 
 
 def test_a_copied_run_counts_once_and_never_on_both_sides(tmp_path):

@@ -67,32 +67,6 @@ def test_every_results_page_quotes_only_stored_files_and_every_file_is_quoted():
     assert {p.name for p in (RESULTS / "data").glob("*.json")} <= named  # no orphan evidence
 
 
-# Profiles and kernels files kept as evidence (docs/results/data/machines/) written before `profile` recorded what
-# made it, or from a tree with changes: which code made their figures cannot be told. Each is to be measured again at
-# a clean commit on its machine (issue 69); the list only shrinks — a file measured again leaves it, and no new file
-# may join.
-MACHINE_FILES_NOT_YET_CLEAN = {
-    "amd-epyc-avx512-2c/kernels.json",
-    "amd-epyc-avx512-2c/machine.json",
-    "amd-epyc-avx512-2c/profiles/cifar10-cifar10-fast-bf16/summary.json",
-    "amd-epyc-avx512-2c/profiles/cifar10-cifar10-fast-fp32/summary.json",
-    "amd-epyc-avx512-2c/profiles/cifar10-cifar10-resnet18-bf16/summary.json",
-    "amd-epyc-avx512-2c/profiles/cifar10-cifar10-resnet18-fp32/summary.json",
-    "amd-epyc-avx512-2c/profiles/imagenet-imagenet-resnet50-bf16/summary.json",
-    "amd-epyc-avx512-2c/profiles/imagenet-imagenet-resnet50-fp32/summary.json",
-    "amd-epyc-avx512-2c/profiles/mnist-small-cnn-bf16/summary.json",
-    "amd-epyc-avx512-2c/profiles/mnist-small-cnn-fp32/summary.json",
-    "amd-epyc-avx512-2c/profiles/squad-squad-drqa-bf16/summary.json",
-    "amd-epyc-avx512-2c/profiles/squad-squad-drqa-fp32/summary.json",
-    "amd-epyc-avx512-2c/profiles/squad-squad-minilm-bf16/summary.json",
-    "amd-epyc-avx512-2c/profiles/squad-squad-minilm-fp32/summary.json",
-    "amd-epyc-avx512-2c/published/imagenet-resnet50-224-bf16/summary.json",
-    "amd-epyc-avx512-2c/published/imagenet-resnet50-224-fp32/summary.json",
-    "amd-epyc-avx512-2c/published/squad-bert-large-bf16/summary.json",
-    "amd-epyc-avx512-2c/published/squad-bert-large-fp32/summary.json",
-}
-
-
 def _clean(doc: dict) -> bool:
     return bool(re.fullmatch(r"[0-9a-f]{40}", doc.get("commit") or "")) and doc.get("dirty") is False and \
         bool((doc.get("software") or {}).get("torch"))
@@ -109,8 +83,7 @@ def test_profiles_and_kernels_kept_as_evidence_name_their_commit_tree_and_softwa
     machines = RESULTS / "data" / "machines"
     unclean = {str(path.relative_to(machines)) for path in machines.rglob("*.json")
                if not _clean(json.loads(path.read_text()))}
-    assert not unclean - MACHINE_FILES_NOT_YET_CLEAN, sorted(unclean - MACHINE_FILES_NOT_YET_CLEAN)
-    assert not MACHINE_FILES_NOT_YET_CLEAN - unclean, sorted(MACHINE_FILES_NOT_YET_CLEAN - unclean)
+    assert not unclean, f"measured from a tree with changes or none (commit first, then measure): {sorted(unclean)}"
 
 
 def test_a_benchmark_stores_its_figures_with_what_made_them(tmp_path):

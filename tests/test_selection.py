@@ -144,6 +144,24 @@ def test_a_seed_counts_once_however_many_records_of_it_there_are():
     assert "4 second record(s) of a seed already counted" in chosen.sentence()
 
 
+def test_a_copy_with_its_seed_relabelled_inside_one_folder_counts_once(tmp_path, capsys):
+    """The attack's case: a run copied beside itself with a new seed in its record — the same event log, one run —
+    was counted twice in one group. The second folder met is left out, naming the first."""
+    import shutil
+
+    [first, _] = _runs(tmp_path / "runs", [5.0, 6.0])
+    shutil.copytree(first, tmp_path / "runs" / "run9")
+    record = json.loads((tmp_path / "runs" / "run9" / "result.json").read_text())
+    (tmp_path / "runs" / "run9" / "result.json").write_text(json.dumps({**record, "seed": 9}))
+    [group] = analyze(tmp_path / "runs")["groups"]
+    assert group["runs"] == 2, group
+    [left] = group["excluded"]
+    assert left["run"].endswith("run9") and f"a second record of the run in {first}" in left["reason"]
+    assert main(["analyze", str(tmp_path / "runs")]) == 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert "kept out of mnist · small-cnn · fp32:" in said and "the same event log, whatever its record says" in said
+
+
 def test_a_flag_is_not_trusted_only_as_written_and_a_quick_trial_cannot_say_it_is_official(tmp_path):
     from dawnbench.errors import DawnbenchError
     from dawnbench.harness.record import read_result
@@ -202,6 +220,19 @@ def test_every_line_a_user_copies_names_the_flagged_runs_behind_it(tmp_path, cap
     assert "success · flagged as disturbed (other processes took 61 % of the CPUs while its clock ran): its time is " \
            "suspect" in shown and shown.count("while its clock ran): its time is suspect") == 2
     assert f"max 8.00 s · {counted[3:-1]}" in shown and shown.count("│ success ⚠ flagged │") == 2   # and their rows
+
+
+def test_a_side_of_one_flagged_run_says_1_of_1_as_every_side_does_and_a_card_says_it_plainly(tmp_path, capsys):
+    write_run(tmp_path / "ref" / "run0", 0, 5.0, 0.6, resources=_flagged(0.61))
+    _runs(tmp_path / "mine", [14.0])
+    assert main(["compare", str(tmp_path / "ref"), str(tmp_path / "mine"), "--include-suspect"]) == 0
+    verdict = " ".join(capsys.readouterr().out.split())
+    assert "A: 1 of 1 run counted was flagged as disturbed (other processes took 61 % of the CPUs while its clock " \
+           "ran)." in verdict
+    from dawnbench.harness.selection import disturbance
+
+    [record] = [RunResult.from_dict(json.loads((tmp_path / "ref" / "run0" / "result.json").read_text()))]
+    assert disturbance([record]).startswith("flagged as disturbed (other processes took 61 %")
 
 
 def test_compare_refuses_a_folder_of_several_configurations_naming_them(tmp_path, capsys):

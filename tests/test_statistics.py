@@ -120,6 +120,22 @@ def test_compare_counts_failures_against_their_configuration():
     assert compare(runs(None, None, 3.0), a)["speedup"] == math.inf
 
 
+def test_a_side_that_failed_is_said_to_have_failed_never_given_a_speedup_of_0_or_infinity():
+    """The attack's case: one success against one failure read "speedup of B over A 0×", as if 0 were measured."""
+    for a, b, who in ((runs(3.0), runs(None), "B did not reach"), (runs(None), runs(3.0), "A did not reach")):
+        said = compare(a, b, target="mnist ≥ 99")["verdict"]
+        assert said.startswith(f"No significant difference in the time to mnist ≥ 99: {who} it in most of its runs")
+        assert "speedup of B over A" not in said        # no "0×" or "∞×" as if measured
+
+
+def test_a_summary_says_its_times_are_the_successes_when_a_run_failed():
+    """`compare` counts a failure as infinitely slow; the summary's median is over the successes, and says so."""
+    from dawnbench.cli.display import summary_line
+
+    assert summary_line(summarize(runs(10.0, 12.0, None))).startswith("success 2/3 · TTA of the 2 successes: median ")
+    assert summary_line(summarize(runs(10.0, 12.0))).startswith("success 2/2 · TTA median ")
+
+
 def test_compare_no_difference():
     c = compare(runs(10.0, 12.0, 14.0), runs(11.0, 13.0, 12.5))
     assert c["p_value"] >= 0.05 and c["verdict"].startswith("No significant difference")

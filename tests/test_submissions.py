@@ -51,6 +51,10 @@ def test_good_entry_has_no_problems_and_its_time(tmp_path):
     ({**GOOD, "costPerHour": "3.06"}, GOOD_TSV, 8, "error", "'costPerHour' must be a number of USD an hour"),
     ({**GOOD, "timestamp": "2019-13-45"}, GOOD_TSV, 9, "error", "is not a date"),
     ({**GOOD, "timestamp": "2019-1-2"}, GOOD_TSV, 9, "warning", "should be written 2019-01-02"),
+    ({**GOOD, "timestamp": "1900-01-01"}, GOOD_TSV, 9, "error", "is before DAWNBench began (2017-01-01)"),
+    ({**GOOD, "author": "A" * 100_000}, GOOD_TSV, 3, "error", "'author' is 100,000 characters long"),
+    ({**GOOD, "model": "Res\u202eNet"}, GOOD_TSV, 6, "error", "'model' holds U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+    ({**GOOD, "author": "A\nB"}, GOOD_TSV, 3, "error", "'author' holds U+000A"),
     ({**GOOD, "misc": "batch 512"}, GOOD_TSV, 10, "warning", "'misc' should be an object"),
     (GOOD, None, None, "error", "its training log CIFAR10/train/e.tsv is missing"),
     (GOOD, "epoch\thours\tacc\n1\t0.1\t95\n", 1, "error", "header lacks top1Accuracy"),
@@ -67,6 +71,12 @@ def test_good_entry_has_no_problems_and_its_time(tmp_path):
 def test_each_flaw_is_located(tmp_path, fields, tsv, line, severity, text):
     sub = read_submission(write_entry(tmp_path, "e", fields, tsv), tmp_path)
     assert any(at == line and s == severity and text in m for at, s, m in messages(sub)), messages(sub)
+
+
+def test_a_blank_timestamp_is_one_problem_not_two(tmp_path):
+    sub = read_submission(write_entry(tmp_path, "e", {**GOOD, "timestamp": " "}), tmp_path)
+    assert [m for _, _, m in messages(sub)] == ["'timestamp' is empty; a submission says who made it, with what and on "
+                                                "which machine: fill it in"]
 
 
 def test_fraction_accuracies_are_rescaled_and_ranked(tmp_path):

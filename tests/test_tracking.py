@@ -82,6 +82,7 @@ def test_a_self_reported_run_says_so_in_every_reader(tiny_task, tmp_path):
     # a configuration of its own: never pooled with the harness's scoring of the same script
     harness_scored = RunResult.from_dict(read_result(run.dir))
     harness_scored.self_reported = False
+    harness_scored.run_dir = str(tmp_path / "scored")    # a run of its own (the same folder's log is one run)
     assert len(select([run.result, harness_scored]).counted) == 2
 
 
@@ -101,6 +102,25 @@ def test_export_validate_and_the_board_mark_a_self_reported_submission(mnist_rea
     assert code == 0 and any("self-reported" in p["message"] and p["severity"] == "warning" for p in problems)
     rows = [row for board in build_boards(tmp_path / "sub").tasks["mnist"].values() for row in board]
     assert rows and all(row["self_reported"] for row in rows)
+
+
+def test_a_tracked_quick_trial_compares_with_the_quick_reference_as_to_the_same_target(mnist_ready, tmp_path):
+    """The newcomer's case: a script trained on the quick trial's items could not say so, and `compare` against
+    `run --quick` said the sides trained to different targets or data."""
+    from helpers import write_run
+
+    items, target = tasks.QUICK_TRIALS["mnist"]
+    with dawnbench.track("mnist", out=tmp_path / "mine", name="mine", quick=True, quiet=True) as run:
+        assert run.train_limit == items
+        steps(2)
+        time.sleep(tasks.FLOORS_S["mnist"])
+        run.evaluate(epoch=1, samples=items, accuracy=target + 0.5)
+    r = run.result
+    assert (r.subset, r.threshold, r.official, r.status) == ("quick", target, False, "success")
+    write_run(tmp_path / "ref" / "run0", 0, 5.0, 0.6, subset="quick", threshold=target, official=False)
+    code, out, err = run_cli(["compare", str(tmp_path / "ref"), str(tmp_path / "mine")])
+    said = " ".join(out.split())
+    assert code == 0 and f"mnist ≥ {target:g} (quick)" in said and "different targets" not in said, out + err
 
 
 def test_the_run_s_end_is_recorded_whatever_ends_the_loop(tiny_task, tmp_path):
@@ -176,6 +196,8 @@ def test_a_self_reported_accuracy_outside_the_metric_is_refused(tiny_task, tmp_p
     ({"target": 1e308}, "track(target=1e+308)"),
     ({"seed": -1}, "track(seed=-1)"),
     ({"precision": "fp8"}, "track(precision='fp8')"),
+    ({"quick": "yes"}, "track(quick='yes')"),
+    ({"quick": True}, "track(quick=...): "),       # a task without a quick trial
 ])
 def test_bad_tracker_options_are_refused_before_anything_runs(tiny_task, tmp_path, options, says):
     with pytest.raises(DawnbenchError) as caught:

@@ -111,7 +111,8 @@ def _printed_as_it_is(value: str) -> str:
     return value
 
 
-Name = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_printed_as_it_is)]  # task, entry
+Name = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_printed_as_it_is)]
+Label = Annotated[Name, Field(min_length=1)]            # a name nothing can be without: a run's task and entry
 
 
 def printed_sentence(value: str) -> str:

@@ -350,6 +350,10 @@ def verdict(speedup: float, ci: list[float] | None, p: float, least: float, n_a:
     if p >= ALPHA:
         interval = (f"95 % CI {_ratio(ci[0])}–{_ratio(ci[1])}×, which includes 1" if ci else
                     "no interval (every pair involves a failure)")
+        if speedup == 0 or math.isinf(speedup):     # a speedup of 0× or ∞× reads as a measurement; it is a failure
+            who, other = ("B", "A") if speedup == 0 else ("A", "B")
+            return (f"No significant difference in the time to {target}: {who} did not reach it in most of its runs "
+                    f"and {other} did, too few runs to tell ({interval}; {how}).{few}")
         return (f"No significant difference in the time to {target}: speedup of B over A {_ratio(speedup)}× "
                 f"({interval}; {how}).{few}")
     slower = speedup < 1

@@ -39,10 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
-from dawnbench.data.sources import sha256_of
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.record import RunResult, read_result
-from dawnbench.harness.selection import disturbance, flagged_counted, select
+from dawnbench.harness.selection import disturbance, event_log_digest, flagged_counted, select
 from dawnbench.statistics import RunSample, compare, summarize
 
 
@@ -140,9 +139,8 @@ def no_run_twice(sides: Sequence[Sequence[RunResult]]) -> None:
     def fingerprints(r: RunResult) -> dict[tuple[str, str], RunResult]:
         keys = {("their records are identical but for the folder",
                  json.dumps({k: v for k, v in r.to_dict().items() if k != "run_dir"}, sort_keys=True, default=str)): r}
-        log = Path(r.run_dir) / "events.log"
-        if log.is_file() and not log.is_symlink():
-            keys[("they hold the same event log", sha256_of(log))] = r
+        if log := event_log_digest(r):
+            keys[("they hold the same event log", log)] = r
         return keys
     keyed = [{key: r for run in side for key, r in fingerprints(run).items()} for side in sides]
     for i, first in enumerate(keyed):
@@ -195,10 +193,14 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         for name in sorted({*dirnames, *filenames}):
             if (here / name).is_symlink():
                 problems.append(LogProblem(str(here / name), None, "a symbolic link, not followed (dawnbench reads "
-                                           "only what lies in the folder it is given): copy the run here instead"))
+                                           "only what lies in the folder it is given): " +
+                                           ("copy the run here instead" if (here / name).exists() else
+                                            "it points at nothing that exists; remove it, or copy the run it meant "
+                                            "here")))
         dirnames[:] = [d for d in dirnames if not (here / d).is_symlink()]
         if "result.json" in filenames:
-            add(here, _read_run_dir)
+            if not (here / "result.json").is_symlink():     # a linked record: said once, above
+                add(here, _read_run_dir)
             dirnames.clear()  # a run directory's own files are not runs
             continue
         dirnames.sort()

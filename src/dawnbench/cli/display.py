@@ -289,7 +289,9 @@ def summary_line(s: dict, flagged: str | None = None) -> str:
     if not s["successes"]:
         return f"no run reached the target ({s['runs']} runs){tail}"
     ci = s["tta_ci95_s"]
-    return (f"success {s['successes']}/{s['runs']} · TTA median {format_seconds(s['tta_median_s'])}, mean "
+    # over the successes only, which a failure would not be among: `compare` counts a failure as infinitely slow
+    of = "" if s["successes"] == s["runs"] else f" of the {s['successes']} successes:"
+    return (f"success {s['successes']}/{s['runs']} · TTA{of} median {format_seconds(s['tta_median_s'])}, mean "
             f"{format_seconds(s['tta_mean_s'])}" + (f" (95 % CI {ci[0]:.2f}–{ci[1]:.2f} s)" if ci else "") +
             f", min {format_seconds(s['tta_min_s'])}, max {format_seconds(s['tta_max_s'])}{tail}\n"
             f"CV {format_number(s['tta_cov'] and 100 * s['tta_cov'], '{:.1f} %')} · olympic mean "

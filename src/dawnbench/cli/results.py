@@ -365,7 +365,8 @@ def groups_table(groups: list[dict], title: str) -> Table:
                       "—" if g["time_per_epoch_mean_s"] is None else
                       f"{g['time_per_epoch_mean_s']:.3g} ± {g['time_per_epoch_std_s']:.2g} s",
                       format_number(g["std_ratio"]))
-    table.caption = ("CV = population std / mean of TTA over successful runs; std ratio = CV(epochs) / "
+    table.caption = ("TTA mean, median and CV are over successful runs (`compare` counts a failure as infinitely "
+                     "slow); CV = population std / mean; std ratio = CV(epochs) / "
                      "CV(time per epoch): > 1 means variance comes from convergence, < 1 from speed")
     return table
 

@@ -123,8 +123,8 @@ class RunResult:
     harness writes the record through this class; a document that does not fit is refused, naming the field.
     A few rules bind fields together (``_consistent``)."""
 
-    task: schema.Name                           # mnist, cifar10, imagenet, squad, … (dawnbench tasks)
-    entry: schema.Name                          # the entry's name, or its file (--entry FILE.py)
+    task: schema.Label                          # mnist, cifar10, imagenet, squad, … (dawnbench tasks)
+    entry: schema.Label                         # the entry's name, or its file (--entry FILE.py)
     status: Status                              # how the run ended (docs/rules.md, "Statuses")
     threshold: MetricValue                      # the target the run trained to (the task's, or --target)
     seed: schema.Seed | None = None                    # null: unknown (a job that ended before its run started)
@@ -322,6 +322,9 @@ def _consistent(r: RunResult) -> RunResult:
         if r.official and (r.subset is not None or r.threshold != TASKS[r.task].threshold):
             raise ValueError("official is true, but the run trained on a subset or to another threshold than "
                              f"{r.task}'s {TASKS[r.task].threshold:g}: such a run is unofficial")
+    batch = r.hparams.get("batch_size")
+    if batch is not None and not (isinstance(batch, int) and not isinstance(batch, bool) and 1 <= batch <= bounds.MAX_COUNT):
+        raise ValueError(f"hparams.batch_size is {batch!r}: a batch holds a whole number of samples, at least 1")
     flag = (r.resources or {}).get("interference")
     if flag is not None and not (isinstance(flag, str) and flag and len(flag) <= schema.MAX_MESSAGE):
         raise ValueError(f"resources.interference must be the monitor's sentence (text of 1 to {schema.MAX_MESSAGE} "

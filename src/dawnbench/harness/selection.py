@@ -16,8 +16,11 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
 * **Not flagged.** A run its own resource monitor flagged — other processes took more than 5 % of
   the machine while its clock was timing (``resources.interference``) — is left out, unless
   ``include_suspect`` (``--include-suspect`` on each of those commands).
-* **Once per seed.** A second record of the same seed of the same configuration (a copied run folder, a run
-  made twice) is left out: the first one met counts, and a seed never counts twice.
+* **Once per seed, once per run.** A second record of the same seed of the same configuration (a copied run
+  folder, a run made twice) is left out: the first one met counts, and a seed never counts twice. So is a
+  second folder holding the same event log (``events.log``, byte for byte), whatever its record says: a log
+  holds its run's own timestamps, so two runs never write the same one, and a copy whose seed was relabelled
+  is still the run it was copied from.
 * **Official**, for a submission only (``official=True``: ``export``): a run at a lowered
   ``--target`` or on a subset (``official: false``) is left out — DAWNBench ranks runs at the task's
   own threshold on its full data, and ``validate`` rejects the rest. The analyses count unofficial
@@ -32,8 +35,10 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from dawnbench.data.sources import sha256_of
 from dawnbench.harness.record import RunResult, Status
 from dawnbench.profiling.resources import flagged
 from dawnbench.tasks import QUICK, TASKS
@@ -42,6 +47,7 @@ INTERRUPTED = "interrupted before it finished: it measures nothing (run it again
 NOT_FINISHED = ("not finished: its record still says running (the run trains yet, or its process was killed before it "
                 "could write its end): it measures nothing (wait for it, or run it again)")
 COPY = "a second record of seed {seed} of this configuration ({first} is counted): a seed counts once"
+SAME_LOG = "a second record of the run in {first} (the same event log, whatever its record says): a run counts once"
 UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own threshold on its full data, and "
               "`dawnbench validate` rejects the rest — run without --target/--subset/--quick to submit (a tracked script: "
               "without target= or profile_steps)")
@@ -78,7 +84,7 @@ class Selection:
 def _kind(why: str) -> str:
     return ("interrupted" if why == INTERRUPTED else "running" if why == NOT_FINISHED else
             "unofficial" if why.startswith("unofficial") else
-            "copy" if why.startswith(COPY.split("{")[0]) else "flagged")
+            "copy" if why.startswith("a second record of ") else "flagged")
 
 
 def _seed_key(r: RunResult) -> tuple | None:
@@ -114,7 +120,8 @@ def disturbance(counted: Sequence[RunResult], left_out: Sequence[tuple[RunResult
     flagged as disturbed: how many of the runs counted were and by how much, and how many flagged runs were left
     out; None when none was. A reader copies that line, not the notes around it. ``runs``: how many runs the
     figure counts where some are not this project's records (an MLPerf log has no monitor): ``len(counted)``
-    by default. One run alone is "flagged as disturbed (...)": its own card or last line."""
+    by default. One run alone, ``runs`` not given, is "flagged as disturbed (...)": its own card or last line; a
+    group or a side of one run says "1 of 1 run counted", as every group does."""
     hit = flagged_counted(counted)
     dropped = sum(_kind(why) == "flagged" for _, why in left_out)
     total = len(counted) if runs is None else runs
@@ -122,9 +129,9 @@ def disturbance(counted: Sequence[RunResult], left_out: Sequence[tuple[RunResult
     if hit:
         took = _took(hit)
         clocks = "its clock" if len(hit) == 1 else "their clocks"
-        parts.append(f"flagged as disturbed ({took} while its clock ran)" if total == 1 else
-                     f"{len(hit)} of {total} runs counted {'was' if len(hit) == 1 else 'were'} flagged as disturbed "
-                     f"({took} while {clocks} ran)")
+        parts.append(f"flagged as disturbed ({took} while its clock ran)" if runs is None and total == 1 else
+                     f"{len(hit)} of {total} run{'s' if total > 1 else ''} counted {'was' if len(hit) == 1 else 'were'} "
+                     f"flagged as disturbed ({took} while {clocks} ran)")
     if dropped:
         parts.append(f"{dropped} flagged run{'s' if dropped > 1 else ''} left out (--include-suspect counts "
                      f"{'them' if dropped > 1 else 'it'})")
@@ -155,17 +162,30 @@ def unofficial_reason(result: RunResult) -> str:
     return " and ".join(why) or "recorded official: false"
 
 
+def event_log_digest(r: RunResult) -> str | None:
+    """The sha256 of the run's ``events.log`` — what no two runs share — or None where its folder holds none
+    (a record alone, a tracked run's, an imported log's) or holds a link (a folder handed over is data)."""
+    log = Path(r.run_dir) / "events.log" if r.run_dir else None
+    return sha256_of(log) if log is not None and log.is_file() and not log.is_symlink() else None
+
+
 def select(results: Sequence[RunResult], include_suspect: bool = False, official: bool = False) -> Selection:
     """The runs a figure counts, and each one left out with why (see the module docstring)."""
     chosen = Selection()
     seen: dict[tuple, RunResult] = {}
+    logs: dict[str, RunResult] = {}
     for r in results:
-        key = _seed_key(r)
+        key, log = _seed_key(r), event_log_digest(r)
         if key is not None and key in seen:
             chosen.left_out.append((r, COPY.format(seed=r.seed, first=seen[key].run_dir)))
             continue
+        if log is not None and log in logs:
+            chosen.left_out.append((r, SAME_LOG.format(first=logs[log].run_dir)))
+            continue
         if key is not None:
             seen[key] = r
+        if log is not None:
+            logs[log] = r
         if r.status == Status.INTERRUPTED:
             chosen.left_out.append((r, INTERRUPTED))
         elif r.status == Status.RUNNING:

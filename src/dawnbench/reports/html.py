@@ -206,7 +206,8 @@ def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, 
         if empty or left_out.left_out:
             notes.append(f"the page has no time to accuracy to show: {empty}" if empty else left_out.sentence())
         # runs counted though flagged (--include-suspect): the terminal says so too, per configuration
-        notes += [f"{g.name}: {flagged}" for g in groups if g.results and (flagged := disturbance(g.results))]
+        notes += [f"{g.name}: {flagged}" for g in groups
+                  if g.results and (flagged := disturbance(g.results, runs=len(g.samples)))]
         # each file that could not be read, as the page lists it: a record refused is named, never dropped unsaid
         notes += [f"left out: {p.file}{f':{p.line}' if p.line else ''}: {p.message}" for p in problems[:5]]
         if len(problems) > 5:

@@ -10,8 +10,10 @@ Errors keep an entry off the boards; warnings do not. The rules:
 
 errors    JSON that does not parse (or is nested too deep, or holds numbers out of
           range); a file that is not a regular file (a symbolic link, a FIFO) or is
-          larger than a submission can be; a required field missing or of the wrong
-          type; a timestamp that is not a date; a training entry without its TSV; a
+          larger than a submission can be; a required field missing, of the wrong
+          type, blank, longer than ``bounds.MAX_TEXT`` or holding a control or
+          bidirectional character; a timestamp that is not a date, in the future
+          or before ``FIRST_DAY``; a training entry without its TSV; a
           TSV without the task's metric column or ``hours``, with a cell that is not
           a number, whose ``hours`` decrease, are negative or not finite, or are over
           ``MAX_HOURS``; an epoch below 0 or above ``bounds.MAX_EPOCHS``; an accuracy
@@ -74,6 +76,7 @@ BOARD_TASKS = {t.folder.lower(): t for t in [
     BoardTask("fashion-mnist", "FashionMNIST", "top1Accuracy", 92.0, 100.0),
 ]}
 ACCURACY_COLUMNS = ("top1Accuracy", "top5Accuracy", "f1Score")
+FIRST_DAY = dt.date(2017, 1, 1)     # DAWNBench was announced in 2017: no result in its format is older
 REQUIRED = {"version": str, "author": str, "authorEmail": str, "framework": str, "model": str,
             "hardware": str, "timestamp": str}
 
@@ -211,6 +214,14 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
             # a blank hardware or author ranks beside real entries as if it said something
             problems.append(Problem(name, line(key), ERROR, f"'{key}' is empty; a submission says who made it, "
                                     f"with what and on which machine: fill it in"))
+        elif len(fields[key]) > bounds.MAX_TEXT:     # a board's cell, not a document
+            problems.append(Problem(name, line(key), ERROR, f"'{key}' is {len(fields[key]):,} characters long: "
+                                    f"write it in at most {bounds.MAX_TEXT:,}"))
+        else:
+            try:        # a board prints it as it is: a control or bidirectional mark would turn the row around
+                schema.printed_sentence(fields[key])
+            except ValueError as err:
+                problems.append(Problem(name, line(key), ERROR, f"'{key}' {err}"))
     if isinstance(fields.get("version"), str) and fields["version"] != "v1.0":
         problems.append(Problem(name, line("version"), WARNING, f"version {fields['version']!r}; "
                                 "this validator knows v1.0"))
@@ -322,7 +333,7 @@ def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
 
 
 def _date(value: Any, name: str, line: int | None, problems: list[Problem]) -> dt.date | None:
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not value.strip():     # missing, not text or blank: said once, above
         return None
     m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", value.strip())
     try:
@@ -334,6 +345,9 @@ def _date(value: Any, name: str, line: int | None, problems: list[Problem]) -> d
     elif date > dt.date.today() + dt.timedelta(days=1):
         problems.append(Problem(name, line, ERROR, f"timestamp {value!r} is in the future: write the day the "
                                 "result was measured (yyyy-mm-dd)"))
+    elif date < FIRST_DAY:
+        problems.append(Problem(name, line, ERROR, f"timestamp {value!r} is before DAWNBench began "
+                                f"({FIRST_DAY.isoformat()}): write the day the result was measured (yyyy-mm-dd)"))
     elif value != date.isoformat():
         problems.append(Problem(name, line, WARNING, f"timestamp {value!r} should be written "
                                 f"{date.isoformat()} (yyyy-mm-dd)"))

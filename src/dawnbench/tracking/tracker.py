@@ -26,6 +26,11 @@ driven by the script's calls instead of an entry's yields:
   exception: ``aborted``, its traceback in ``error.txt``; Ctrl-C: ``interrupted``), throughput and the
   harness's own cost are written, and ``run_stop`` closes ``events.log``.
 
+``quick=True`` declares a quick trial, as ``dawnbench run --quick`` runs one: the quick trial's lower target, its
+first ``train_limit`` training items (the script loads them: ``dawnbench.data.load_train(task,
+limit=run.train_limit)``), recorded unofficial with the quick trial's data, so that it compares with the quick
+reference's runs as to the same target.
+
 ``profile_steps=N`` (or the environment variable ``DAWNBENCH_PROFILE_STEPS=N``) profiles N optimizer steps
 after three warm ones and a census step, as ``dawnbench profile`` does, into ``RUN_DIR/profile/``, which
 ``explain`` and ``predict`` read; a profiled run is unofficial (the profiler's cost is on its clock).
@@ -298,7 +303,8 @@ class Tracker:
                  model: torch.nn.Module | None = None, example: torch.Tensor | None = None, seed: int = 0,
                  hparams: dict[str, Any] | None = None, precision: str = "fp32", device: str = "auto",
                  instance: str | None = None, cost_per_hour: float | None = None, max_seconds: float | None = None,
-                 max_epochs: float | None = None, profile_steps: int | None = None, quiet: bool = False) -> None:
+                 max_epochs: float | None = None, profile_steps: int | None = None, quick: bool = False,
+                 quiet: bool = False) -> None:
         if predict is not None and not callable(predict):
             raise DawnbenchError(f"track(predict=...): {type(predict).__name__} is not callable. Give a function from "
                                  "a batch of the task's held split (as an entry's predict receives it) to scores or "
@@ -309,6 +315,8 @@ class Tracker:
                 isinstance(model, torch.nn.Module) and isinstance(example, torch.Tensor))):
             raise DawnbenchError("track(model=, example=): give both — the network (a torch.nn.Module) and a small "
                                  "training-shaped batch (a tensor) its FLOPs are counted on after the run — or neither.")
+        if not isinstance(quick, bool):
+            raise DawnbenchError(f"track(quick={quick!r}): True (a quick trial, as `dawnbench run --quick`) or False.")
         self.profile_steps = _profile_steps(profile_steps)
         self.name = _name(name)
         cls = type(self.name.replace("-", "_"), (TrackedScript,),
@@ -318,11 +326,11 @@ class Tracker:
                     "__module__": __name__})
         self.options = RunOptions(task=task, entry=cls, seed=seed, target=target, max_seconds=max_seconds,
                                   max_epochs=max_epochs, device=device, out_dir=Path(out), instance=instance,
-                                  cost_per_hour=cost_per_hour, precision=precision)
+                                  cost_per_hour=cost_per_hour, precision=precision, quick=quick is True)
         try:
             prep = prepare(self.options)     # every option checked as `dawnbench run` checks it
         except DawnbenchError as err:        # named as this call's keywords, not as the CLI's flags
-            flags = r"--(seed|target|max-seconds|max-epochs|precision|cost-per-hour|instance|device|out)\b"
+            flags = r"--(seed|target|max-seconds|max-epochs|precision|cost-per-hour|instance|device|out|quick)\b"
             said = re.sub(flags + r" ([^\s:]+):", lambda m: f"track({m[1].replace('-', '_')}={m[2]}):", str(err))
             raise DawnbenchError(re.sub(flags, lambda m: f"track({m[1].replace('-', '_')}=...)", said)) from None
         script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] and Path(sys.argv[0]).is_file() else None
@@ -461,6 +469,11 @@ class Tracker:
     def running(self) -> bool:
         """Between :meth:`start` and :meth:`finish`."""
         return self._recorder is not None
+
+    @property
+    def train_limit(self) -> int | None:
+        """The training items a quick trial trains on (``quick=True``: the first that many), None for all."""
+        return self.prep.task.train_limit
 
     @property
     def over(self) -> bool:
