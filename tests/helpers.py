@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import re
 import shutil
@@ -20,6 +21,8 @@ from dawnbench.harness.runner import run_seed
 
 from scripted_entry import FakeTime, Scripted
 
+_STARTS = itertools.count(1_796_000_000_000)     # run_start's time_ms: a millisecond of 2026, one per run written
+
 
 def write_run(folder: Path, seed: int, tta: float | None, epochs: float, **fields) -> None:
     """A run record of one mnist configuration (``fields``: other RunResult fields, e.g. precision)."""
@@ -32,8 +35,10 @@ def write_run(folder: Path, seed: int, tta: float | None, epochs: float, **field
     for key, value in fields.items():
         setattr(r, key, value)
     (folder / "result.json").write_text(json.dumps(r.to_dict()))
-    # a run's own files are not read as logs; each run's log is its own (a copy's is the same: no_run_twice)
-    (folder / "events.log").write_text(json.dumps({"run": str(folder), "seed": seed, "tta": tta}) + "\n")
+    # each run's log its own, starting at its own millisecond, as a run writes it (a copy's is the same: selection)
+    (folder / "events.log").write_text(":::MLLOG " + json.dumps({
+        "namespace": "", "time_ms": next(_STARTS), "event_type": "INTERVAL_START", "key": "run_start", "value": None,
+        "metadata": {"run": str(folder), "seed": seed, "tta": tta}}) + "\n")
 
 
 def flag_every_run(monkeypatch, share: float) -> None:

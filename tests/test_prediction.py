@@ -230,7 +230,10 @@ def test_explain_times_the_kernels_of_a_real_profile_here(mnist_ready, tmp_path)
     doc = json.loads((tmp_path / "p" / "explain.json").read_text())
     convs = [o for o in doc["ops"] if o["op"] in ("aten::convolution", "aten::convolution_backward")]
     assert convs and all(o["from"] == "own call" for o in convs)        # every convolution timed as its own call
-    assert any(o["from"] == "own call" for o in doc["ops"] if o["op"] in ("aten::addmm", "aten::mm"))
+    # a matrix multiply is timed as its own call too, unless it is among the lightest problems left untimed — which
+    # ones are depends on the machine (on an AMX Xeon, MNIST's matrix multiplies are: its convolutions are slower)
+    mms = [o for o in doc["ops"] if o["op"] in ("aten::addmm", "aten::mm")]
+    assert mms and all(o["from"] == "own call" or o["why_roofline"].startswith("not timed: one of the") for o in mms)
     assert doc["predicted_step_s"] == pytest.approx(sum(o["predicted_s"] for o in doc["ops"]))
     assert doc["explained_share"] == pytest.approx(doc["predicted_step_s"] / doc["measured_step_s"])
     conv_classes = [c for c in doc["classes"] if c["class"].startswith("convolution")]

@@ -159,7 +159,15 @@ def test_a_copy_with_its_seed_relabelled_inside_one_folder_counts_once(tmp_path,
     assert left["run"].endswith("run9") and f"a second record of the run in {first}" in left["reason"]
     assert main(["analyze", str(tmp_path / "runs")]) == 0
     said = " ".join(capsys.readouterr().err.split())
-    assert "kept out of mnist · small-cnn · fp32:" in said and "the same event log, whatever its record says" in said
+    assert "kept out of mnist · small-cnn · fp32:" in said and "records the same start, to the millisecond" in said
+    # its log edited too (a line added, the last removed): the same start, the same run
+    lines = (tmp_path / "runs" / "run9" / "events.log").read_text().splitlines()
+    (tmp_path / "runs" / "run9" / "events.log").write_text("\n".join([*lines, ""][:max(1, len(lines))]) + "\n\n")
+    assert analyze(tmp_path / "runs")["groups"][0]["runs"] == 2
+    # logs that say no start (emptied) prove nothing: two different runs stay two
+    for run in (tmp_path / "runs").iterdir():
+        (run / "events.log").write_text("")
+    assert analyze(tmp_path / "runs")["groups"][0]["runs"] == 3
 
 
 def test_a_flag_is_not_trusted_only_as_written_and_a_quick_trial_cannot_say_it_is_official(tmp_path):
@@ -200,7 +208,7 @@ def test_every_line_a_user_copies_names_the_flagged_runs_behind_it(tmp_path, cap
     assert [f["others_share_timed"] for f in doc["flagged_counted"]["a"]] == [0.61, 0.664] and doc["flagged_counted"]["b"] == []
     assert main(["compare", str(ref), str(mine)]) == 0       # left out: the verdict's line says so, and how to count them
     verdict = " ".join(capsys.readouterr().out.split())
-    assert verdict.endswith("would allow less. A: 2 flagged runs left out (--include-suspect counts them).")
+    assert verdict.endswith("could reach p < 0.05. A: 2 flagged runs left out (--include-suspect counts them).")
     # analyze: each group's row, and its JSON
     [group] = analyze(ref, include_suspect=True)["groups"]
     assert group["disturbed"] == counted[3:-1] and len(group["flagged_counted"]) == 2

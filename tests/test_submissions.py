@@ -55,6 +55,10 @@ def test_good_entry_has_no_problems_and_its_time(tmp_path):
     ({**GOOD, "author": "A" * 100_000}, GOOD_TSV, 3, "error", "'author' is 100,000 characters long"),
     ({**GOOD, "model": "Res\u202eNet"}, GOOD_TSV, 6, "error", "'model' holds U+202E (RIGHT-TO-LEFT OVERRIDE)"),
     ({**GOOD, "author": "A\nB"}, GOOD_TSV, 3, "error", "'author' holds U+000A"),
+    ('{\n"version": "v1.0",\n"author": "Alice",\n"author": "Mallory"\n}', GOOD_TSV, 3, "error",
+     "'author' is given more than once"),
+    (GOOD, "epoch\thours\ttop1Accuracy\thours\n1\t0.1\t95\t9\n", 1, "error", "column hours appears more than once"),
+    (GOOD, "epoch\thours\ttop1Accuracy\n1\t0.1\t93.99999999999\n", None, "error", "(best 93.99999999999)"),
     ({**GOOD, "misc": "batch 512"}, GOOD_TSV, 10, "warning", "'misc' should be an object"),
     (GOOD, None, None, "error", "its training log CIFAR10/train/e.tsv is missing"),
     (GOOD, "epoch\thours\tacc\n1\t0.1\t95\n", 1, "error", "header lacks top1Accuracy"),
@@ -71,6 +75,13 @@ def test_good_entry_has_no_problems_and_its_time(tmp_path):
 def test_each_flaw_is_located(tmp_path, fields, tsv, line, severity, text):
     sub = read_submission(write_entry(tmp_path, "e", fields, tsv), tmp_path)
     assert any(at == line and s == severity and text in m for at, s, m in messages(sub)), messages(sub)
+
+
+def test_a_name_that_would_turn_a_board_row_around_is_refused_and_never_printed_raw(tmp_path):
+    path = write_entry(tmp_path, "name\u202egpj.exe")
+    assert any(m.startswith("the file's name holds U+202E") for _, _, m in messages(read_submission(path, tmp_path)))
+    code, out, _ = run_cli(["validate", str(tmp_path)])
+    assert code == 1 and "\u202e" not in out and "name\\u202egpj.exe.json" in out
 
 
 def test_a_blank_timestamp_is_one_problem_not_two(tmp_path):

@@ -112,7 +112,13 @@ def _printed_as_it_is(value: str) -> str:
 
 
 Name = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_printed_as_it_is)]
-Label = Annotated[Name, Field(min_length=1)]            # a name nothing can be without: a run's task and entry
+def _named(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is blank: a run's record names what it ran (its task and its entry)")
+    return value
+
+
+Label = Annotated[Name, AfterValidator(_named)]          # a name nothing can be without: a run's task and entry
 
 
 def printed_sentence(value: str) -> str:

@@ -32,8 +32,8 @@ Rules, where the spec leaves a choice:
   closure, and not tested one by one), so an interval that excludes 1 comes with p < 0.05 and one
   that includes it with p ≥ 0.05. With few runs no arrangement can
   reach 5 %: 3 against 3 give at least p = 0.1 (2 of 20 arrangements are as extreme as a clean
-  separation); the comparison says so, with the smallest p its runs allow, and how many runs
-  would allow less.
+  separation); the comparison says so, with the smallest p its runs allow, and how many runs of
+  each could reach p < 0.05.
 """
 
 from __future__ import annotations
@@ -76,11 +76,11 @@ class RunSample:
 
 
 def _pstd(values: Sequence[float]) -> float | None:
-    return st.pstdev(values) if values else None
+    return st.pstdev(values) if len(values) > 1 else None    # one run has no spread to tell, not a spread of 0
 
 
 def _cov(values: Sequence[float]) -> float | None:
-    if not values:
+    if len(values) < 2:
         return None
     mean = st.fmean(values)
     return st.pstdev(values) / mean if mean else None
@@ -294,7 +294,8 @@ def compare(a: Sequence[RunSample], b: Sequence[RunSample], seed: int = 0, targe
         raise ValueError("both configurations need at least one run")
     la, lb = _log_ttas(a), _log_ttas(b)
     m, n = len(la), len(lb)
-    identical = sorted(la.tolist()) == sorted(lb.tolist())
+    # the same finite times, run for run (every run failing on both sides is no sign of the same runs twice)
+    identical = sorted(la.tolist()) == sorted(lb.tolist()) and bool(np.isfinite(la).any())
     d = _pairs(la, lb)
     test = _RankTest(m, n, seed)
     p = test.p(la, lb)
@@ -344,23 +345,23 @@ def verdict(speedup: float, ci: list[float] | None, p: float, least: float, n_a:
            f"p = {p:.2g} (at least 1 in {PERMUTATIONS + 1:,}: a permutation test over {PERMUTATIONS:,} arrangements "
            f"drawn at random), {runs}")
     if math.isnan(speedup):
-        return f"Neither configuration reached {target} in most runs ({how})."
+        return f"Each configuration missed {target} in half or more of its runs: no median to compare ({how})."
     few = (f" With {n_a} and {n_b} runs no result can reach p < {ALPHA}: the smallest p these runs allow is "
-           f"{least:.3g}; {runs_for()} runs of each would allow less.") if least >= ALPHA else ""
+           f"{least:.3g}; {runs_for()} runs of each could reach p < {ALPHA}.") if least >= ALPHA else ""
     if p >= ALPHA:
         interval = (f"95 % CI {_ratio(ci[0])}–{_ratio(ci[1])}×, which includes 1" if ci else
                     "no interval (every pair involves a failure)")
         if speedup == 0 or math.isinf(speedup):     # a speedup of 0× or ∞× reads as a measurement; it is a failure
             who, other = ("B", "A") if speedup == 0 else ("A", "B")
-            return (f"No significant difference in the time to {target}: {who} did not reach it in most of its runs "
-                    f"and {other} did, too few runs to tell ({interval}; {how}).{few}")
+            return (f"No significant difference in the time to {target}: {who} did not reach it in half or more of "
+                    f"its runs and {other} did, too few runs to tell ({interval}; {how}).{few}")
         return (f"No significant difference in the time to {target}: speedup of B over A {_ratio(speedup)}× "
                 f"({interval}; {how}).{few}")
     slower = speedup < 1
     word = "slower" if slower else "faster"
     if speedup == 0 or math.isinf(speedup):
         who, other = ("B", "A") if slower else ("A", "B")
-        return (f"{who} did not reach {target} in most of its runs and {other} did: B is {word} "
+        return (f"{who} did not reach {target} in half or more of its runs and {other} did: B is {word} "
                 f"({_interval_words(ci, slower)}; {how}).")
     factor = 1 / speedup if slower else speedup
     return f"B is {factor:.2f}× {word} than A to {target} ({_interval_words(ci, slower)}; {how})."

@@ -41,7 +41,7 @@ from typing import Any
 from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.record import RunResult, read_result
-from dawnbench.harness.selection import disturbance, event_log_digest, flagged_counted, select
+from dawnbench.harness.selection import disturbance, flagged_counted, run_start_mark, select
 from dawnbench.statistics import RunSample, compare, summarize
 
 
@@ -133,14 +133,14 @@ def _read_run_dir(run_dir: Path) -> RunResult:
 
 
 def no_run_twice(sides: Sequence[Sequence[RunResult]]) -> None:
-    """Refuse folders that share a run: records identical but for their folder, or one event log for both (a copy,
-    a copy with its record edited, or one folder inside the other), which a comparison would count as evidence for
-    both sides. An event log holds the run's own timestamps, so two runs never write the same one."""
+    """Refuse folders that share a run: records identical but for their folder, or event logs that record the same
+    start (a copy, a copy with its record or log edited, or one folder inside the other), which a comparison would
+    count as evidence for both sides. Two runs never start in the same millisecond."""
     def fingerprints(r: RunResult) -> dict[tuple[str, str], RunResult]:
         keys = {("their records are identical but for the folder",
                  json.dumps({k: v for k, v in r.to_dict().items() if k != "run_dir"}, sort_keys=True, default=str)): r}
-        if log := event_log_digest(r):
-            keys[("they hold the same event log", log)] = r
+        if (start := run_start_mark(r)) is not None:
+            keys[("their event logs record the same start, to the millisecond", repr(start))] = r
         return keys
     keyed = [{key: r for run in side for key, r in fingerprints(run).items()} for side in sides]
     for i, first in enumerate(keyed):

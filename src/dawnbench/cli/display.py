@@ -281,6 +281,11 @@ def format_number(value: float | None, fmt: str = "{:.2f}") -> str:
     return "—" if value is None else fmt.format(value)
 
 
+def format_spread(mean: float | None, std: float | None, unit: str = "") -> str:
+    """"1.48 ± 0.12 s"; one run's mean alone (no spread to tell), "—" for none."""
+    return "—" if mean is None else f"{mean:.3g}" + ("" if std is None else f" ± {std:.2g}") + unit
+
+
 def summary_line(s: dict, flagged: str | None = None) -> str:
     """The §7 summary of one configuration in two lines; ``flagged``: the flagged runs behind it, on its first."""
     tail = f" · {flagged}" if flagged else ""

@@ -47,7 +47,8 @@ def _tta_line(doc: dict) -> str:
                                                                        else "")
     if doc["epochs_to_target"] is None:
         return f"TTA{to}: no epochs to target (give --epochs, or a run folder that reached its target)"
-    return f"TTA{to}: {doc['epochs_to_target']:g} epochs, {doc['epochs_from']}"
+    epochs = doc["epochs_to_target"]
+    return f"TTA{to}: {epochs:g} epoch{'' if epochs == 1 else 's'}, {doc['epochs_from']}"
 
 
 def _usd(dollars: float) -> str:

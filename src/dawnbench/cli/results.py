@@ -18,7 +18,7 @@ from dawnbench.cli.common import (
     emit,
     print_notes,
 )
-from dawnbench.cli.display import format_number, format_seconds
+from dawnbench.cli.display import format_number, format_seconds, format_spread
 from dawnbench.errors import DawnbenchError
 
 
@@ -79,7 +79,13 @@ def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
     doc = analyze(args.path, args.include_suspect)
 
     def show() -> None:
-        out.print(groups_table(doc["groups"], f"runs under {args.path}"))
+        counted = [g for g in doc["groups"] if g["runs"]]
+        if counted:
+            out.print(groups_table(counted, f"runs under {args.path}"))
+        for g in doc["groups"]:         # a group with no run counted is a sentence, not a row of zeros
+            if not g["runs"]:
+                out.print(Text(f"{g['name']}: no run counted — {len(g['excluded'])} left out, each below"
+                               + (f" ({g['disturbed']})" if g["disturbed"] else "")), highlight=False)
         for g in doc["groups"]:
             for e in g["excluded"]:
                 _note(err, f"kept out of {g['name']}: {e['run']}: {e['reason']}")
@@ -127,10 +133,12 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         print_notes(notes, err)
         for side in ("a", "b"):
             runs, tta = doc["runs_" + side], doc["tta_median_" + side + "_s"]
-            median = (f"median TTA {tta:.2f} s" if tta is not None and math.isfinite(tta) else
-                      "no median TTA: at least half its runs did not reach the target")   # not "inf s"
+            target = targets[side] or "the target"          # each line whole, as the verdict is
+            median = (f"median TTA {tta:.2f} s to {target}" if tta is not None and math.isfinite(tta) else
+                      f"no median TTA: at least half its runs did not reach {target}")   # not "inf s"
+            flag = f"; {disturbed[side]}" if disturbed[side] else ""
             out.print(f"{side.upper()}: {doc[side]} — {runs} run{'' if runs == 1 else 's'}, "
-                      f"{doc['failures_' + side]} failed, {median}", highlight=False)
+                      f"{doc['failures_' + side]} failed, {median}{flag}", highlight=False)
         out.print(doc["verdict"], style="bold", highlight=False, soft_wrap=True)   # one line to copy
     emit(args, doc, show)
     return EXIT_OK
@@ -361,9 +369,8 @@ def groups_table(groups: list[dict], title: str) -> Table:
                       format_seconds(g["tta_mean_s"]), format_seconds(g["tta_median_s"]),
                       format_number(g["tta_cov"] and 100 * g["tta_cov"], "{:.2f} %") if g["tta_cov"] is not None else "—",
                       format_seconds(g["olympic_mean_s"]),
-                      "—" if g["epochs_mean"] is None else f"{g['epochs_mean']:.3g} ± {g['epochs_std']:.2g}",
-                      "—" if g["time_per_epoch_mean_s"] is None else
-                      f"{g['time_per_epoch_mean_s']:.3g} ± {g['time_per_epoch_std_s']:.2g} s",
+                      format_spread(g["epochs_mean"], g["epochs_std"]), format_spread(g["time_per_epoch_mean_s"],
+                                                                         g["time_per_epoch_std_s"], " s"),
                       format_number(g["std_ratio"]))
     table.caption = ("TTA mean, median and CV are over successful runs (`compare` counts a failure as infinitely "
                      "slow); CV = population std / mean; std ratio = CV(epochs) / "

@@ -27,7 +27,7 @@ from dawnbench.cli.common import (
     run_options,
     slurm_options,
 )
-from dawnbench.cli.display import format_number, format_seconds
+from dawnbench.cli.display import format_number, format_seconds, format_spread
 from dawnbench.harness.record import Status
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
@@ -258,7 +258,7 @@ def sweep_table(rows: list[dict], baseline: str) -> Table:
         table.add_column(col, justify="left" if col == "configuration" else "right")
     for r in rows:
         table.add_row(Text(r["name"]), f"{r['successes']}/{r['runs']}",
-                      "—" if r["epochs_mean"] is None else f"{r['epochs_mean']:.3g} ± {r['epochs_std']:.2g}",
+                      format_spread(r["epochs_mean"], r["epochs_std"]),
                       format_number(r["samples_per_s_mean"], "{:,.0f}"), format_seconds(r["time_per_epoch_mean_s"]),
                       format_seconds(r["tta_median_s"]), format_number(r["throughput_speedup"], "{:.2f}×"),
                       format_number(r["tta_speedup"], "{:.2f}×"))

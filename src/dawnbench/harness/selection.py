@@ -17,10 +17,10 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
   the machine while its clock was timing (``resources.interference``) — is left out, unless
   ``include_suspect`` (``--include-suspect`` on each of those commands).
 * **Once per seed, once per run.** A second record of the same seed of the same configuration (a copied run
-  folder, a run made twice) is left out: the first one met counts, and a seed never counts twice. So is a
-  second folder holding the same event log (``events.log``, byte for byte), whatever its record says: a log
-  holds its run's own timestamps, so two runs never write the same one, and a copy whose seed was relabelled
-  is still the run it was copied from.
+  folder, a run made twice) is left out: the first one met counts (folders in name order), and a seed never
+  counts twice. So is a second folder whose event log (``events.log``) records the same start (``run_start``,
+  to the millisecond), whatever its record or the rest of its log says: two runs never start in the same
+  millisecond, and a copy whose seed was relabelled is still the run it was copied from.
 * **Official**, for a submission only (``official=True``: ``export``): a run at a lowered
   ``--target`` or on a subset (``official: false``) is left out — DAWNBench ranks runs at the task's
   own threshold on its full data, and ``validate`` rejects the rest. The analyses count unofficial
@@ -32,13 +32,14 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dawnbench.data.sources import sha256_of
+from dawnbench.harness import mllog
 from dawnbench.harness.record import RunResult, Status
 from dawnbench.profiling.resources import flagged
 from dawnbench.tasks import QUICK, TASKS
@@ -47,7 +48,9 @@ INTERRUPTED = "interrupted before it finished: it measures nothing (run it again
 NOT_FINISHED = ("not finished: its record still says running (the run trains yet, or its process was killed before it "
                 "could write its end): it measures nothing (wait for it, or run it again)")
 COPY = "a second record of seed {seed} of this configuration ({first} is counted): a seed counts once"
-SAME_LOG = "a second record of the run in {first} (the same event log, whatever its record says): a run counts once"
+SAME_LOG = ("a second record of the run in {first} (its event log records the same start, to the millisecond, whatever "
+            "its record says): a run counts once")
+LOG_HEAD_BYTES = 1 << 20    # where a run's events.log says run_start: after a few dozen lines of what it is
 UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own threshold on its full data, and "
               "`dawnbench validate` rejects the rest — run without --target/--subset/--quick to submit (a tracked script: "
               "without target= or profile_steps)")
@@ -162,20 +165,39 @@ def unofficial_reason(result: RunResult) -> str:
     return " and ".join(why) or "recorded official: false"
 
 
-def event_log_digest(r: RunResult) -> str | None:
-    """The sha256 of the run's ``events.log`` — what no two runs share — or None where its folder holds none
-    (a record alone, a tracked run's, an imported log's) or holds a link (a folder handed over is data)."""
+def run_start_mark(r: RunResult) -> float | None:
+    """When the run's clock started, as its ``events.log`` says (``run_start``'s ``time_ms``): what no two runs
+    share, and what a copy keeps however its record or the rest of its log was edited. None where the folder holds
+    no log saying it (a record alone, an empty or foreign log: no proof of anything) or holds a link (a folder
+    handed over is data). Only the log's head is read: a run writes ``run_start`` among its first lines."""
     log = Path(r.run_dir) / "events.log" if r.run_dir else None
-    return sha256_of(log) if log is not None and log.is_file() and not log.is_symlink() else None
+    if log is None or log.is_symlink() or not log.is_file():
+        return None
+    try:
+        with log.open("rb") as f:
+            head = f.read(LOG_HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    for line in head.splitlines():
+        if '"run_start"' not in line:
+            continue
+        try:
+            event = mllog.parse_line(line)
+        except ValueError:          # a torn or foreign line: not the run's start
+            continue
+        when = event.get("time_ms") if isinstance(event, dict) and event.get("key") == "run_start" else None
+        if isinstance(when, (int, float)) and not isinstance(when, bool) and math.isfinite(when):
+            return when
+    return None
 
 
 def select(results: Sequence[RunResult], include_suspect: bool = False, official: bool = False) -> Selection:
     """The runs a figure counts, and each one left out with why (see the module docstring)."""
     chosen = Selection()
     seen: dict[tuple, RunResult] = {}
-    logs: dict[str, RunResult] = {}
+    logs: dict[float, RunResult] = {}
     for r in results:
-        key, log = _seed_key(r), event_log_digest(r)
+        key, log = _seed_key(r), run_start_mark(r)
         if key is not None and key in seen:
             chosen.left_out.append((r, COPY.format(seed=r.seed, first=seen[key].run_dir)))
             continue

@@ -120,6 +120,18 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _repeated_keys(text: str) -> list[str]:
+    """The keys an object of ``text`` (JSON that parses) gives more than once, in order."""
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in items]
+        repeated.extend(k for i, k in enumerate(keys) if k in keys[:i] and k not in repeated)
+        return dict(items)
+    json.loads(text, object_pairs_hook=pairs)
+    return repeated
+
+
 def _field_line(text: str, key: str) -> int | None:
     m = re.search(rf'"{re.escape(key)}"\s*:', text)
     return text.count("\n", 0, m.start()) + 1 if m else None
@@ -172,6 +184,10 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
     task, kind = _task_of(json_path, root)
     sub = Submission(name, task, kind)
     problems = sub.problems
+    try:        # a board lists the file's name: a control or bidirectional mark in it turns the row around
+        schema.printed_sentence(json_path.name)
+    except ValueError as err:
+        problems.append(Problem(name, None, ERROR, f"the file's name {err}: rename it"))
     if task is None:
         problems.append(Problem(name, None, ERROR, "not under a known task folder "
                                 f"({', '.join(t.folder for t in BOARD_TASKS.values())}); move it there"))
@@ -203,6 +219,9 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         return sub
     sub.fields = fields
     line = lambda key: _field_line(text, key)
+    for key in _repeated_keys(text):     # JSON keeps the last: a second "author" would replace the first unseen
+        problems.append(Problem(name, line(key), ERROR, f"'{key}' is given more than once (JSON keeps only the last, "
+                                "which the board would show): keep one"))
 
     for key, kind_ in REQUIRED.items():
         if key not in fields:
@@ -409,6 +428,11 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
     if any(not h for h in header):
         problems.append(Problem(name, 1, WARNING, "blank column name (an extra tab?); blank columns are ignored"))
     columns = {h: i for i, h in enumerate(header) if h}
+    twice = sorted({h for h in header if h and header.count(h) > 1})
+    if twice:
+        problems.append(Problem(name, 1, ERROR, f"column {', '.join(twice)} appears more than once in the header: "
+                                "which one is the measurement cannot be told; keep one"))
+        return
     needed = ["hours"] + ([task.column] if task else [])
     missing = [c for c in needed if c not in columns]
     if missing:
@@ -457,7 +481,7 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
             return
         bad = [c for c in ACCURACY_COLUMNS if c in row and not 0 <= row[c] <= (1.0 if c == "f1Score" else 100.0)]
         if bad:
-            problems.append(Problem(name, number, ERROR, f"{bad[0]} {row[bad[0]]:g} is impossible: "
+            problems.append(Problem(name, number, ERROR, f"{bad[0]} {row[bad[0]]:.15g} is impossible: "
                                     f"{_range_text(bad[0])}"))
             return
         if "epoch" in row and not 0 <= row["epoch"] <= bounds.MAX_EPOCHS:
@@ -485,7 +509,7 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
     if task and sub.training_hours is None:
         best = max(r[task.column] for r in sub.rows)
         problems.append(Problem(name, None, ERROR, f"never reaches {task.column} ≥ {task.threshold:g} "
-                                f"(best {best:g}); only entries that reach the threshold are ranked"))
+                                f"(best {best:.15g}); only entries that reach the threshold are ranked"))
 
 
 def find_submissions(paths: list[str | Path], skipped: list[Problem] | None = None) -> list[tuple[Path, Path]]:
