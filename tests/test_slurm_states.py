@@ -91,6 +91,8 @@ def test_a_batch_sbatch_refuses_is_one_paragraph_and_leaves_nothing(tmp_path, mo
     sbatch.write_text("#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Unable to contact slurm "
                       "controller (connect failure)' >&2\nexit 1\n")
     sbatch.chmod(0o755)
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 1\n")      # submitit looks for srun before it calls sbatch:
+    (bin_dir / "srun").chmod(0o755)                             # this machine need not have Slurm installed
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     out = tmp_path / "jobs"
     code = main(["jobs", "mnist", "--slots", "1", "--types", "multiple", "--executor", "slurm", "--out", str(out)])

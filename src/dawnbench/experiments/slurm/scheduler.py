@@ -85,7 +85,10 @@ def hostnames(nodes: str) -> list[str]:
     """Slurm's compressed node list (``n[1-2]``) as names; none where the job had no node."""
     if not nodes or nodes == "(null)":
         return []
-    proc = subprocess.run(["scontrol", "show", "hostnames", nodes], capture_output=True, text=True)
+    try:
+        proc = subprocess.run(["scontrol", "show", "hostnames", nodes], capture_output=True, text=True)
+    except OSError:         # no scontrol here (a record settled off the cluster): the list as Slurm wrote it
+        return [nodes]
     return proc.stdout.split() if proc.returncode == 0 else [nodes]
 
 
