@@ -166,9 +166,12 @@ def test_a_link_is_not_followed_and_is_said(tmp_path):
     (tmp_path / "mine" / "run2").mkdir()
     (tmp_path / "mine" / "run2" / "result.json").symlink_to(tmp_path / "elsewhere" / "run2" / "result.json")
     (tmp_path / "mine" / "gone").symlink_to(tmp_path / "nowhere")
+    write_run(tmp_path / "mine" / "run0" / "inner", 5, 12.0, 1.0)       # a run inside a run: said, not dropped unsaid
     _, problems = collect(tmp_path / "mine")
-    assert [(Path(p.file).relative_to(tmp_path / "mine").as_posix(), p.message.split(": ")[-1]) for p in problems] == \
+    assert sorted((Path(p.file).relative_to(tmp_path / "mine").as_posix(), p.message.split(": ")[-1])
+                  for p in problems) == \
         [("gone", "it points at nothing that exists; remove it, or copy the run it meant here"),
+         ("run0/inner", "move it out beside the other"),
          ("run1", "copy the run here instead"), ("run2/result.json", "copy the run here instead")]
 
 

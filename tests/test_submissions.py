@@ -52,6 +52,7 @@ def test_good_entry_has_no_problems_and_its_time(tmp_path):
     ({**GOOD, "timestamp": "2019-13-45"}, GOOD_TSV, 9, "error", "is not a date"),
     ({**GOOD, "timestamp": "2019-1-2"}, GOOD_TSV, 9, "warning", "should be written 2019-01-02"),
     ({**GOOD, "timestamp": "1900-01-01"}, GOOD_TSV, 9, "error", "is before DAWNBench began (2017-01-01)"),
+    ({**GOOD, "timestamp": "\u0662\u0660\u0661\u0668-04-20"}, GOOD_TSV, 9, "error", "is not a date"),
     ({**GOOD, "author": "A" * 100_000}, GOOD_TSV, 3, "error", "'author' is 100,000 characters long"),
     ({**GOOD, "model": "Res\u202eNet"}, GOOD_TSV, 6, "error", "'model' holds U+202E (RIGHT-TO-LEFT OVERRIDE)"),
     ({**GOOD, "author": "A\nB"}, GOOD_TSV, 3, "error", "'author' holds U+000A"),

@@ -201,6 +201,9 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         if "result.json" in filenames:
             if not (here / "result.json").is_symlink():     # a linked record: said once, above
                 add(here, _read_run_dir)
+            for name in sorted(d for d in dirnames if (here / d / "result.json").is_file()):
+                problems.append(LogProblem(str(here / name), None, "a run folder inside another run's folder, not "
+                                           "read (a run's own files are not runs): move it out beside the other"))
             dirnames.clear()  # a run directory's own files are not runs
             continue
         dirnames.sort()

@@ -354,7 +354,7 @@ def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
 def _date(value: Any, name: str, line: int | None, problems: list[Problem]) -> dt.date | None:
     if not isinstance(value, str) or not value.strip():     # missing, not text or blank: said once, above
         return None
-    m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", value.strip())
+    m = re.fullmatch(r"([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})", value.strip())   # ASCII digits, as every reader's
     try:
         date = dt.date(*map(int, m.groups())) if m else None
     except ValueError:
