@@ -17,12 +17,11 @@ def clipped(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
-# C0 controls but tab and newline, DEL and C1 — shown as \x1b, never acted on by a terminal —, the bidirectional
-# controls, and a name's bytes that
-# are not UTF-8 (Python holds them as lone surrogates, which would go out raw: 0x9b is CSI to an 8-bit terminal)
+# What a terminal would act on rather than print, written out instead (\x1b, \u202e): C0 controls but tab and
+# newline, DEL and C1; a name's bytes that are not UTF-8 (Python holds them as lone surrogates, which would go out
+# raw: 0x9b is CSI to an 8-bit terminal); and the bidirectional controls, which turn the rest of a line around.
 CONTROLS = {**{c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))},
             **{c: f"\\x{c - 0xdc00:02x}" for c in range(0xdc80, 0xdd00)},
-            # and the bidirectional controls, which turn the rest of a line around: \u202e
             **{c: f"\\u{c:04x}" for c in (0x061c, 0x200e, 0x200f, *range(0x202a, 0x202f), *range(0x2066, 0x206a))}}
 ONE_LINE = {**CONTROLS, 0x0a: "\\n"}
 

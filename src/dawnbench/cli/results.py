@@ -369,8 +369,8 @@ def groups_table(groups: list[dict], title: str) -> Table:
                       format_seconds(g["tta_mean_s"]), format_seconds(g["tta_median_s"]),
                       format_number(g["tta_cov"] and 100 * g["tta_cov"], "{:.2f} %") if g["tta_cov"] is not None else "—",
                       format_seconds(g["olympic_mean_s"]),
-                      format_spread(g["epochs_mean"], g["epochs_std"]), format_spread(g["time_per_epoch_mean_s"],
-                                                                         g["time_per_epoch_std_s"], " s"),
+                      format_spread(g["epochs_mean"], g["epochs_std"]),
+                      format_spread(g["time_per_epoch_mean_s"], g["time_per_epoch_std_s"], " s"),
                       format_number(g["std_ratio"]))
     table.caption = ("TTA mean, median and CV are over successful runs (`compare` counts a failure as infinitely "
                      "slow); CV = population std / mean; std ratio = CV(epochs) / "

@@ -50,7 +50,7 @@ NOT_FINISHED = ("not finished: its record still says running (the run trains yet
 COPY = "a second record of seed {seed} of this configuration ({first} is counted): a seed counts once"
 SAME_LOG = ("a second record of the run in {first} (its event log records the same start, to the millisecond, whatever "
             "its record says): a run counts once")
-LOG_HEAD_BYTES = 1 << 20    # where a run's events.log says run_start: after a few dozen lines of what it is
+LOG_HEAD_BYTES = 1 << 20    # a run writes run_start after a few dozen lines saying what it is: 1 MiB holds it
 UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own threshold on its full data, and "
               "`dawnbench validate` rejects the rest — run without --target/--subset/--quick to submit (a tracked script: "
               "without target= or profile_steps)")

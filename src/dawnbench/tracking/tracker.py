@@ -326,7 +326,7 @@ class Tracker:
                     "__module__": __name__})
         self.options = RunOptions(task=task, entry=cls, seed=seed, target=target, max_seconds=max_seconds,
                                   max_epochs=max_epochs, device=device, out_dir=Path(out), instance=instance,
-                                  cost_per_hour=cost_per_hour, precision=precision, quick=quick is True)
+                                  cost_per_hour=cost_per_hour, precision=precision, quick=quick)
         try:
             prep = prepare(self.options)     # every option checked as `dawnbench run` checks it
         except DawnbenchError as err:        # named as this call's keywords, not as the CLI's flags
