@@ -181,7 +181,15 @@ def test_a_copied_run_counts_once_and_never_on_both_sides(tmp_path):
     shutil.copytree(tmp_path / "A" / "run0", tmp_path / "A" / "again")
     [group] = analyze(tmp_path / "A")["groups"]
     [copy] = group["excluded"]         # "again" is read first (folders in order), so run0 is the second record
-    assert group["runs"] == 3 and copy["run"] == str(tmp_path / "A" / "run0") and "a seed counts once" in copy["reason"]
+    assert group["runs"] == 3 and copy["run"] == str(tmp_path / "A" / "run0") and "a run counts once" in copy["reason"]
+    # the copy's configuration edited: a group of its own, yet the same run, left out there
+    record = json.loads((tmp_path / "A" / "again" / "result.json").read_text())
+    shutil.copytree(tmp_path / "A" / "again", tmp_path / "A2" / "edited")
+    shutil.copytree(tmp_path / "A" / "again", tmp_path / "A2" / "first")
+    (tmp_path / "A2" / "edited" / "result.json").write_text(json.dumps({**record, "hparams": {"batch_size": 77}}))
+    groups = analyze(tmp_path / "A2")["groups"]
+    assert sorted(g["runs"] for g in groups) == [0, 1] and "a run counts once" in \
+        [e for g in groups for e in g["excluded"]][0]["reason"]
     for i, tta in enumerate([5.0, 6.0]):
         write_run(tmp_path / "B" / f"run{i}", i + 10, tta, 0.5)
     shutil.copytree(tmp_path / "A" / "run1", tmp_path / "B" / "borrowed")

@@ -167,7 +167,9 @@ def test_a_copy_with_its_seed_relabelled_inside_one_folder_counts_once(tmp_path,
     # logs that say no start (emptied) prove nothing: two different runs stay two
     for run in (tmp_path / "runs").iterdir():
         (run / "events.log").write_text("")
-    assert analyze(tmp_path / "runs")["groups"][0]["runs"] == 3
+    doc = analyze(tmp_path / "runs")
+    assert doc["groups"][0]["runs"] == 3 and len(doc["problems"]) == 3       # each said, none dropped unsaid
+    assert all("whether it is a copy of another cannot be checked" in p["message"] for p in doc["problems"])
 
 
 def test_a_flag_is_not_trusted_only_as_written_and_a_quick_trial_cannot_say_it_is_official(tmp_path):

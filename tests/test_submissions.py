@@ -53,6 +53,7 @@ def test_good_entry_has_no_problems_and_its_time(tmp_path):
     ({**GOOD, "timestamp": "2019-1-2"}, GOOD_TSV, 9, "warning", "should be written 2019-01-02"),
     ({**GOOD, "timestamp": "1900-01-01"}, GOOD_TSV, 9, "error", "is before DAWNBench began (2017-01-01)"),
     ({**GOOD, "timestamp": "\u0662\u0660\u0661\u0668-04-20"}, GOOD_TSV, 9, "error", "is not a date"),
+    ({**GOOD, "timestamp": "2018-04-20\u202e"}, GOOD_TSV, 9, "error", "is not a date"),
     ({**GOOD, "author": "A" * 100_000}, GOOD_TSV, 3, "error", "'author' is 100,000 characters long"),
     ({**GOOD, "model": "Res\u202eNet"}, GOOD_TSV, 6, "error", "'model' holds U+202E (RIGHT-TO-LEFT OVERRIDE)"),
     ({**GOOD, "author": "A\nB"}, GOOD_TSV, 3, "error", "'author' holds U+000A"),
@@ -83,6 +84,9 @@ def test_a_name_that_would_turn_a_board_row_around_is_refused_and_never_printed_
     assert any(m.startswith("the file's name holds U+202E") for _, _, m in messages(read_submission(path, tmp_path)))
     code, out, _ = run_cli(["validate", str(tmp_path)])
     assert code == 1 and "\u202e" not in out and "name\\u202egpj.exe.json" in out
+    write_entry(tmp_path / "nl", "ok.json:1: error: all fine\nx")     # a name that would print a line of its own
+    code, out, _ = run_cli(["validate", str(tmp_path / "nl")])
+    assert code == 1 and "ok.json:1: error: all fine\\nx.json" in out and len(out.strip().splitlines()) == 2
 
 
 def test_a_blank_timestamp_is_one_problem_not_two(tmp_path):

@@ -23,7 +23,8 @@ files are not read again), or an MLPerf training log (either format).
   unless ``include_suspect`` is set, are **kept out of the statistics** and listed in their
   group's ``excluded`` with the reason. A group's ``disturbed`` is the clause its line carries when any of its
   runs were flagged (how many were counted, by how much; how many were left out), and ``flagged_counted`` lists
-  the flagged runs ``include_suspect`` counted.
+  the flagged runs ``include_suspect`` counted. A run whose event log records the start of one read before
+  it — a copy, whatever its record says, its configuration too — is left out of its own group, naming the first.
 
 A file that looks like a log but cannot be read as one becomes a problem (file, line,
 message); the rest is still analysed.
@@ -41,8 +42,11 @@ from typing import Any
 from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.record import RunResult, read_result
-from dawnbench.harness.selection import disturbance, flagged_counted, run_start_mark, select
+from dawnbench.harness.selection import SAME_LOG, disturbance, flagged_counted, run_start_mark, select
 from dawnbench.statistics import RunSample, compare, summarize
+
+NO_START = ("no run_start in the head of this run's event log (missing, cut, damaged, or past its first MiB): the run "
+            "is counted, but whether it is a copy of another cannot be checked")
 
 
 @dataclass
@@ -165,6 +169,8 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
     groups: dict[Any, Group] = {}
     official: dict[Any, bool] = {}
     read_runs: dict[Any, list[RunResult]] = {}
+    started: dict[float, RunResult] = {}        # each run_start met, across configurations: the first run with it
+    copies: dict[int, str] = {}                 # a later run with one: why it is left out
     problems: list[LogProblem] = []
 
     def add(where: Path, read) -> None:
@@ -184,6 +190,13 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         official[key] = official.get(key, True) and bool(item.official)
         groups.setdefault(key, Group("", folder))
         read_runs.setdefault(key, []).append(item)   # selected once all are read
+        start = run_start_mark(item)
+        if start is None:
+            problems.append(LogProblem(str(where / "events.log"), None, NO_START))
+        elif start in started:      # a copy whose configuration was edited: a group of its own, yet the same run
+            copies[id(item)] = SAME_LOG.format(first=started[start].run_dir)
+        else:
+            started[start] = item
 
     if root.is_file():
         add(root, read_log)
@@ -215,8 +228,9 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         group = groups[key]
         group.name = name
         # chosen among the group's runs together: a second record of one seed (a copied folder) counts once
-        chosen = select(read_runs[key], include_suspect)
-        group.results, group.left_out = chosen.counted, chosen.left_out
+        chosen = select([r for r in read_runs[key] if id(r) not in copies], include_suspect)
+        group.results = chosen.counted
+        group.left_out = [*((r, copies[id(r)]) for r in read_runs[key] if id(r) in copies), *chosen.left_out]
         group.samples = [RunSample.from_result(r) for r in chosen.counted]
     if not groups and not problems:
         raise DawnbenchError(f"{root}: no runs found (no result.json, no MLPerf log). Pass a folder "

@@ -19,7 +19,7 @@ from dawnbench.cli.common import (
     print_notes,
 )
 from dawnbench.cli.display import format_number, format_seconds, format_spread
-from dawnbench.errors import DawnbenchError
+from dawnbench.errors import DawnbenchError, printable
 
 
 def _note(err: Console, line: str) -> None:
@@ -209,7 +209,8 @@ def cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     def show() -> None:
         for p in problems:
-            out.print(str(p), style="red" if p.severity == "error" else "yellow", markup=False,
+            # one line each: a newline in a file's name must not print a line that reads as another problem
+            out.print(printable(str(p), one_line=True), style="red" if p.severity == "error" else "yellow", markup=False,
                       highlight=False, soft_wrap=True)
         out.print(f"{len(found)} submission(s): {errors} error(s), {len(problems) - errors} warning(s)",
                   highlight=False)

@@ -236,7 +236,7 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         elif len(fields[key]) > bounds.MAX_TEXT:     # a board's cell, not a document
             problems.append(Problem(name, line(key), ERROR, f"'{key}' is {len(fields[key]):,} characters long: "
                                     f"write it in at most {bounds.MAX_TEXT:,}"))
-        else:
+        elif key != "timestamp":     # (a timestamp holding one is no date: said once, below)
             try:        # a board prints it as it is: a control or bidirectional mark would turn the row around
                 schema.printed_sentence(fields[key])
             except ValueError as err:
