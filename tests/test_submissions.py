@@ -89,6 +89,13 @@ def test_a_name_that_would_turn_a_board_row_around_is_refused_and_never_printed_
     assert code == 1 and "ok.json:1: error: all fine\\nx.json" in out and len(out.strip().splitlines()) == 2
 
 
+def test_every_cell_that_is_no_number_is_said_not_only_the_first(tmp_path):
+    tsv = "epoch\thours\ttop1Accuracy\n1\tx\t80\n2\ty\t95\n3\tnan\t95\n"
+    sub = read_submission(write_entry(tmp_path, "e", GOOD, tsv), tmp_path)
+    assert [(line, m) for line, _, m in messages(sub)] == [
+        (2, "hours 'x' is not a number"), (3, "hours 'y' is not a number"), (4, "hours 'nan' is not a finite number")]
+
+
 def test_a_blank_timestamp_is_one_problem_not_two(tmp_path):
     sub = read_submission(write_entry(tmp_path, "e", {**GOOD, "timestamp": " "}), tmp_path)
     assert [m for _, _, m in messages(sub)] == ["'timestamp' is empty; a submission says who made it, with what and on "

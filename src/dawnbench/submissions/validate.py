@@ -440,11 +440,13 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
                                 f"{', '.join(columns) or 'nothing'} (tab-separated: epoch, hours, the metric)"))
         return
     parsed: list[tuple[int, dict[str, float]]] = []
+    unreadable = 0          # rows with a cell that is no number: each said, then the log is not judged further
     for number, raw_line in enumerate(lines[1:], 2):
         if not raw_line.strip():
             continue
         cells = raw_line.split("\t")
         row: dict[str, float] = {}
+        said = len(problems)
         for column, index in columns.items():
             cell = cells[index].strip() if index < len(cells) else ""
             try:
@@ -452,13 +454,17 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
             except ValueError:
                 if column in needed or column == "epoch":
                     problems.append(Problem(name, number, ERROR, f"{column} {cell[:40]!r} is not a number"))
-                    return
+                continue
             if column in needed and not math.isfinite(row[column]):
-                problems.append(Problem(name, number, ERROR, f"{column} {cell!r} is not a finite number"))
-                return
+                problems.append(Problem(name, number, ERROR, f"{column} {cell[:40]!r} is not a finite number"))
+        if len(problems) > said:
+            unreadable += 1
+            continue
         if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
             problems.append(Problem(name, number, WARNING, "more cells than header columns; extras ignored"))
         parsed.append((number, row))
+    if unreadable:
+        return
     if not parsed:
         problems.append(Problem(name, None, ERROR, "has no data rows"))
         return
