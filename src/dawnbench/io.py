@@ -415,11 +415,12 @@ def json_depth(doc: Any) -> int:
     return deepest
 
 
-def strict_loads(text: str) -> Any:
+def strict_loads(text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
     """``json.loads`` that refuses NaN/Infinity, integers over ``MAX_INT_DIGITS`` digits and
     non-finite decimals (``ValueError``); nesting is bounded by Python's own recursion limit
-    (``RecursionError``). :func:`parse_json` turns these into located errors."""
-    return json.loads(text, parse_int=_strict_int, parse_float=_strict_float, parse_constant=_no_constant)
+    (``RecursionError``). :func:`parse_json` turns these into located errors. ``object_pairs_hook``: ``json``'s."""
+    return json.loads(text, parse_int=_strict_int, parse_float=_strict_float, parse_constant=_no_constant,
+                      object_pairs_hook=object_pairs_hook)
 
 
 def parse_json(data: bytes | str, where: str | Path) -> Any:

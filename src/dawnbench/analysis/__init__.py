@@ -42,7 +42,7 @@ from typing import Any
 from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.record import RunResult, read_result
-from dawnbench.harness.selection import SAME_LOG, disturbance, flagged_counted, run_start_mark, select
+from dawnbench.harness.selection import disturbance, flagged_counted, run_start_mark, select
 from dawnbench.statistics import RunSample, compare, summarize
 
 NO_START = ("no run_start in the head of this run's event log (missing, cut, damaged, or past its first MiB): the run "
@@ -168,9 +168,7 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         root = root.parent
     groups: dict[Any, Group] = {}
     official: dict[Any, bool] = {}
-    read_runs: dict[Any, list[RunResult]] = {}
-    started: dict[float, RunResult] = {}        # each run_start met, across configurations: the first run with it
-    copies: dict[int, str] = {}                 # a later run with one: why it is left out
+    runs: list[tuple[Any, RunResult]] = []     # (configuration, run), in the order read: selected once all are read
     problems: list[LogProblem] = []
 
     def add(where: Path, read) -> None:
@@ -189,14 +187,7 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         key = _config_key(item)
         official[key] = official.get(key, True) and bool(item.official)
         groups.setdefault(key, Group("", folder))
-        read_runs.setdefault(key, []).append(item)   # selected once all are read
-        start = run_start_mark(item)
-        if start is None:
-            problems.append(LogProblem(str(where / "events.log"), None, NO_START))
-        elif start in started:      # a copy whose configuration was edited: a group of its own, yet the same run
-            copies[id(item)] = SAME_LOG.format(first=started[start].run_dir)
-        else:
-            started[start] = item
+        runs.append((key, item))
 
     if root.is_file():
         add(root, read_log)
@@ -224,14 +215,17 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
             file = here / name
             if file.suffix in (".txt", ".log") and is_mlperf_log(file):  # regular files only
                 add(file, read_log)
+    # chosen among every run read, together: a second record of one seed counts once, and so does a copy whose
+    # record was edited — its configuration too, which puts it in a group of its own (the same run_start)
+    chosen = select([r for _, r in runs], include_suspect)
+    problems += [LogProblem(str(Path(r.run_dir) / "events.log"), None, NO_START) for r in chosen.unchecked]
+    configuration = {id(r): key for key, r in runs}
     for key, name in _config_names([k for k in groups if isinstance(k, tuple)], official).items():
         group = groups[key]
         group.name = name
-        # chosen among the group's runs together: a second record of one seed (a copied folder) counts once
-        chosen = select([r for r in read_runs[key] if id(r) not in copies], include_suspect)
-        group.results = chosen.counted
-        group.left_out = [*((r, copies[id(r)]) for r in read_runs[key] if id(r) in copies), *chosen.left_out]
-        group.samples = [RunSample.from_result(r) for r in chosen.counted]
+        group.results = [r for r in chosen.counted if configuration[id(r)] == key]
+        group.left_out = [(r, why) for r, why in chosen.left_out if configuration[id(r)] == key]
+        group.samples = [RunSample.from_result(r) for r in group.results]
     if not groups and not problems:
         raise DawnbenchError(f"{root}: no runs found (no result.json, no MLPerf log). Pass a folder "
                              "made by `dawnbench run`, or MLPerf training logs.")

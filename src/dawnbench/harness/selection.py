@@ -5,6 +5,7 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
     chosen = select(results, include_suspect=False)
     chosen.counted                      # the runs the statistics are over
     chosen.left_out                     # [(run, why)]
+    chosen.unchecked                    # runs whose event log says no run_start: whether a copy, cannot be told
     chosen.sentence()                   # what was left out, why, and how to count it (None: nothing was)
     disturbance(chosen.counted, chosen.left_out)   # the clause a figure's own line carries: flagged runs behind it
 
@@ -60,6 +61,7 @@ UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own th
 class Selection:
     counted: list[RunResult] = field(default_factory=list)
     left_out: list[tuple[RunResult, str]] = field(default_factory=list)
+    unchecked: list[RunResult] = field(default_factory=list)   # whose log says no run_start: a copy cannot be told
 
     def sentence(self) -> str | None:
         """One sentence: how many runs were left out, why, and how to count the suspect ones."""
@@ -198,11 +200,13 @@ def select(results: Sequence[RunResult], include_suspect: bool = False, official
     logs: dict[float, RunResult] = {}
     for r in results:
         key, log = _seed_key(r), run_start_mark(r)
+        if log is None:
+            chosen.unchecked.append(r)
+        if log is not None and log in logs:     # the same run, whatever its record says: said as such first
+            chosen.left_out.append((r, SAME_LOG.format(first=logs[log].run_dir)))
+            continue
         if key is not None and key in seen:
             chosen.left_out.append((r, COPY.format(seed=r.seed, first=seen[key].run_dir)))
-            continue
-        if log is not None and log in logs:
-            chosen.left_out.append((r, SAME_LOG.format(first=logs[log].run_dir)))
             continue
         if key is not None:
             seen[key] = r

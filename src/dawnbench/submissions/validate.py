@@ -36,6 +36,7 @@ import datetime as dt
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,16 +121,14 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _repeated_keys(text: str) -> list[str]:
-    """The keys an object of ``text`` (JSON that parses) gives more than once, in order."""
-    repeated: list[str] = []
-
+def _noting_repeats(repeated: list[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """An ``object_pairs_hook`` that builds each object as ``json`` does and notes in ``repeated`` the keys an
+    object gives more than once (JSON keeps the last of them)."""
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         keys = [k for k, _ in items]
         repeated.extend(k for i, k in enumerate(keys) if k in keys[:i] and k not in repeated)
         return dict(items)
-    json.loads(text, object_pairs_hook=pairs)
-    return repeated
+    return pairs
 
 
 def _field_line(text: str, key: str) -> int | None:
@@ -199,8 +198,9 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
     text = _decode(raw, name, problems)
     if text is None:
         return sub
+    repeated: list[str] = []
     try:
-        fields = strict_loads(text)
+        fields = strict_loads(text, object_pairs_hook=_noting_repeats(repeated))
     except json.JSONDecodeError as err:
         problems.append(Problem(name, err.lineno, ERROR, f"not valid JSON: {err.msg} (column {err.colno})"))
         return sub
@@ -219,7 +219,7 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         return sub
     sub.fields = fields
     line = lambda key: _field_line(text, key)
-    for key in _repeated_keys(text):     # JSON keeps the last: a second "author" would replace the first unseen
+    for key in repeated:     # JSON keeps the last: a second "author" would replace the first unseen
         problems.append(Problem(name, line(key), ERROR, f"'{key}' is given more than once (JSON keeps only the last, "
                                 "which the board would show): keep one"))
 
