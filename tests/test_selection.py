@@ -169,7 +169,11 @@ def test_a_copy_with_its_seed_relabelled_inside_one_folder_counts_once(tmp_path,
         (run / "events.log").write_text("")
     doc = analyze(tmp_path / "runs")
     assert doc["groups"][0]["runs"] == 3 and len(doc["problems"]) == 3       # each said, none dropped unsaid
-    assert all("whether it is a copy of another cannot be checked" in p["message"] for p in doc["problems"])
+    assert all("whether the run is a copy of another cannot be checked" in p["message"] for p in doc["problems"])
+    _runs(tmp_path / "other", [7.0, 8.0])          # compare says so too, side by side (the attack found it silent)
+    assert main(["compare", str(tmp_path / "other"), str(tmp_path / "runs")]) == 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert said.count("B: problem: ") == 3 and "whether the run is a copy of another cannot be checked" in said
 
 
 def test_a_flag_is_not_trusted_only_as_written_and_a_quick_trial_cannot_say_it_is_official(tmp_path):

@@ -45,8 +45,8 @@ from dawnbench.harness.record import RunResult, read_result
 from dawnbench.harness.selection import disturbance, flagged_counted, run_start_mark, select
 from dawnbench.statistics import RunSample, compare, summarize
 
-NO_START = ("no run_start in the head of this run's event log (missing, cut, damaged, or past its first MiB): the run "
-            "is counted, but whether it is a copy of another cannot be checked")
+NO_START = ("no run_start in the head of this run's event log (missing, cut, damaged, or past its first MiB): whether "
+            "the run is a copy of another cannot be checked, and it is selected as if it were not")
 
 
 @dataclass

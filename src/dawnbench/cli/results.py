@@ -112,6 +112,8 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             raise DawnbenchError(f"{path}: no runs counted. {why}")
         if chosen.sentence():
             notes.append(f"{side.upper()}: {path}: {chosen.sentence()}")
+        notes += [f"{side.upper()}: problem: {p.file}{':' + str(p.line) if p.line else ''}: {p.message}"
+                  for p in problems]       # a file not read, a run whose copies cannot be told: said, as analyze does
         left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
         flagged[side] = flagged_counted(chosen.counted)
         disturbed[side] = disturbance(chosen.counted, chosen.left_out, len(samples))

@@ -81,7 +81,8 @@ class Selection:
         if kinds["unofficial"]:
             parts.append(f"{kinds['unofficial']} unofficial (a lowered --target, a subset or a quick trial)")
         if kinds["copy"]:
-            parts.append(f"{kinds['copy']} second record(s) of a seed already counted (a seed counts once)")
+            parts.append(f"{kinds['copy']} second record(s) of a seed already counted (a seed counts once) or of "
+                         "a run (the same run_start in its event log)")
         counted = "none counted" if not self.counted else f"{len(self.counted)} counted"
         return f"{len(self.left_out)} of {total} run(s) left out, {counted}: " + "; ".join(parts) + "."
 

@@ -208,10 +208,11 @@ def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, 
         # runs counted though flagged (--include-suspect): the terminal says so too, per configuration
         notes += [f"{g.name}: {flagged}" for g in groups
                   if g.results and (flagged := disturbance(g.results, runs=len(g.samples)))]
-        # each file that could not be read, as the page lists it: a record refused is named, never dropped unsaid
-        notes += [f"left out: {p.file}{f':{p.line}' if p.line else ''}: {p.message}" for p in problems[:5]]
+        # each problem, as the page lists it (a file that could not be read, a run whose copies cannot be told):
+        # a record refused is named, never dropped unsaid
+        notes += [f"problem: {p.file}{f':{p.line}' if p.line else ''}: {p.message}" for p in problems[:5]]
         if len(problems) > 5:
-            notes.append(f"and {len(problems) - 5} more files left out (the page lists them)")
+            notes.append(f"and {len(problems) - 5} more problems (the page lists them)")
     env = Environment(loader=PackageLoader("dawnbench.reports", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
     env.globals["fmt"] = lambda v, f="%.2f": "—" if v is None else f % v
