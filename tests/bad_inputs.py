@@ -607,8 +607,6 @@ CASES: list[tuple[str, str, ArgsOf]] = [
         ("config-array", lambda w: [_config(w, []), "--census", "--batch", "1", "--seqlen", "8"]),
         ("config-deep", lambda w: [_text(w, "deep.json", DEEP), "--census", "--batch", "1", "--seqlen", "8"]),
         ("config-link", lambda w: [_linked(_config(w)), "--census", "--batch", "1", "--seqlen", "8"]),
-        ("precision-tf32", lambda w: [_config(w), "--census", "--batch", "1", "--seqlen", "8", "--precision",
-                                      "tf32"]),
         ("entry-file", lambda w: ["mnist", "--census", "--batch", "1", "--entry", str(w / "mine.py")]),
         ("steps-given", lambda w: ["mnist", "--census", "--batch", "1", "--steps", "3"]))],
     *[(f"w7-census-summary-{name}", "refused", (lambda change: lambda w, run: [
@@ -620,6 +618,10 @@ CASES: list[tuple[str, str, ArgsOf]] = [
     ("w7-census-to-deepbench", "refused", lambda w, run: ["predict", _census(w), "--device", "V100"]),
     ("w7-sheet-device-control", "refused", lambda w, run: [
         "predict", _profile(w), "--device", _sheet(w, {"Device": "My\x1b[31mGPU\nx"})]),
+    *[(f"w8-sheet-{name}", "refused", (lambda change: lambda w, run: [
+        "predict", _profile(w), "--device", _sheet(w, change)])(change)) for name, change in (
+        ("power-zero", {"Power_W": 0}), ("power-1e308", {"Power_W": 1e308}), ("process-negative", {"Process_Nm": -7}),
+        ("process-text", {"Process_Nm": "4N"}), ("architecture-control", {"architecture": "Hop\x1bper"}))],
     *[(f"w7-census-config-{name}", "refused", (lambda change: lambda w, run: [
         "profile", _config(w, change), "--census", "--batch", "1", "--seqlen", "8", "--out", w / "c"])(change))
       for name, change in (("layers-negative", {"num_hidden_layers": -2}), ("size-bool", {"hidden_size": True}),

@@ -70,14 +70,16 @@ _NAMES = {
              "squeeze", "unsqueeze", "detach", "alias", "split", "split_with_sizes", "chunk", "unbind", "_reshape_alias",
              "empty", "empty_strided", "zeros", "ones", "new_zeros", "new_empty", "new_empty_strided", "lift_fresh"},
 }
-_CONV_BACKWARD = {"convolution_backward", "mkldnn_convolution_backward", "cudnn_convolution_backward",
+CONV_BACKWARD = {"convolution_backward", "mkldnn_convolution_backward", "cudnn_convolution_backward",
                   "_convolution_backward", "convolution_backward_overrideable"}
 
 
 def op_class(name: str) -> str:
-    """The class of an ATen op (``aten::addmm`` → matrix multiply); convolution backward is split by
-    :func:`classify`, which knows its FLOPs."""
+    """The class of an ATen op (``aten::addmm`` → matrix multiply); a convolution backward is the backward wrt
+    parameters here (:func:`shares` splits it between its two gradients by its FLOPs)."""
     base = name.split("::")[-1].split(".")[0]
+    if base in CONV_BACKWARD:
+        return CONV_PARAMS
     if base.startswith(("_foreach_", "_fused_")) or base in ("_fused_adam_", "_fused_adamw_", "_fused_sgd_"):
         return OPTIMIZER
     if "scaled_dot_product" in base or "flash_attention" in base or "efficient_attention" in base:
@@ -106,6 +108,16 @@ def _forward_flops(shapes: str) -> float | None:
     return 2.0 * outputs * per_output
 
 
+def shares(row: dict[str, Any]) -> list[tuple[str, float]]:
+    """The classes an ``ops.tsv`` row's time and FLOPs go to, with their shares: its class whole, or a convolution
+    backward split between its gradients (see the module docstring)."""
+    if row["op"].split("::")[-1].split(".")[0] not in CONV_BACKWARD:
+        return [(op_class(row["op"]), 1.0)]
+    forward = _forward_flops(row["shapes"] or "")
+    both = forward is None or not row["flops"] or row["flops"] / row["calls"] > 1.5 * forward
+    return [(CONV_INPUTS, 0.5), (CONV_PARAMS, 0.5)] if both else [(CONV_PARAMS, 1.0)]
+
+
 def classify(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per kernel class present, most time first (see the module docstring)."""
     sums: dict[str, dict[str, Any]] = {}
@@ -120,17 +132,8 @@ def classify(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         acc["bytes"] += (row["bytes"] or 0.0) * share
 
     for row in rows:
-        base = row["op"].split("::")[-1].split(".")[0]
-        if base in _CONV_BACKWARD:
-            forward = _forward_flops(row["shapes"] or "")
-            both = forward is None or not row["flops"] or row["flops"] / row["calls"] > 1.5 * forward
-            if both:
-                add(CONV_INPUTS, row, 0.5)
-                add(CONV_PARAMS, row, 0.5)
-            else:
-                add(CONV_PARAMS, row, 1.0)
-            continue
-        add(op_class(row["op"]), row, 1.0)
+        for cls, share in shares(row):
+            add(cls, row, share)
     total = sum(acc["time_s"] for acc in sums.values()) or 1.0
     out, cumulative = [], 0.0
     for acc in sorted(sums.values(), key=lambda a: -a["time_s"]):

@@ -188,6 +188,11 @@ def _show_on_gpus(doc: dict, out: Console, verbose: bool) -> None:
     for d in doc["devices"]:
         if d["step_s"] is None:
             out.print(f"{d['device']['name']}: {d['why']}", style="dim", highlight=False)
+    predicted = [f"{d['device']['name']} ({how})" for d in doc["devices"] if d["step_s"] is not None
+                 for key, how in d["efficiency"].items() if key == f"gemm {doc['precision']}" and how != "learned"]
+    if predicted:
+        out.print("not measured, so how close each comes to its datasheet in matrix multiplies is predicted: "
+                  + "; ".join(predicted), style="dim", highlight=False, soft_wrap=True)
     shown = next((d for d in doc["devices"] if d["step_s"] is not None), None)
     for note in shown["notes"] if shown else []:
         out.print(note, style="dim", highlight=False, soft_wrap=True)

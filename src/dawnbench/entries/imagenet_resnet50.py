@@ -47,6 +47,8 @@ from dawnbench.bounds import Bound
 from dawnbench.data.imagenet import pipeline as imagenet_pipeline
 from dawnbench.entries.base import Entry, Progress, TrainContext
 
+ILSVRC_CLASSES = 1000         # ILSVRC-2012's classes: the network's head before any data is prepared
+
 # --- hyperparameters (all of them) -----------------------------------------------------
 HPARAMS = {
     "epochs": 40,
@@ -173,9 +175,15 @@ class ImagenetResnet50(Entry):
         return net.to(memory_format=torch.channels_last)
 
     def _classes(self) -> int:
+        """The prepared dataset's classes; ILSVRC-2012's 1,000 where none is prepared (a census counts the network
+        before any data exists, and a run cannot start without it)."""
         from dawnbench import data
 
-        return int(data.read_meta(self.task.dataset).get("num_classes") or 1000)
+        try:
+            meta = data.read_meta(self.task.dataset)
+        except FileNotFoundError:
+            return ILSVRC_CLASSES
+        return int(meta.get("num_classes") or ILSVRC_CLASSES)
 
     def warmup(self, ctx: TrainContext) -> None:
         """Every training resolution the run will reach (within ``--max-epochs``), then predict at

@@ -95,10 +95,11 @@ class SpanModel(nn.Module):
         logging.set_verbosity_error()  # "qa_outputs newly initialised" is the point, not a warning
         logging.disable_progress_bar()
         shapes = ENCODERS[encoder]
-        if shapes is None:
+        counted = torch.empty(0).device.type == "meta"   # a census counts the network; its weights are not needed
+        if shapes is None and not counted:
             self.bert = BertForQuestionAnswering.from_pretrained(checkpoint_dir(), local_files_only=True)
         else:
-            config = BertConfig.from_pretrained(checkpoint_dir(), local_files_only=True, **shapes)
+            config = BertConfig.from_pretrained(checkpoint_dir(), local_files_only=True, **(shapes or {}))
             self.bert = BertForQuestionAnswering(config)
         if layers != AUTO:
             del self.bert.bert.encoder.layer[layers:]

@@ -11,9 +11,10 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.profiling.census import CensusModel
 
 
-def task_model(task_name: str, entry_name: str | None = None) -> CensusModel:
-    """A task's reference entry (or the built-in ``entry_name``): its network and a training-shaped input from its
-    ``flop_model()``, both made on the meta device."""
+def task_model(task_name: str, entry_name: str | None = None, overrides: dict[str, Any] | None = None
+               ) -> CensusModel:
+    """A task's reference entry (or the built-in ``entry_name``, its hyperparameters changed by ``overrides``): its
+    network and a training-shaped input from its ``flop_model()``, both made on the meta device."""
     from dawnbench.entries import load_entry_class
     from dawnbench.tasks import get_task
     task = get_task(task_name)
@@ -22,7 +23,7 @@ def task_model(task_name: str, entry_name: str | None = None) -> CensusModel:
         raise DawnbenchError(f"--entry {name}: the census counts built-in entries and Hugging Face configs; an entry "
                              "file is your code, which the census does not import. Profile it on a machine "
                              "(`dawnbench profile TASK --entry FILE --trust-entry`).")
-    entry = load_entry_class(name)(task, torch.device("meta"))
+    entry = load_entry_class(name)(task, torch.device("meta"), overrides)
     try:
         with torch.device("meta"):
             entry.model = entry.make_model()

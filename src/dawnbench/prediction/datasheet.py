@@ -6,8 +6,10 @@
 
 **Fields** (NeuSight's device-config names and units): ``Mem_Bw`` GB/s, ``Num_Sm``, ``Core_Per_SM`` (fp32
 cores), ``Freq`` MHz (boost), ``SingleFLOPs`` fp32 GFLOP/s, ``L2Cache`` MB, ``Dev_Mem`` GB — all required —
-and optionally ``tensor_gflops`` (dense tensor-core GFLOP/s per precision: tf32, bf16, fp16), ``Device`` (its
-name) and ``sources`` (field → where the figure comes from). A file's figures go through ``LIMITS``: what any
+and optionally ``Power_W`` (the board's maximum power, W) and ``Process_Nm`` (the process node as the vendor names
+it: TSMC 4N is 4), from which ``efficiency.py`` predicts how close the GPU comes to its rates, ``tensor_gflops``
+(dense tensor-core GFLOP/s per precision: tf32, bf16, fp16), ``Device`` (its name), ``architecture`` and
+``sources`` (field → where the figure comes from). A file's figures go through ``LIMITS``: what any
 GPU can physically be (a bandwidth of 0 or over 100 TB/s, fp32 over 1 PFLOP/s are refused), and what they must
 be together (``SingleFLOPs`` near SMs × cores × clock × 2; a tensor rate not below fp32's). The catalog's
 entries pass the same checks (a test).
@@ -39,12 +41,14 @@ LIMITS = {"Mem_Bw": (1.0, 100_000.0, "GB/s", "memory bandwidth"),
           "SingleFLOPs": (1.0, 1_000_000.0, "GFLOP/s", "fp32 throughput"),
           "L2Cache": (0.1, 4_096.0, "MB", "L2 cache"),
           "Dev_Mem": (0.5, 16_384.0, "GB", "memory")}
+OPTIONAL = {"Power_W": (1.0, 3_000.0, "W", "board power"), "Process_Nm": (1.0, 250.0, "nm", "process node")}
 TENSOR_PRECISIONS = ("tf32", "bf16", "fp16")
 MAX_TENSOR_GFLOPS = 100_000_000.0            # 100 PFLOP/s dense on one GPU: none comes near it
 MAX_NAME = 200
 CORES_CLOCK_SLACK = 1.5                      # SingleFLOPs against SMs × cores × clock × 2: within this factor
 FIX = ("A datasheet is a JSON object with Mem_Bw (GB/s), Num_Sm, Core_Per_SM, Freq (MHz), SingleFLOPs (GFLOP/s), "
-       "L2Cache (MB) and Dev_Mem (GB), optionally tensor_gflops {tf32, bf16, fp16} and sources {field: text}; "
+       "L2Cache (MB) and Dev_Mem (GB), optionally Power_W, Process_Nm, tensor_gflops {tf32, bf16, fp16} and sources "
+       "{field: text}; "
        "docs/guide/prediction.md shows one.")
 
 
@@ -57,6 +61,7 @@ class Datasheet:
     sources: dict[str, str] = field(default_factory=dict)
     price_accelerator: str | None = None
     origin: str = "catalog"                  # "catalog" or the file it was read from
+    architecture: str | None = None
 
     @property
     def bandwidth(self) -> float:
@@ -85,11 +90,12 @@ class Datasheet:
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "label": self.label, "kind": "datasheet", "origin": self.origin,
                 "figures": self.figures, "tensor_gflops": self.tensor_gflops, "sources": self.sources,
-                "price_accelerator": self.price_accelerator}
+                "price_accelerator": self.price_accelerator, "architecture": self.architecture}
 
 
-def check(doc: Any, where: str) -> Datasheet:
-    """A datasheet document, each figure within what a GPU can be and consistent with the others."""
+def check(doc: Any, where: str, origin: str | None = None) -> Datasheet:
+    """A datasheet document, each figure within what a GPU can be and consistent with the others; its ``origin`` is
+    ``where`` unless given (the catalog's entries are the only ones whose measurements the model learned from)."""
     if not isinstance(doc, dict):
         raise DawnbenchError(f"{where}: not a JSON object. {FIX}")
     figures: dict[str, float] = {}
@@ -106,6 +112,16 @@ def check(doc: Any, where: str) -> Datasheet:
                                  "against the vendor's datasheet.")
         if name in ("Num_Sm", "Core_Per_SM") and float(value) != int(value):
             raise DawnbenchError(f"{where}: field {name!r} is {value:g}: a count of {what} is a whole number.")
+        figures[name] = float(value)
+    for name, (low, high, unit, what) in OPTIONAL.items():
+        value = doc.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
+                not low <= value <= high:
+            raise DawnbenchError(f"{where}: field {name!r} is {str(value)[:40]!r}: a GPU's {what} is a number from "
+                                 f"{low:,g} to {high:,g} {unit}. Check it against the vendor's datasheet, or leave the "
+                                 "field out.")
         figures[name] = float(value)
     implied = figures["Num_Sm"] * figures["Core_Per_SM"] * figures["Freq"] * 2 / 1000
     if not implied / CORES_CLOCK_SLACK <= figures["SingleFLOPs"] <= implied * CORES_CLOCK_SLACK:
@@ -134,8 +150,13 @@ def check(doc: Any, where: str) -> Datasheet:
     if not all(isinstance(text, str) and text.isprintable() and 0 < len(text) <= MAX_NAME for text in (name, label)):
         raise DawnbenchError(f"{where}: 'name', 'label' and 'Device' are printable text of 1 to {MAX_NAME} characters "
                              f"(no control characters). {FIX}")
+    architecture = doc.get("architecture")
+    if architecture is not None and not (isinstance(architecture, str) and architecture.isprintable() and
+                                         0 < len(architecture) <= MAX_NAME):
+        raise DawnbenchError(f"{where}: 'architecture' is printable text of 1 to {MAX_NAME} characters. {FIX}")
     return Datasheet(name, label, figures, rates, {str(k): v for k, v in sources.items()},
-                     doc.get("price_accelerator") if isinstance(doc.get("price_accelerator"), str) else None)
+                     doc.get("price_accelerator") if isinstance(doc.get("price_accelerator"), str) else None,
+                     origin=origin or where, architecture=architecture)
 
 
 @lru_cache(maxsize=1)
@@ -147,7 +168,8 @@ def catalog() -> dict[str, Datasheet]:
     for entry in doc["gpus"]:
         sheet = check({**entry["datasheet"], "name": entry["name"], "label": entry["label"],
                        "tensor_gflops": entry.get("tensor_gflops"), "sources": entry["sources"],
-                       "price_accelerator": entry.get("price_accelerator")}, f"{file} ({entry['name']})")
+                       "price_accelerator": entry.get("price_accelerator"), "architecture": entry["architecture"]},
+                      f"{file} ({entry['name']})", origin="catalog")
         out[entry["name"]] = sheet
     return out
 

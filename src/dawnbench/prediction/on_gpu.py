@@ -137,7 +137,10 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
         **goal,
         "assumptions": ["ops run one after another on one stream (eager PyTorch): no overlap between kernels, no "
                         "host time between them", "the same epochs to target on every GPU",
-                        "lower precisions at the datasheet's tensor-core rate with the efficiency learned in fp32"],
+                        "matrix multiplies and convolutions in bf16, fp16 or tf32 at the tensor-core rate, with the "
+                        "tensor cores' efficiency learned from DeepBench's fp16 times (V100, T4)",
+                        "a GPU not measured comes as close to its datasheet as its power per FLOP allows "
+                        "(prediction/efficiency.py)"],
         "notes": notes, "details": details, "devices": []}
     if not census:
         doc["assumptions"].append("a measured profile's memory is not known here: whether the step fits is not checked")
@@ -157,6 +160,7 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
         tta_s = epoch_s * target_epochs if epoch_s is not None and target_epochs else None
         row.update({**{f"{p}_s": predicted["phases"].get(p) for p in PHASES}, "step_s": step_s,
                     "classes": predicted["classes"], "rests_on": predicted["rests_on"], "notes": predicted["notes"],
+                    "efficiency": predicted["offsets"],
                     "epoch_s": epoch_s, "tta_s": tta_s,
                     "cost": costs(sheet, tta_s if tta_s is not None else step_s),
                     "cost_of": "the time to target" if tta_s is not None else "one step"})

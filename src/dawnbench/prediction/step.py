@@ -37,6 +37,7 @@ from typing import Any
 
 from dawnbench.analysis import documents
 from dawnbench.analysis.kernel_classes import (
+    CONV_BACKWARD,
     CONV_FWD,
     CONV_INPUTS,
     CONV_PARAMS,
@@ -53,8 +54,6 @@ from dawnbench.profiling.load import disturbance_of
 from dawnbench.profiling.ops import grouped_notes, read_ops
 
 GEMMS = {"mm", "addmm", "bmm", "baddbmm"}
-CONV_BACKWARD = {"convolution_backward", "mkldnn_convolution_backward", "cudnn_convolution_backward",
-                 "_convolution_backward", "convolution_backward_overrideable"}
 RNN_LAYERS = {"mkldnn_rnn_layer": "forward", "mkldnn_rnn_layer_backward": "backward", "_cudnn_rnn": "forward",
               "_cudnn_rnn_backward": "backward"}
 MAX_BATCH = 2**24                  # samples a step: a batch beyond this is a broken summary, not a batch

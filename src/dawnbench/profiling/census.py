@@ -3,14 +3,22 @@
     doc = census(hf_config_model(Path("bert_large.json"), "train"), batch=8, seqlen=512, mode="train")
     write_census(doc, Path("census/bert-large"))       # ops.tsv (with a phase column) + summary.json
 
-The model is built on PyTorch's ``meta`` device — tensors with shapes and dtypes and no storage (a lower precision:
-fake CPU tensors, no storage either, so CPU autocast picks each op's dtype) — so a
-GPT-3 2.7B step is counted in seconds, in far less memory than its weights would take. A
-``TorchDispatchMode`` sees every ATen op as it really executes, after autograd and autocast, and records
-its input shapes, dtype, FLOPs and bytes (the same counts as ``ops.py``'s census of a measured step) and
-its **phase**: ``forward`` (the model), ``loss`` (the loss of its outputs: NeuSight's labels leave it
-untimed, so it is kept apart), ``backward`` and ``optimizer`` (training only). Each row of ``ops.tsv`` is one
-(op, shapes, phase) with its calls; times are 0 — nothing ran.
+The model is built on PyTorch's ``meta`` device — tensors with shapes and dtypes and no storage — so a GPT-3 2.7B
+step is counted in seconds, in far less memory than its weights would take. A ``TorchDispatchMode`` sees every
+ATen op as it really executes, after autograd, and records its input shapes, dtype, FLOPs and bytes (the same
+counts as ``ops.py``'s census of a measured step) and its **phase**: ``forward`` (the model), ``loss`` (the loss of
+its outputs: NeuSight's labels leave it untimed, so it is kept apart), ``backward`` and ``optimizer`` (training
+only). Each row of ``ops.tsv`` is one (op, shapes, phase) with its calls; times are 0 — nothing ran.
+
+**Precision as a GPU runs it.** The census counts the step a GPU would run. ``bf16`` and ``fp16``: the forward and
+the loss under CUDA's autocast policy (``gpu_autocast.py``: which ops CUDA sends to the lower precision, which it
+keeps in fp32, the weight casts it caches), the backward following the forward's dtypes; ``fp16`` adds what
+PyTorch's ``GradScaler`` runs on a GPU (the loss scaled, the gradients unscaled and checked in one multi-tensor
+op). ``tf32``: fp32 ops, the matrix multiplies and convolutions marked ``tf32`` (what TF32 mode sends to tensor
+cores). The optimizer is stepped as on a GPU — PyTorch's multi-tensor (``foreach``) kernels over all parameters at
+once — and counted at its second step, once its state exists (the first step only allocates it); each multi-tensor
+row records its ``tensors`` and ``chunks`` (of 65,536 elements, what one CUDA block of ``multi_tensor_apply``
+takes), from which a GPU's launches are counted. Views cost nothing (``_unsafe_view`` included: it moves no byte).
 
 **Memory.** The step's memory is counted as what must be resident at its peak: the parameters, their
 gradients, the optimizer's state (as the optimizer created it, on the meta device too), and the
@@ -39,14 +47,15 @@ from typing import Annotated, Any, Literal
 
 import torch
 from pydantic import Field
-from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 from typing_extensions import TypedDict
 
 from dawnbench import environment, schema
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import atomic_write_json, read_json
 from dawnbench.profiling.calls import layouts
+from dawnbench.profiling.gpu_autocast import TF32_OPS, CudaAutocast
 from dawnbench.profiling.ops import CENSUS_COLUMNS, PHASES, _precision_of, _problem_args, call_facts, write_ops
 
 HEADS = {"train": {"bert": "AutoModelForPreTraining"}, "inference": {"bert": "AutoModelForSequenceClassification"}}
@@ -54,7 +63,9 @@ SEQ2SEQ = {"switch_transformers", "t5", "mt5", "bart", "mbart", "pegasus", "mari
 MAX_LISTED = 16                    # inputs listed one by one; more (a multi-tensor op) are summed per list
 SIZE_FIELD = re.compile(r"(?:_size|_dim|_layers|_heads|_positions|^n_(?:layer|head|embd|inner|positions|ctx))$")
 MAX_PARAMETERS = 1e13              # no model has been trained at ten trillion parameters: a config past it is a typo
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+CHUNK = 65_536                     # elements a block of CUDA's multi_tensor_apply takes (ATen's kChunkSize)
+FREE = {"_unsafe_view"}            # ops that are views in effect though their schema does not say so
 
 
 class CensusMemory(TypedDict):
@@ -108,10 +119,16 @@ class _Counter(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
+        if not any(t.device.type == "meta" for t in tree_flatten((args, kwargs, out))[0] if isinstance(t, torch.Tensor)):
+            return out                   # host work (an optimizer's step count on the CPU): no kernel of the step
+        name = func._overloadpacket.__name__
         inputs, dtype, flops, moved = call_facts(func, args, kwargs, out)
+        if name in FREE:
+            moved = 0
         self.largest_op_bytes = max(self.largest_op_bytes, moved)
-        row = self.rows[(f"aten::{func._overloadpacket.__name__}", _shapes(args, kwargs, inputs), dtype,
-                         _problem_args(func, args, kwargs), layouts(args, kwargs), self.phase)]
+        row = self.rows[(f"aten::{name}", _shapes(args, kwargs, inputs), dtype,
+                         " ".join(filter(None, (_problem_args(func, args, kwargs), _multi_tensor(args)))),
+                         layouts(args, kwargs), self.phase)]
         row["calls"] += 1
         row["flops"] += flops
         row["bytes"] += moved
@@ -135,63 +152,33 @@ def _shapes(args: tuple, kwargs: dict, inputs: list[torch.Tensor]) -> str:
     return ", ".join(parts)
 
 
+def _multi_tensor(args: tuple) -> str:
+    """A multi-tensor op's ``tensors`` (in its first list) and ``chunks`` (of ``CHUNK`` elements): what its launches
+    on a GPU depend on; "" for any other op."""
+    lists = [a for a in args if isinstance(a, (list, tuple)) and a and all(isinstance(t, torch.Tensor) for t in a)]
+    if not lists:
+        return ""
+    return f"tensors={len(lists[0])} chunks={sum(-(-t.numel() // CHUNK) for t in lists[0])} lists={len(lists)}"
+
+
 def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precision: str = "fp32",
            progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Count one step of ``model`` at ``batch`` (and ``seqlen``) in ``mode`` (``train``: forward, loss, backward,
-    optimizer step; ``inference``: forward under ``no_grad``): the rows of ``ops.tsv`` and the summary."""
+    optimizer step; ``inference``: forward under ``no_grad``) in ``precision`` as a GPU runs it (the module
+    docstring): the rows of ``ops.tsv`` and the summary."""
     started = time.perf_counter()
     if precision not in DTYPES:
-        raise DawnbenchError(f"--precision {precision}: the census counts fp32, bf16 or fp16 (tf32 runs fp32 ops: "
-                             "count fp32 and predict with --precision tf32 on the device).")
-    counter = _Counter()
-    saved: dict[int, int] = {}
-
-    def pack(t: torch.Tensor) -> torch.Tensor:
-        saved.setdefault(t.untyped_storage()._cdata, t.untyped_storage().nbytes())
-        return t
-
+        raise DawnbenchError(f"--precision {precision}: the census counts fp32, tf32, bf16 or fp16.")
     params = list(model.model.parameters())
     parameters = sum(p.numel() for p in params)
     if not 1 <= parameters <= MAX_PARAMETERS:
         raise DawnbenchError(f"{model.name}: {parameters:,} parameters — no model trained has that many (from 1 to "
                              f"{MAX_PARAMETERS:,.0f}); check the config's sizes.")
-    param_bytes = sum(p.numel() * p.element_size() for p in params)
-    optimizer_bytes = 0
-    # Autocast does not reach the meta device: a lower precision is counted on fake CPU tensors (shapes and dtypes,
-    # no storage either), where CPU autocast chooses each op's dtype as it would on a machine.
-    low = precision != "fp32"
-    device = "cpu" if low else "meta"
-    fake = FakeTensorMode(allow_non_fake_inputs=True) if low else contextlib.nullcontext()
-    autocast = torch.autocast("cpu", dtype=DTYPES[precision]) if low else contextlib.nullcontext()
+    counter = _Counter()
+    saved: dict[int, int] = {}
     try:
-        with fake:
-            if low:        # new parameters (meta and fake CPU storages are not interchangeable): step those
-                model.model.to_empty(device=device)
-                params = list(model.model.parameters())
-            inputs = model.inputs(batch, seqlen, device)
-            if mode == "train":
-                model.model.train()
-                opt = torch.optim.AdamW(params, foreach=True) if model.optimizer == "AdamW" else torch.optim.SGD(
-                    params, lr=0.1, momentum=0.9, nesterov=True, foreach=True)
-                with counter, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-                    progress("forward")
-                    with autocast:
-                        out = model.model(**inputs)
-                        counter.phase = "loss"
-                        loss = model.loss(out, inputs)
-                    counter.phase = "backward"
-                    progress("backward")
-                    loss.backward()
-                    counter.phase = "optimizer"
-                    progress("optimizer step")
-                    opt.step()
-                optimizer_bytes = sum(t.numel() * t.element_size() for state in opt.state.values()
-                                      for t in state.values() if isinstance(t, torch.Tensor))
-            else:
-                model.model.eval()
-                with counter, torch.no_grad(), autocast:
-                    progress("forward")
-                    model.model(**inputs)
+        optimizer_bytes = _count_step(model, model.inputs(batch, seqlen, "meta"), mode, precision, counter, saved,
+                                      progress)
     except DawnbenchError:
         raise
     except Exception as err:          # noqa: BLE001 — the model's own code (transformers, an entry) may raise anything
@@ -200,17 +187,8 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
                              "model whose forward reads tensor values (data-dependent shapes, .item()) cannot be "
                              "counted without running it: profile it on a machine instead (`dawnbench profile`)."
                              ) from None
-    rows = []
-    for (op, shapes, dtype, args, layout, phase), g in counter.rows.items():
-        intensity = g["flops"] / g["bytes"] if g["bytes"] else None
-        rows.append({"op": op, "shapes": shapes, "dtype": dtype, "precision": _precision_of(dtype, "fp32"),
-                     "calls": int(g["calls"]),
-                     "time_s": 0.0, "share": None, "flops": g["flops"], "bytes": g["bytes"], "intensity": intensity,
-                     "flops_per_s": None, "bytes_per_s": None, "fraction_of_roof": None,
-                     "bound": "overhead" if not g["flops"] and not g["bytes"] else "",
-                     "args": args, "layout": layout if len(layout.split(",")) == len(shapes.split(", ")) else "",
-                     "call": "", "phase": phase})
-    rows.sort(key=lambda r: (PHASES.index(r["phase"]), -r["flops"], -r["bytes"]))
+    rows = _rows(counter, precision)
+    param_bytes = sum(p.numel() * p.element_size() for p in params)
     grads = sum(p.numel() * p.element_size() for p in params if p.requires_grad) if mode == "train" else 0
     activations = sum(saved.values()) if mode == "train" else counter.largest_op_bytes
     phases = {p: {"flops": sum(r["flops"] for r in rows if r["phase"] == p),
@@ -231,6 +209,70 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
     return {"summary": summary, "rows": rows}
 
 
+def _count_step(model: CensusModel, inputs: dict[str, torch.Tensor], mode: str, precision: str, counter: _Counter,
+                saved: dict[int, int], progress: Callable[[str], None]) -> int:
+    """Run one step of ``model`` on the meta device under ``counter`` (the tensors autograd saves, each storage once,
+    into ``saved``); the optimizer's state in bytes."""
+    low = DTYPES[precision] if precision in ("bf16", "fp16") else None
+    autocast = CudaAutocast(low) if low is not None else contextlib.nullcontext()
+    if mode != "train":
+        model.model.eval()
+        with counter, torch.no_grad(), autocast:
+            progress("forward")
+            model.model(**inputs)
+        return 0
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        saved.setdefault(t.untyped_storage()._cdata, t.untyped_storage().nbytes())
+        return t
+
+    model.model.train()
+    params = [p for p in model.model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, foreach=True) if model.optimizer == "AdamW" else torch.optim.SGD(
+        params, lr=0.1, momentum=0.9, nesterov=True, foreach=True)
+    with counter, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        progress("forward")
+        with autocast:
+            out = model.model(**inputs)
+            counter.phase = "loss"
+            loss = model.loss(out, inputs)
+        if precision == "fp16":          # GradScaler: the loss scaled before the backward
+            loss = loss * torch.full((), 65536.0, device=loss.device)
+        counter.phase = "backward"
+        progress("backward")
+        loss.backward()
+    progress("optimizer step")
+    counter.phase = "optimizer"
+    opt.step()                           # the first step only makes the optimizer's state: not a step's work
+    with counter:
+        if precision == "fp16":          # GradScaler.unscale_: every gradient unscaled and checked in one op
+            found, inverse = (torch.zeros(1, device="meta") for _ in range(2))
+            torch._amp_foreach_non_finite_check_and_unscale_([p.grad for p in params if p.grad is not None], found,
+                                                            inverse)
+        opt.step()
+    return sum(t.numel() * t.element_size() for state in opt.state.values() for t in state.values()
+               if isinstance(t, torch.Tensor))
+
+
+def _rows(counter: _Counter, precision: str) -> list[dict[str, Any]]:
+    """The counted calls as ``ops.tsv`` rows, each with the precision its kernel runs in (``tf32``: the matrix
+    multiplies and convolutions of an fp32 step), in phase order, largest FLOPs first."""
+    rows = []
+    for (op, shapes, dtype, args, layout, phase), g in counter.rows.items():
+        label = _precision_of(dtype, "fp32")
+        if precision == "tf32" and label == "fp32" and op.split("::")[-1] in TF32_OPS:
+            label = "tf32"
+        intensity = g["flops"] / g["bytes"] if g["bytes"] else None
+        rows.append({"op": op, "shapes": shapes, "dtype": dtype, "precision": label, "calls": int(g["calls"]),
+                     "time_s": 0.0, "share": None, "flops": g["flops"], "bytes": g["bytes"], "intensity": intensity,
+                     "flops_per_s": None, "bytes_per_s": None, "fraction_of_roof": None,
+                     "bound": "overhead" if not g["flops"] and not g["bytes"] else "",
+                     "args": args, "layout": layout if len(layout.split(",")) == len(shapes.split(", ")) else "",
+                     "call": "", "phase": phase})
+    rows.sort(key=lambda r: (PHASES.index(r["phase"]), -r["flops"], -r["bytes"]))
+    return rows
+
+
 def write_census(doc: dict[str, Any], out: Path) -> None:
     """``ops.tsv`` (the profile's columns and ``phase``) and ``summary.json`` in ``out``; the summary passes the
     declaration its reader holds it to (:class:`Census`) before anything is written."""
@@ -242,8 +284,9 @@ def write_census(doc: dict[str, Any], out: Path) -> None:
 
 
 # --- the models ------------------------------------------------------------------------------------------
-def hf_config_model(path: Path, mode: str) -> CensusModel:
-    """A Hugging Face config JSON as a model on the meta device, with the head NeuSight's labels used."""
+def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusModel:
+    """A Hugging Face config JSON as a model on the meta device, with the head NeuSight's labels used, or ``head`` (a
+    ``transformers`` auto class: ``AutoModelForQuestionAnswering`` for SQuAD fine-tuning)."""
     config_dict = read_json(Path(path), "Hugging Face config")
     import transformers
     from transformers import CONFIG_MAPPING
@@ -259,8 +302,8 @@ def hf_config_model(path: Path, mode: str) -> CensusModel:
     try:
         config = transformers.AutoConfig.for_model(**{k: v for k, v in config_dict.items()
                                                       if k not in ("architectures", "transformers_version")})
-        head = HEADS.get(mode, {}).get(kind) or ("AutoModelForSeq2SeqLM" if kind in SEQ2SEQ else
-                                                 "AutoModelForCausalLM")
+        head = head or HEADS.get(mode, {}).get(kind) or ("AutoModelForSeq2SeqLM" if kind in SEQ2SEQ else
+                                                         "AutoModelForCausalLM")
         with torch.device("meta"):
             model = getattr(transformers, head).from_config(config, attn_implementation="eager")
     except Exception as err:          # noqa: BLE001 — transformers' own checks raise many kinds on a bad config
@@ -280,6 +323,10 @@ def hf_config_model(path: Path, mode: str) -> CensusModel:
         return {"input_ids": ids, "decoder_input_ids": ids} if kind in SEQ2SEQ else {"input_ids": ids}
 
     def loss(out: Any, given: dict[str, torch.Tensor]) -> torch.Tensor:
+        if hasattr(out, "start_logits"):    # question answering: the answer's start and end, one position each
+            zeros = torch.zeros(out.start_logits.shape[0], dtype=torch.int64, device=out.start_logits.device)
+            return (torch.nn.functional.cross_entropy(out.start_logits, zeros) +
+                    torch.nn.functional.cross_entropy(out.end_logits, zeros)) / 2
         logits = out.logits if hasattr(out, "logits") else out.prediction_logits
         if logits.dim() == 2:          # a sequence classifier: one label a sequence
             return torch.nn.functional.cross_entropy(logits, torch.zeros(logits.shape[0], dtype=torch.int64,

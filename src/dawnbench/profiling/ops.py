@@ -399,8 +399,9 @@ MAX_CALLS = 1e9              # calls of one op in a profiled window: no window h
 # What each recorded argument can be (PROBLEM_ARGS): a stride, dilation, group count, layer count or width of
 # at least 1, a padding of at least 0, a flag or mode a small whole number.
 ARG_LOW = {"stride": 1, "dilation": 1, "groups": 1, "hidden_size": 1, "num_layers": 1, "padding": 0,
-           "output_padding": 0, "transposed": 0, "mode": 0, "batch_first": 0, "bidirectional": 0}
-ARG_HIGH = {"transposed": 1, "batch_first": 1, "bidirectional": 1, "mode": 4}
+           "output_padding": 0, "transposed": 0, "mode": 0, "batch_first": 0, "bidirectional": 0,
+           "tensors": 1, "chunks": 1, "lists": 1}      # the last three: a census's multi-tensor op (census.py)
+ARG_HIGH = {"transposed": 1, "batch_first": 1, "bidirectional": 1, "mode": 4, "lists": 16}
 
 
 def parse_shapes(text: str) -> list[list[int]]:

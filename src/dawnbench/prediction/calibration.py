@@ -1,0 +1,70 @@
+"""NeuSight's whole-model measurements as the kernel model's in-step calibration, and as its test.
+
+    cases()                          # every labelled case: model, mode, tokens, batch, GPU, measured ms
+    counted(case)                    # its step counted by the census (fp32, as measured), cached per process
+    in_step_shifts(model, left)      # each learned GPU's median log(measured / predicted) over its cases
+
+A case is forward (and, in training, backward) as NeuSight measured it (``neusight/labels.csv``): eager, fp32, the
+loss untimed, no optimizer step. A case the census cannot trace (a model whose forward reads tensor values) is
+named by ``counted`` and left out of the shifts.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from dawnbench.errors import DawnbenchError
+from dawnbench.prediction.datasheet import catalog, catalog_name
+
+
+@cache
+def cases() -> list[dict[str, Any]]:
+    """NeuSight's labelled cases (``neusight/labels.csv``), each with its GPU's catalog name."""
+    text = resources.files("dawnbench.prediction").joinpath("neusight/labels.csv").read_text(encoding="utf-8")
+    out = []
+    for row in csv.DictReader(io.StringIO(text)):
+        out.append({"model": row["model"], "mode": "train" if row["mode"] == "train" else "inference",
+                    "seqlen": int(row["seqlen"]), "batch": int(row["batch"]), "gpu": catalog_name(row["gpu"]),
+                    "label": row["gpu"], "measured_ms": float(row["e2e_ms"])})
+    return out
+
+
+@cache
+def counted(model: str, mode: str, seqlen: int, batch: int) -> tuple[tuple[dict[str, Any], ...] | None, str]:
+    """The census rows of a labelled case (fp32), or None and why the census could not trace it."""
+    from dawnbench.profiling.census import census, hf_config_model
+    config = resources.files("dawnbench.prediction").joinpath(f"neusight/model_configs/{model}.json")
+    with resources.as_file(config) as path:
+        try:
+            made = census(hf_config_model(path, mode), batch, seqlen, mode)
+        except DawnbenchError as err:
+            return None, str(err).split(". ")[0] + ")"
+    return tuple(made["rows"]), ""
+
+
+def measured_part(phases: dict[str, float], mode: str) -> float:
+    """What NeuSight timed of a step's predicted phases: the forward, and the backward in training."""
+    return phases.get("forward", 0.0) + (phases.get("backward", 0.0) if mode == "train" else 0.0)
+
+
+def in_step_shifts(model: Any, left: set[str]) -> dict[str, float]:
+    """Each learned GPU with cases (none in ``left``): the median of log(measured / predicted) over its cases."""
+    from dawnbench.prediction.gpu_model import predict_ops
+    ratios: dict[str, list[float]] = {}
+    for case in cases():
+        gpu = case["gpu"]
+        if gpu is None or gpu in left or gpu not in model.learned_from:
+            continue
+        rows, _ = counted(case["model"], case["mode"], case["seqlen"], case["batch"])
+        if rows is None:
+            continue
+        predicted = measured_part(predict_ops(list(rows), catalog()[gpu], model)["phases"], case["mode"])
+        ratios.setdefault(gpu, []).append(math.log(case["measured_ms"] / 1e3 / predicted))
+    return {gpu: float(np.median(r)) for gpu, r in ratios.items()}

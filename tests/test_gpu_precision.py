@@ -1,0 +1,132 @@
+"""A census in the precision a GPU runs, and a GPU's efficiency predicted from its datasheet (issue 77)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from dawnbench.analysis.kernel_classes import CONV_INPUTS, CONV_PARAMS, ELEMENTWISE, op_class, shares
+from dawnbench.prediction.datasheet import catalog, check
+from dawnbench.prediction.efficiency import Efficiency, headroom
+from dawnbench.prediction.kernel_data import launches
+from dawnbench.profiling.gpu_autocast import CudaAutocast
+from dawnbench.profiling.ops import read_ops
+
+from helpers import run_cli
+
+TINY_BERT = {"model_type": "bert", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+             "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 64}
+SHEET = {"Device": "test GPU", "Mem_Bw": 1555, "Num_Sm": 108, "Core_Per_SM": 64, "Freq": 1410, "SingleFLOPs": 19492,
+         "L2Cache": 40, "Dev_Mem": 40, "tensor_gflops": {"bf16": 312000}}
+
+
+@pytest.fixture(scope="module")
+def censuses(tmp_path_factory) -> dict[str, Path]:
+    """A tiny BERT counted in each precision (one process: about a second each)."""
+    folder = tmp_path_factory.mktemp("precisions")
+    (folder / "config.json").write_text(json.dumps(TINY_BERT))
+    out = {}
+    for precision in ("fp32", "tf32", "bf16", "fp16"):
+        code, _, err = run_cli(["profile", str(folder / "config.json"), "--census", "--batch", "2", "--seqlen", "16",
+                                "--precision", precision, "--out", str(folder / precision)], seconds=120)
+        assert code == 0, err
+        out[precision] = folder / precision
+    return out
+
+
+def _ops(folder: Path, phase: str | None = None) -> dict[str, set[str]]:
+    """Each op of a census's phase (all phases: None) with the precisions it was counted in."""
+    out: dict[str, set[str]] = {}
+    for row in read_ops(folder, census=True):
+        if phase is None or row["phase"] == phase:
+            out.setdefault(row["op"].removeprefix("aten::"), set()).add(row["precision"])
+    return out
+
+
+def test_bf16_sends_matrix_multiplies_down_and_keeps_cuda_fp32_ops_in_fp32(censuses: dict[str, Path]) -> None:
+    """CUDA's autocast lists, not the CPU's: layer norm and softmax stay in fp32 (the CPU keeps them in bf16)."""
+    forward = _ops(censuses["bf16"], "forward")
+    assert forward["addmm"] == {"bf16"} and forward["bmm"] == {"bf16"}
+    assert forward["native_layer_norm"] == {"fp32"} and forward["_softmax"] == {"fp32"}
+    backward = _ops(censuses["bf16"], "backward")
+    assert {"mm", "bmm"} <= set(backward) and backward["mm"] == {"bf16"}       # the backward follows the forward
+    assert "bf16" in forward["_to_copy"]                                         # the casts autocast makes are counted
+
+
+def test_a_weight_is_cast_once_per_forward_as_autocast_caches_it() -> None:
+    layer = torch.nn.Linear(8, 8, device="meta")
+    casts = []
+
+    class Count(torch.utils._python_dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func._overloadpacket.__name__ == "_to_copy":
+                casts.append(args[0].shape)
+            return func(*args, **(kwargs or {}))
+
+    x = torch.empty(4, 8, device="meta", dtype=torch.bfloat16)
+    with Count(), CudaAutocast(torch.bfloat16):
+        layer(x)
+        layer(x)
+    assert casts.count(torch.Size([8, 8])) == 1 and casts.count(torch.Size([8])) == 1
+
+
+def test_tf32_marks_only_matrix_multiplies_and_convolutions(censuses: dict[str, Path]) -> None:
+    ops = _ops(censuses["tf32"])
+    assert ops["addmm"] == {"tf32"} and ops["mm"] == {"tf32"}
+    assert ops["native_layer_norm"] == {"fp32"} and ops["_softmax"] == {"fp32"}
+
+
+def test_fp16_unscales_every_gradient_in_one_op_as_grad_scaler_does(censuses: dict[str, Path]) -> None:
+    optimizer = _ops(censuses["fp16"], "optimizer")
+    assert "_amp_foreach_non_finite_check_and_unscale_" in optimizer
+    assert "_amp_foreach_non_finite_check_and_unscale_" not in _ops(censuses["bf16"], "optimizer")
+
+
+def test_the_optimizer_steps_as_a_few_multi_tensor_kernels_not_one_per_parameter(censuses: dict[str, Path]) -> None:
+    rows = [r for r in read_ops(censuses["fp32"], census=True) if r["phase"] == "optimizer"]
+    assert rows and all(r["op"].startswith("aten::_foreach_") for r in rows)      # no state made, no per-tensor op
+    kernels = [launches(r) for r in rows]
+    assert all(k is not None and 1 <= k <= 3 for k in kernels), kernels
+    assert sum(r["calls"] for r in rows) < 12                                      # AdamW's foreach ops, once each
+
+
+def test_launches_follow_multi_tensor_apply_limits() -> None:
+    row = {"args": "tensors=400 chunks=100 lists=4"}
+    assert launches(row) == math.ceil(400 / 36)                 # depth 4: 36 tensors a launch
+    assert launches({"args": "tensors=2 chunks=1000 lists=1"}) == math.ceil(1000 / 320)   # 320 blocks a launch
+    assert launches({"args": "stride=1x1"}) is None
+
+
+def test_a_convolution_backward_is_a_convolution_class_not_elementwise() -> None:
+    assert op_class("aten::convolution_backward") == CONV_PARAMS != ELEMENTWISE
+    row = {"op": "aten::convolution_backward", "shapes": "8x16x6x6, 8x3x8x8, 16x3x3x3", "flops": 2 * 2 * 8 * 16 * 36 * 27,
+           "calls": 1}
+    assert dict(shares(row)) == {CONV_INPUTS: 0.5, CONV_PARAMS: 0.5}
+
+
+def test_an_unseen_gpus_efficiency_comes_from_its_power_per_flop_not_its_name() -> None:
+    sheets = catalog()
+    own = {"V100-PCIE-32GB": 0.2, "A100-PCIE-40GB": 0.3, "P100-PCIE-16GB": 0.4, "T4": 0.9}
+    fit = Efficiency.fit(own, sheets, "fp32", compute=True)
+    lean, rich = (check({**SHEET, "Power_W": power, "Process_Nm": 12}, "mine.json") for power in (30, 400))
+    assert fit.offset(lean)[0] > fit.offset(rich)[0]                       # power-bound: further from its datasheet
+    assert fit.offset(rich)[0] == pytest.approx(fit.c)
+    assert "power to spare" in fit.offset(check(SHEET, "bare.json"))[1]     # no Power_W: said, and no power term
+    renamed = check({**SHEET, "Device": "T4", "Power_W": 400, "Process_Nm": 12}, "t4.json")
+    assert fit.offset(renamed)[0] == pytest.approx(fit.offset(rich)[0])   # a file named like a learned GPU is not it
+
+
+def test_headroom_scales_with_the_process() -> None:
+    a, b = (check({**SHEET, "Power_W": 300, "Process_Nm": nm}, "x.json") for nm in (12, 6))
+    assert headroom(b, "fp32") == pytest.approx(4 * headroom(a, "fp32"))
+
+
+@pytest.mark.parametrize(("field", "value"), [("Power_W", 0), ("Power_W", 1e308), ("Process_Nm", -3),
+                                              ("Process_Nm", "7nm"), ("Power_W", True)])
+def test_an_impossible_power_or_process_is_refused_naming_the_field(field: str, value: object) -> None:
+    with pytest.raises(Exception, match=field):
+        check({**SHEET, field: value}, "mine.json")
