@@ -12,9 +12,9 @@ Sections, in order:
 3. **whole models** — every label NeuSight carries (``prediction/calibration.py``) predicted three ways: with nothing
    of its GPU learned from (leave one GPU out: the A100 with NeuSight's A100 80GB convolution stand-in), with nothing
    of its architecture learned from (leave one architecture out: no Volta data when predicting the V100), and with
-   every GPU learned from — the footing of NeuSight's published predictions, whose kernel models learned from these
-   same five GPUs. Each GPU's mean signed error; each case beside NeuSight's, Habitat's, Li et al.'s and the
-   roofline's published prediction (``peers.csv``).
+   every GPU's kernels learned from but not the GPU's own whole models — the footing of NeuSight's published
+   predictions, whose kernel models learned from these same five GPUs. Each GPU's mean signed error; each case
+   beside NeuSight's, Habitat's, Li et al.'s and the roofline's published prediction (``peers.csv``).
 4. **published** — NVIDIA's published training throughputs of ResNet-50 v1.5 and BERT-large (SQuAD fine-tuning) in
    FP32, TF32 and mixed precision on the V100 and the A100, each model counted by the census in that precision as a
    GPU runs it and predicted from the GPU's datasheet; and cifar10-fast bf16 on the H200 against the epoch measured
@@ -141,15 +141,15 @@ def kernels_section() -> dict[str, Any]:
     return out
 
 
-def left_out(gpu: str, scheme: str) -> tuple[str, ...]:
-    """What a case of ``gpu`` is predicted without: nothing (``all``), the GPU and its stand-ins (``gpu``), or
-    every GPU of its architecture (``architecture``)."""
+def left_out(gpu: str, scheme: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What a case of ``gpu`` is predicted without — (every measurement of, the whole-model measurements of) —: the
+    GPU's whole models (``all``), the GPU and its stand-ins (``gpu``), or every GPU of its architecture."""
     if scheme == "all":
-        return ()
+        return (), (gpu,)
     if scheme == "gpu":
-        return tuple(sorted((gpu, *STAND_INS.get(gpu, ()))))
+        return tuple(sorted((gpu, *STAND_INS.get(gpu, ())))), ()
     architecture = catalog()[gpu].architecture
-    return tuple(sorted(n for n, s in catalog().items() if s.architecture == architecture))
+    return tuple(sorted(n for n, s in catalog().items() if s.architecture == architecture)), ()
 
 
 def whole_models_section() -> dict[str, Any]:
@@ -167,7 +167,7 @@ def whole_models_section() -> dict[str, Any]:
         for scheme in ("gpu", "architecture", "all"):
             leave = left_out(gpu, scheme)
             if leave not in models:
-                models[leave] = fit(leave)
+                models[leave] = fit(leave[0], unlabelled=leave[1])
             predicted = predict_ops(list(rows), catalog()[gpu], models[leave])
             ms = calibration.measured_part(predicted["phases"], case["mode"]) * 1e3
             out["predicted_ms"][scheme], out["error"][scheme] = ms, error(ms, measured)
@@ -190,12 +190,13 @@ def whole_models_section() -> dict[str, Any]:
     shared = [c for c in cases if set(c["peer_errors"]) == set(PEERS)]
     summary["shared_cases"] = len(shared)
     summary["on_shared"] = {"ours_gpu_left_out": stats([c["error"]["gpu"] for c in shared]),
-                            "ours_all_learned": stats([c["error"]["all"] for c in shared]),
+                            "ours_kernels_learned": stats([c["error"]["all"] for c in shared]),
                             **{p: stats([c["peer_errors"][p] for c in shared]) for p in PEERS}}
     summary["below_neusight"] = {scheme: sum(abs(c["error"][scheme]) < abs(c["peer_errors"]["neusight"])
                                              for c in shared) for scheme in ("gpu", "all")}
     return {"cases": cases, "not_predicted": not_predicted, "summary": summary,
-            "learned_from": {" ".join(k) or "nothing": v.describe() for k, v in models.items()}}
+            "learned_from": {f"without {' '.join(k[0]) or 'nothing'}; whole models without {' '.join(k[1]) or 'nothing'}":
+                             v.describe() for k, v in models.items()}}
 
 
 def _disagreement(row: dict[str, Any]) -> str | None:

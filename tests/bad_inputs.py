@@ -226,10 +226,10 @@ CONFIG = {"model_type": "bert", "hidden_size": 16, "num_hidden_layers": 1, "num_
           "intermediate_size": 32, "vocab_size": 50, "max_position_embeddings": 64}
 
 
-def _sheet(w: Path, change: dict | list) -> Path:
+def _sheet(w: Path, change: dict | list, name: str = "sheet.json") -> Path:
     """A datasheet file: the A100's figures with ``change`` (a field None: left out; a list: the whole file)."""
     doc = change if isinstance(change, list) else {k: v for k, v in {**SHEET, **change}.items() if v is not None}
-    return _text(w, "sheet.json", json.dumps(doc))
+    return _text(w, name, json.dumps(doc))
 
 
 def _config(w: Path, change: dict | list | None = None) -> Path:
@@ -621,7 +621,13 @@ CASES: list[tuple[str, str, ArgsOf]] = [
     *[(f"w8-sheet-{name}", "refused", (lambda change: lambda w, run: [
         "predict", _profile(w), "--device", _sheet(w, change)])(change)) for name, change in (
         ("power-zero", {"Power_W": 0}), ("power-1e308", {"Power_W": 1e308}), ("process-negative", {"Process_Nm": -7}),
-        ("process-text", {"Process_Nm": "4N"}), ("architecture-control", {"architecture": "Hop\x1bper"}))],
+        ("process-text", {"Process_Nm": "4N"}), ("architecture-control", {"architecture": "Hop\x1bper"}),
+        ("tensor-5130x", {"tensor_gflops": {"bf16": 100_000_000}}), ("one-sm-100tbs", {"Num_Sm": 1, "Core_Per_SM": 4096,
+                                                                                    "Freq": 2380, "Mem_Bw": 100_000}),
+        ("l2-above-memory", {"L2Cache": 4096, "Dev_Mem": 0.5}))],
+    ("w8-sheets-one-name", "refused", lambda w, run: [
+        "predict", _profile(w), "--device", f"{_sheet(w, {'Device': 'twin'}, 'a.json')},"
+                                            f"{_sheet(w, {'Device': 'twin', 'Mem_Bw': 900}, 'b.json')}"]),
     *[(f"w7-census-config-{name}", "refused", (lambda change: lambda w, run: [
         "profile", _config(w, change), "--census", "--batch", "1", "--seqlen", "8", "--out", w / "c"])(change))
       for name, change in (("layers-negative", {"num_hidden_layers": -2}), ("size-bool", {"hidden_size": True}),

@@ -130,3 +130,34 @@ def test_headroom_scales_with_the_process() -> None:
 def test_an_impossible_power_or_process_is_refused_naming_the_field(field: str, value: object) -> None:
     with pytest.raises(Exception, match=field):
         check({**SHEET, field: value}, "mine.json")
+
+
+def test_a_cached_model_is_read_only_when_it_is_this_users_own_and_a_model(tmp_path: Path) -> None:
+    import os
+    import pickle
+
+    from dawnbench.prediction.gpu_model import _cached
+    path = tmp_path / "kernel-model-x.pickle"
+    path.write_bytes(pickle.dumps({"not": "a model"}))
+    os.chmod(path, 0o600)
+    assert _cached(path) is None                         # a pickle of anything else is not taken
+    path.write_bytes(b"\x80\x04garbage")
+    assert _cached(path) is None                         # a damaged file: refitted, no traceback
+    assert _cached(tmp_path / "absent.pickle") is None
+
+
+@pytest.mark.slow   # two fits of the kernel model, a few seconds each on an idle machine
+def test_a_fresh_fit_gives_the_cached_model(censuses: dict[str, Path], tmp_path: Path, monkeypatch) -> None:
+    from dawnbench.prediction.gpu_model import fit, kernel_model, predict_ops
+    monkeypatch.setenv("DAWNBENCH_CACHE", str(tmp_path))
+    kernel_model.cache_clear()
+    cached = kernel_model(("T4",))                       # fitted, then written
+    kernel_model.cache_clear()
+    again = kernel_model(("T4",))                        # read back
+    fresh = fit(("T4",))
+    rows = read_ops(censuses["bf16"], census=True)
+    for sheet in (catalog()["H100-SXM-80GB"], catalog()["T4"]):
+        times = [predict_ops(rows, sheet, m)["op_s"] for m in (cached, again, fresh)]
+        assert times[0] == times[1] == pytest.approx(times[2], rel=1e-9)
+    assert len(list(tmp_path.glob("models/kernel-model-*.pickle"))) == 1
+    kernel_model.cache_clear()

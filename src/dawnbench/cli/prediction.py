@@ -164,14 +164,16 @@ def _show_on_gpus(doc: dict, out: Console, verbose: bool) -> None:
     out.print(f"{doc['model']} · {doc['mode']} · {shape} · {doc['precision']} ({doc['kind']}: {doc['path']}) on "
               "GPUs from their datasheets", highlight=False)
     priced = next((d["cost_of"] for d in doc["devices"] if d.get("cost")), "the time to target")
-    table = Table("GPU", "forward", "backward", "optimizer", "step", "epoch", "TTA", f"cheapest on-demand, {priced}")
+    table = Table("GPU", "forward", "loss", "backward", "optimizer", "step", "epoch", "TTA",
+                  f"cheapest on-demand, {priced}")
     order = {r["device"]: i for i, r in enumerate(doc["ranking"])}     # cheapest first; those that do not fit last
     for d in sorted(doc["devices"], key=lambda d: order.get(d["device"]["name"], len(order))):
         if d["step_s"] is None:
-            table.add_row(d["device"]["name"], "—", "—", "—", "does not fit", "", "", "")
+            table.add_row(d["device"]["name"], "—", "—", "—", "—", "does not fit", "", "", "")
             continue
         cheapest = d["cost"][0] if d["cost"] else None
-        table.add_row(d["device"]["name"], _s(d.get("forward_s")), _s(d.get("backward_s")), _s(d.get("optimizer_s")),
+        table.add_row(d["device"]["name"], _s(d.get("forward_s")), _s(d.get("loss_s")), _s(d.get("backward_s")),
+                      _s(d.get("optimizer_s")),
                       _s(d["step_s"]), _s(d["epoch_s"]), _s(d["tta_s"]),
                       "—" if cheapest is None else f"${cheapest['usd']:.3g} ({cheapest['instance']}, "
                                                    f"{cheapest['as_of']})")
@@ -188,17 +190,16 @@ def _show_on_gpus(doc: dict, out: Console, verbose: bool) -> None:
     for d in doc["devices"]:
         if d["step_s"] is None:
             out.print(f"{d['device']['name']}: {d['why']}", style="dim", highlight=False)
-    predicted = [f"{d['device']['name']} ({how})" for d in doc["devices"] if d["step_s"] is not None
-                 for key, how in d["efficiency"].items() if key == f"gemm {doc['precision']}" and how != "learned"]
+    matmuls = f"gemm {doc['precision']}"
+    predicted = [f"{d['device']['name']} ({d['efficiency'][matmuls]})" for d in doc["devices"]
+                 if d["step_s"] is not None and d["efficiency"].get(matmuls, "measured") != "measured"]
     if predicted:
-        out.print("not measured, so how close each comes to its datasheet in matrix multiplies is predicted: "
-                  + "; ".join(predicted), style="dim", highlight=False, soft_wrap=True)
-    shown = next((d for d in doc["devices"] if d["step_s"] is not None), None)
-    for note in shown["notes"] if shown else []:
+        out.print(f"not measured in {doc['precision']} matrix multiplies, so how close each comes to its datasheet "
+                  "there is predicted: " + "; ".join(predicted), style="dim", highlight=False, soft_wrap=True)
+    notes = dict.fromkeys(note for d in doc["devices"] if d["step_s"] is not None for note in d["notes"])
+    for note in notes:
         out.print(note, style="dim", highlight=False, soft_wrap=True)
     _print_notes(doc, out, verbose)
-    if shown and len(doc["devices"]) > 1:
-        out.print("(each GPU's notes: --json)", style="dim", highlight=False)
     out.print(f"assumed: {'; '.join(doc['assumptions'])}", style="dim", highlight=False, soft_wrap=True)
     out.print(f"kernel model learned from {', '.join(doc['kernel_model']['learned_from'])} "
               f"({doc['kernel_model']['source']}); predicted in {doc['seconds']:.1f} s", style="dim",

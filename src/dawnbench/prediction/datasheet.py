@@ -44,6 +44,8 @@ LIMITS = {"Mem_Bw": (1.0, 100_000.0, "GB/s", "memory bandwidth"),
 OPTIONAL = {"Power_W": (1.0, 3_000.0, "W", "board power"), "Process_Nm": (1.0, 250.0, "nm", "process node")}
 TENSOR_PRECISIONS = ("tf32", "bf16", "fp16")
 MAX_TENSOR_GFLOPS = 100_000_000.0            # 100 PFLOP/s dense on one GPU: none comes near it
+MAX_TENSOR_OVER_FP32 = 32.0                  # dense tensor-core rate over the fp32 rate: 16 on an A100, 15 on an H100
+BANDWIDTH_PER_SM = (0.5, 200.0)              # GB/s per SM: 4.8 on a P4, 36 on an H200; 5x either way is no GPU
 MAX_NAME = 200
 CORES_CLOCK_SLACK = 1.5                      # SingleFLOPs against SMs × cores × clock × 2: within this factor
 FIX = ("A datasheet is a JSON object with Mem_Bw (GB/s), Num_Sm, Core_Per_SM, Freq (MHz), SingleFLOPs (GFLOP/s), "
@@ -128,6 +130,16 @@ def check(doc: Any, where: str, origin: str | None = None) -> Datasheet:
         raise DawnbenchError(f"{where}: SingleFLOPs {figures['SingleFLOPs']:,g} GFLOP/s does not go with Num_Sm × "
                              f"Core_Per_SM × Freq × 2 = {implied:,.0f} GFLOP/s (more than {CORES_CLOCK_SLACK}× apart): "
                              "one of the four figures is wrong. Check them against the vendor's datasheet.")
+    per_sm = figures["Mem_Bw"] / figures["Num_Sm"]
+    if not BANDWIDTH_PER_SM[0] <= per_sm <= BANDWIDTH_PER_SM[1]:
+        raise DawnbenchError(f"{where}: Mem_Bw {figures['Mem_Bw']:,g} GB/s over Num_Sm {figures['Num_Sm']:,g} is "
+                             f"{per_sm:,.3g} GB/s an SM; GPUs have {BANDWIDTH_PER_SM[0]:g} to "
+                             f"{BANDWIDTH_PER_SM[1]:g}: one of the two figures is wrong. Check them against the "
+                             "vendor's datasheet.")
+    if figures["L2Cache"] >= figures["Dev_Mem"] * 1000:
+        raise DawnbenchError(f"{where}: L2Cache {figures['L2Cache']:,g} MB is not below Dev_Mem "
+                             f"{figures['Dev_Mem']:,g} GB: a cache is smaller than the memory it caches. Check both "
+                             "against the vendor's datasheet.")
     tensor = doc.get("tensor_gflops") or {}
     if not isinstance(tensor, dict):
         raise DawnbenchError(f"{where}: field 'tensor_gflops' is not an object of precision: GFLOP/s. {FIX}")
@@ -141,6 +153,11 @@ def check(doc: Any, where: str, origin: str | None = None) -> Datasheet:
             raise DawnbenchError(f"{where}: tensor_gflops.{precision} is {str(value)[:40]!r}: a dense tensor-core "
                                  f"rate is a number from the fp32 rate ({figures['SingleFLOPs']:,g}) to "
                                  f"{MAX_TENSOR_GFLOPS:,.0f} GFLOP/s.")
+        if value > MAX_TENSOR_OVER_FP32 * figures["SingleFLOPs"]:
+            raise DawnbenchError(f"{where}: tensor_gflops.{precision} is {value:,g} GFLOP/s, "
+                                 f"{value / figures['SingleFLOPs']:,.0f}x the fp32 rate; a GPU's dense tensor-core "
+                                 f"rate is at most {MAX_TENSOR_OVER_FP32:g}x it (an H100: 15x). Give the dense rate "
+                                 "(without sparsity), or check SingleFLOPs.")
         rates[precision] = float(value)
     sources = doc.get("sources") or {}
     if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):

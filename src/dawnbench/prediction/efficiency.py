@@ -14,7 +14,9 @@ operation goes with capacitance × voltage², both of which shrink with the proc
 and comes as close as the learned GPUs do at large (``c``); below it, it runs at the rate its power buys:
 ``offset = c + max(0, ln h0 − ln headroom)``. ``c`` and ``h0`` are fitted (least squares) to the learned GPUs'
 offsets; a datasheet without ``Power_W`` or ``Process_Nm`` gets ``c`` and says so. Memory-bound classes take the
-median of the learned GPUs' offsets (their achieved bandwidth differs less between GPUs).
+median of the learned GPUs' offsets (their achieved bandwidth differs less between GPUs). A board whose chip was
+measured on another board (the same SMs, cores per SM, clock, L2 and architecture: an A100 SXM4 beside the A100
+PCIe measured) takes that chip's offsets, less or more the power penalty its own board's power makes.
 
 No figure or correction names a GPU: the inputs are the datasheet's fields alone.
 """
@@ -34,6 +36,12 @@ REFERENCE_NM = 12.0
 KNEES = np.linspace(math.log(0.5), math.log(200.0), 241)   # the knee's search range, W per TFLOP at 12 nm
 
 
+def chip(sheet: Datasheet) -> tuple:
+    """What says two boards carry the same chip: SMs, cores per SM, boost clock, L2 and architecture."""
+    f = sheet.figures
+    return f["Num_Sm"], f["Core_Per_SM"], f["Freq"], f["L2Cache"], sheet.architecture
+
+
 def headroom(sheet: Datasheet, precision: str) -> float | None:
     """Board power over the peak rate of ``precision``, W per TFLOP at a 12 nm process; None without the figures."""
     power, process = sheet.figures.get("Power_W"), sheet.figures.get("Process_Nm")
@@ -51,13 +59,14 @@ class Efficiency:
     c: float = 0.0
     knee: float | None = None              # h0, W per TFLOP at 12 nm; None: no power term (memory-bound class)
     learned_headroom: dict[str, float] = field(default_factory=dict)
+    silicon: dict[str, tuple] = field(default_factory=dict)    # a learned GPU's chip (see ``SILICON``)
 
     @classmethod
     def fit(cls, own: dict[str, float], sheets: dict[str, Datasheet], precision: str, compute: bool) -> Efficiency:
         """Fitted to ``own`` (a learned GPU's offset by name; ``sheets`` their datasheets)."""
         if not own:
             raise ValueError("no GPU to learn from")
-        out = cls(precision, compute, dict(own))
+        out = cls(precision, compute, dict(own), silicon={g: chip(sheets[g]) for g in own})
         rooms = {g: headroom(sheets[g], precision) for g in own}
         rooms = {g: h for g, h in rooms.items() if h is not None}
         out.learned_headroom = rooms
@@ -80,17 +89,28 @@ class Efficiency:
         """``sheet``'s offset and how it was found: its own where learned (a catalog GPU: a file named like one is
         not the GPU measured), else predicted from its datasheet."""
         if sheet.origin == "catalog" and sheet.name in self.own:
-            return self.own[sheet.name], "learned"
-        if not self.compute or self.knee is None:
-            return self.c, "the learned GPUs' median"
+            return self.own[sheet.name], "measured"
         room = headroom(sheet, self.precision)
+        sibling = next((g for g, c in sorted(self.silicon.items()) if c == chip(sheet)), None)
+        if sibling is not None:            # the same chip measured on another board: its own, for this board's power
+            return self.own[sibling] + self.penalty(room) - self.penalty(self.learned_headroom.get(sibling)), (
+                f"the measured {sibling}'s chip (the same SMs, cores, clock and L2)"
+                + (", on this board's power" if self.compute and self.knee is not None else ""))
+        if not self.compute or self.knee is None:
+            return self.c, "the measured GPUs' median"
         if room is None:
             return self.c, "no Power_W or Process_Nm in its datasheet: as close as a GPU with power to spare"
-        below = max(0.0, math.log(self.knee) - math.log(room))
-        return self.c + below, (f"{room:.1f} W per TFLOP at 12 nm: " + (
-            f"power-bound, {math.exp(below):.2f}x slower than a GPU with power to spare" if below else
-            "power to spare"))
+        below = self.penalty(room)
+        return self.c + below, (f"board power per peak {self.precision} TFLOP, scaled to a 12 nm process, {room:.1f} W: "
+                                + (f"power-bound, {math.exp(below):.2f}x slower than a GPU with power to spare" if below
+                                   else "power to spare"))
+
+    def penalty(self, room: float | None) -> float:
+        """How far below its datasheet a GPU of ``room`` headroom runs for want of power (log; 0: power to spare)."""
+        if not self.compute or self.knee is None or room is None:
+            return 0.0
+        return max(0.0, math.log(self.knee) - math.log(room))
 
     def describe(self) -> dict[str, Any]:
-        return {"precision": self.precision, "learned": self.own, "c": self.c, "knee_w_per_tflop_12nm": self.knee,
-                "learned_headroom": self.learned_headroom}
+        return {"precision": self.precision, "measured": self.own, "c": self.c, "knee_w_per_tflop_12nm": self.knee,
+                "measured_headroom": self.learned_headroom}

@@ -41,12 +41,20 @@ kernels reach, a batch norm's bytes counted as the passes it makes over its inpu
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
+import pickle
+import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
 
 from dawnbench.analysis.kernel_classes import shares
 from dawnbench.prediction.datasheet import Datasheet, catalog
@@ -143,9 +151,10 @@ class ClassModel:
             base = self.floor_s + roofline_s(kernel, sheets[gpu], peak[gpu])
             x.append(features(kernel, sheets[gpu], peak[gpu], self.floor_s))
             y.append(math.log(seconds / base) - self.offsets[gpu])
-        self.regression = HistGradientBoostingRegressor(max_iter=200, random_state=SEED, loss="absolute_error",
-                                                        min_samples_leaf=min(20, max(len(x) // 20, 2))).fit(
-            np.array(x), np.array(y))
+        with threadpool_limits(1):        # as in ``seconds``: faster on one thread at these sizes
+            self.regression = HistGradientBoostingRegressor(
+                max_iter=200, random_state=SEED, loss="absolute_error",
+                min_samples_leaf=min(20, max(len(x) // 20, 2))).fit(np.array(x), np.array(y))
 
     def seconds(self, kernels: list[Kernel], sheet: Datasheet, peak: float, offset: float, in_step: bool = False
                 ) -> list[float]:
@@ -155,7 +164,9 @@ class ClassModel:
             return []
         roofs = [roofline_s(k, sheet, peak) for k in kernels]
         x = np.array([features(k, sheet, peak, self.floor_s) for k in kernels])
-        alone = np.exp(self.regression.predict(x) + offset) * (self.floor_s + np.array(roofs))
+        with threadpool_limits(1):       # OpenMP threads cost more than a few hundred rows' trees (100x on 2 cores)
+            shape = self.regression.predict(x)
+        alone = np.exp(shape + offset) * (self.floor_s + np.array(roofs))
         if in_step:
             return [max(float(p) - self.floor_s + LAUNCH_S, r, LAUNCH_S) for p, r in zip(alone, roofs)]
         return [max(float(p), r, self.floor_s) for p, r in zip(alone, roofs)]
@@ -220,16 +231,17 @@ class KernelModel:
                           "ASPLOS 2025; MIT), fp32; DeepBench's fp16 tensor-core times (Baidu Research; Apache-2.0)"}
 
 
-def fit(leave_out: tuple[str, ...] = (), calibrate: bool = True) -> KernelModel:
+def fit(leave_out: tuple[str, ...] = (), calibrate: bool = True, unlabelled: tuple[str, ...] = ()) -> KernelModel:
     """The kernel model without anything measured on ``leave_out`` (catalog names); ``calibrate``: with the in-step
-    shifts learned from the other GPUs' whole-model measurements (``calibration.py``)."""
+    shifts learned from the other GPUs' whole-model measurements (``calibration.py``), those of ``unlabelled`` too
+    left out (their kernels learned, their whole models not: the footing of a predictor that learned kernels only)."""
     left = set(leave_out)
     classes = {cls: ClassModel(cls, [r for r in rows if r[0] not in left]) for cls, rows in timings().items()}
     shifts: dict[str, float] = {}
     if calibrate:
         from dawnbench.prediction.calibration import in_step_shifts
         bare = _assemble(tuple(sorted(left)), classes, {})
-        shifts = in_step_shifts(bare, left)
+        shifts = in_step_shifts(bare, left | set(unlabelled))
     return _assemble(tuple(sorted(left)), classes, shifts)
 
 
@@ -245,9 +257,67 @@ def _assemble(leave_out: tuple[str, ...], classes: dict[str, ClassModel], shifts
     return KernelModel(leave_out, classes, tensor_classes, fp32, tensor, shifts)
 
 
+# What a fitted model depends on: its data and the code that reads, counts and fits it (``kernel_model``'s key)
+FIT_DATA = ("prediction/neusight/kernels.csv.gz", "prediction/neusight/labels.csv", "prediction/gpus.json",
+            "kernels/deepbench/published_gemm.csv", "kernels/deepbench/published_conv.csv", "kernels/devices.csv",
+            *(f"prediction/neusight/model_configs/{m}.json" for m in ("bert_large", "gpt2_large", "gpt3_27", "gpt3_xl",
+                                                                      "opt_13", "switchxl4")),
+            "prediction/gpu_model.py", "prediction/efficiency.py", "prediction/kernel_data.py",
+            "prediction/calibration.py", "prediction/datasheet.py", "profiling/census.py", "profiling/gpu_autocast.py",
+            "profiling/ops.py", "profiling/calls.py", "profiling/flops.py", "kernels/published.py")
+
+
+def fit_key(leave_out: tuple[str, ...]) -> str:
+    """A digest of everything a fit depends on (``FIT_DATA``, the libraries' versions) and what it leaves out."""
+    import platform
+    from importlib.metadata import version
+    digest = hashlib.sha256()
+    for name in FIT_DATA:
+        digest.update(name.encode() + resources.files("dawnbench").joinpath(name).read_bytes())
+    for part in (version("scikit-learn"), version("transformers"), np.__version__, torch.__version__,
+                 platform.python_version(), *leave_out):
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _cached(path: Path) -> KernelModel | None:
+    """The model pickled at ``path`` by this user, or None (absent, unreadable, or writable by others: refitted)."""
+    try:
+        info = path.stat()
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            return None
+        with path.open("rb") as file:
+            model = pickle.load(file)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+        return None
+    return model if isinstance(model, KernelModel) else None
+
+
 @lru_cache(maxsize=8)
 def kernel_model(leave_out: tuple[str, ...] = ()) -> KernelModel:
-    return fit(tuple(sorted(leave_out)))
+    """The fitted kernel model, fitted once and kept in the user's cache (``cache_dir()``), keyed by everything the fit
+    depends on: refitted only when its data, its code or a library's version changes."""
+    leave_out = tuple(sorted(leave_out))
+    path = cache_dir() / f"kernel-model-{fit_key(leave_out)}.pickle"
+    model = _cached(path)
+    if model is None:
+        model = fit(leave_out)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, prefix=".fit-") as file:
+                pickle.dump(model, file)
+            os.chmod(file.name, 0o600)
+            os.replace(file.name, path)
+        except OSError:
+            pass                          # a read-only cache only costs the next call a fit
+    return model
+
+
+def cache_dir() -> Path:
+    """``$DAWNBENCH_CACHE``, else the user's cache directory."""
+    base = os.environ.get("DAWNBENCH_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / \
+        "dawnbench"
+    return Path(base).expanduser() / "models"
 
 
 def predict_ops(rows: list[dict[str, Any]], sheet: Datasheet, model: KernelModel) -> dict[str, Any]:

@@ -58,12 +58,16 @@ def is_datasheet(name: str) -> bool:
 
 
 def sheets(names: list[str]) -> list[Datasheet]:
-    out: list[Datasheet] = []
+    """The datasheets ``--device`` names, each once; two different datasheets under one name are refused."""
+    out: dict[str, Datasheet] = {}
     for name in names:
         for sheet in (catalog().values() if name.lower() == "gpus" else [datasheet(name)]):
-            if sheet.name not in {s.name for s in out}:
-                out.append(sheet)
-    return out
+            held = out.setdefault(sheet.name, sheet)
+            if held is not sheet and held != sheet:
+                raise DawnbenchError(f"--device: {held.origin} and {sheet.origin} both name a GPU {sheet.name!r} "
+                                     "with different figures: the results could not be told apart. Give each file "
+                                     "its own Device name.")
+    return list(out.values())
 
 
 def read_rows(folder: Path, notes: list[str], batch: int | None = None, details: list[str] | None = None

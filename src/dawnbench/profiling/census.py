@@ -334,4 +334,6 @@ def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusMod
         return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                  given["input_ids"].reshape(-1) % vocab)
 
-    return CensusModel(Path(path).stem, "huggingface", model, inputs, loss, "AdamW", True)
+    # a model is named by its file, or by its folder where the file is the usual config.json
+    name = Path(path).parent.name if Path(path).stem == "config" and Path(path).parent.name else Path(path).stem
+    return CensusModel(name, "huggingface", model, inputs, loss, "AdamW", True)
