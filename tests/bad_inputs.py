@@ -624,7 +624,11 @@ CASES: list[tuple[str, str, ArgsOf]] = [
         ("process-text", {"Process_Nm": "4N"}), ("architecture-control", {"architecture": "Hop\x1bper"}),
         ("tensor-5130x", {"tensor_gflops": {"bf16": 100_000_000}}), ("one-sm-100tbs", {"Num_Sm": 1, "Core_Per_SM": 4096,
                                                                                     "Freq": 2380, "Mem_Bw": 100_000}),
-        ("l2-above-memory", {"L2Cache": 4096, "Dev_Mem": 0.5}))],
+        ("l2-above-memory", {"L2Cache": 4096, "Dev_Mem": 0.5}), ("power-1w-108-sms", {"Power_W": 1}),
+        ("process-250nm", {"Process_Nm": 250}), ("field-misspelt", {"Power_w": 70}))],
+    ("w8-census-config-100000-layers", "refused", lambda w, run: [
+        "profile", _config(w, {"num_hidden_layers": 100_000}), "--census", "--batch", "1", "--seqlen", "8",
+        "--out", w / "c"]),
     ("w8-sheets-one-name", "refused", lambda w, run: [
         "predict", _profile(w), "--device", f"{_sheet(w, {'Device': 'twin'}, 'a.json')},"
                                             f"{_sheet(w, {'Device': 'twin', 'Mem_Bw': 900}, 'b.json')}"]),

@@ -112,7 +112,7 @@ def test_an_unseen_gpus_efficiency_comes_from_its_power_per_flop_not_its_name() 
     sheets = catalog()
     own = {"V100-PCIE-32GB": 0.2, "A100-PCIE-40GB": 0.3, "P100-PCIE-16GB": 0.4, "T4": 0.9}
     fit = Efficiency.fit(own, sheets, "fp32", compute=True)
-    lean, rich = (check({**SHEET, "Power_W": power, "Process_Nm": 12}, "mine.json") for power in (30, 400))
+    lean, rich = (check({**SHEET, "Power_W": power, "Process_Nm": 12}, "mine.json") for power in (60, 400))
     assert fit.offset(lean)[0] > fit.offset(rich)[0]                       # power-bound: further from its datasheet
     assert fit.offset(rich)[0] == pytest.approx(fit.c)
     assert "power to spare" in fit.offset(check(SHEET, "bare.json"))[1]     # no Power_W: said, and no power term
@@ -161,3 +161,12 @@ def test_a_fresh_fit_gives_the_cached_model(censuses: dict[str, Path], tmp_path:
         assert times[0] == times[1] == pytest.approx(times[2], rel=1e-9)
     assert len(list(tmp_path.glob("models/kernel-model-*.pickle"))) == 1
     kernel_model.cache_clear()
+
+
+def test_a_configs_saved_dtype_does_not_change_the_precision_counted(tmp_path: Path) -> None:
+    """A checkpoint saved in fp16 (``torch_dtype``) is still trained with fp32 weights: --precision decides."""
+    (tmp_path / "config.json").write_text(json.dumps({**TINY_BERT, "torch_dtype": "float16"}))
+    code, _, err = run_cli(["profile", str(tmp_path / "config.json"), "--census", "--batch", "2", "--seqlen", "16",
+                            "--out", str(tmp_path / "c")], seconds=120)
+    assert code == 0, err
+    assert {r["precision"] for r in read_ops(tmp_path / "c", census=True)} == {"fp32"}

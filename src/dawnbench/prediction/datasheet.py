@@ -21,6 +21,7 @@ by their catalog names (``T4-16GB``, ``V100-SXM2-16GB``) or ``gpus`` (every one)
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from dataclasses import dataclass, field, replace
@@ -41,7 +42,10 @@ LIMITS = {"Mem_Bw": (1.0, 100_000.0, "GB/s", "memory bandwidth"),
           "SingleFLOPs": (1.0, 1_000_000.0, "GFLOP/s", "fp32 throughput"),
           "L2Cache": (0.1, 4_096.0, "MB", "L2 cache"),
           "Dev_Mem": (0.5, 16_384.0, "GB", "memory")}
-OPTIONAL = {"Power_W": (1.0, 3_000.0, "W", "board power"), "Process_Nm": (1.0, 250.0, "nm", "process node")}
+OPTIONAL = {"Power_W": (1.0, 3_000.0, "W", "board power"), "Process_Nm": (2.0, 40.0, "nm", "process node")}
+POWER_PER_SM = (0.3, 30.0)                   # W an SM: 1.2 on an L4, 5.3 on an H100; outside, no GPU
+KNOWN = {*FIELDS, *OPTIONAL, "tensor_gflops", "sources", "Device", "name", "label", "architecture",
+         "price_accelerator"}
 TENSOR_PRECISIONS = ("tf32", "bf16", "fp16")
 MAX_TENSOR_GFLOPS = 100_000_000.0            # 100 PFLOP/s dense on one GPU: none comes near it
 MAX_TENSOR_OVER_FP32 = 32.0                  # dense tensor-core rate over the fp32 rate: 16 on an A100, 15 on an H100
@@ -52,6 +56,15 @@ FIX = ("A datasheet is a JSON object with Mem_Bw (GB/s), Num_Sm, Core_Per_SM, Fr
        "L2Cache (MB) and Dev_Mem (GB), optionally Power_W, Process_Nm, tensor_gflops {tf32, bf16, fp16} and sources "
        "{field: text}; "
        "docs/guide/prediction.md shows one.")
+
+
+def _shown(value: Any) -> str:
+    """A value of the file as its JSON says it (``true``, ``null``, ``"64"``), cut short."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)
@@ -107,7 +120,7 @@ def check(doc: Any, where: str, origin: str | None = None) -> Datasheet:
         if value is None:
             raise DawnbenchError(f"{where}: field {name!r} ({what}) is missing. {FIX}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise DawnbenchError(f"{where}: field {name!r} is {str(value)[:40]!r}, not a number. {FIX}")
+            raise DawnbenchError(f"{where}: field {name!r} is {_shown(value)}, not a number. {FIX}")
         if not low <= value <= high:
             raise DawnbenchError(f"{where}: field {name!r} is {value:g}{' ' + unit if unit else ''}: a GPU's {what} "
                                  f"is from {low:,g} to {high:,g}{' ' + unit if unit else ''}. Check the figure "
@@ -115,13 +128,18 @@ def check(doc: Any, where: str, origin: str | None = None) -> Datasheet:
         if name in ("Num_Sm", "Core_Per_SM") and float(value) != int(value):
             raise DawnbenchError(f"{where}: field {name!r} is {value:g}: a count of {what} is a whole number.")
         figures[name] = float(value)
+    unknown = sorted(str(k) for k in doc if k not in KNOWN)
+    if unknown:
+        near = difflib.get_close_matches(unknown[0], KNOWN, n=1, cutoff=0.6)
+        raise DawnbenchError(f"{where}: field {_shown(unknown[0])} is not a datasheet's"
+                             + (f" (did you mean {near[0]!r}?)" if near else "") + f". {FIX}")
     for name, (low, high, unit, what) in OPTIONAL.items():
         value = doc.get(name)
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
                 not low <= value <= high:
-            raise DawnbenchError(f"{where}: field {name!r} is {str(value)[:40]!r}: a GPU's {what} is a number from "
+            raise DawnbenchError(f"{where}: field {name!r} is {_shown(value)}: a GPU's {what} is a number from "
                                  f"{low:,g} to {high:,g} {unit}. Check it against the vendor's datasheet, or leave the "
                                  "field out.")
         figures[name] = float(value)
@@ -130,6 +148,11 @@ def check(doc: Any, where: str, origin: str | None = None) -> Datasheet:
         raise DawnbenchError(f"{where}: SingleFLOPs {figures['SingleFLOPs']:,g} GFLOP/s does not go with Num_Sm × "
                              f"Core_Per_SM × Freq × 2 = {implied:,.0f} GFLOP/s (more than {CORES_CLOCK_SLACK}× apart): "
                              "one of the four figures is wrong. Check them against the vendor's datasheet.")
+    if "Power_W" in figures and not POWER_PER_SM[0] <= figures["Power_W"] / figures["Num_Sm"] <= POWER_PER_SM[1]:
+        raise DawnbenchError(f"{where}: Power_W {figures['Power_W']:,g} W over Num_Sm {figures['Num_Sm']:,g} is "
+                             f"{figures['Power_W'] / figures['Num_Sm']:,.3g} W an SM; GPUs draw {POWER_PER_SM[0]:g} to "
+                             f"{POWER_PER_SM[1]:g}: one of the two figures is wrong. Check them against the vendor's "
+                             "datasheet.")
     per_sm = figures["Mem_Bw"] / figures["Num_Sm"]
     if not BANDWIDTH_PER_SM[0] <= per_sm <= BANDWIDTH_PER_SM[1]:
         raise DawnbenchError(f"{where}: Mem_Bw {figures['Mem_Bw']:,g} GB/s over Num_Sm {figures['Num_Sm']:,g} is "
@@ -146,11 +169,11 @@ def check(doc: Any, where: str, origin: str | None = None) -> Datasheet:
     rates: dict[str, float] = {}
     for precision, value in tensor.items():
         if precision not in TENSOR_PRECISIONS:
-            raise DawnbenchError(f"{where}: tensor_gflops names {str(precision)[:20]!r}; the precisions are "
+            raise DawnbenchError(f"{where}: tensor_gflops names {_shown(precision)}; the precisions are "
                                  f"{', '.join(TENSOR_PRECISIONS)}.")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
                 not figures["SingleFLOPs"] * 0.99 <= value <= MAX_TENSOR_GFLOPS:
-            raise DawnbenchError(f"{where}: tensor_gflops.{precision} is {str(value)[:40]!r}: a dense tensor-core "
+            raise DawnbenchError(f"{where}: tensor_gflops.{precision} is {_shown(value)}: a dense tensor-core "
                                  f"rate is a number from the fp32 rate ({figures['SingleFLOPs']:,g}) to "
                                  f"{MAX_TENSOR_GFLOPS:,.0f} GFLOP/s.")
         if value > MAX_TENSOR_OVER_FP32 * figures["SingleFLOPs"]:

@@ -12,11 +12,12 @@ scaled by the energy a switch costs in its process — W per TFLOP × (12 nm / p
 operation goes with capacitance × voltage², both of which shrink with the process (the exponent 2 was chosen among
 1, 1.5 and 2 on the leave-one-GPU-out errors, docs/results/datasheet.md). Above a knee ``h0`` a GPU holds its clock
 and comes as close as the learned GPUs do at large (``c``); below it, it runs at the rate its power buys:
-``offset = c + max(0, ln h0 − ln headroom)``. ``c`` and ``h0`` are fitted (least squares) to the learned GPUs'
-offsets; a datasheet without ``Power_W`` or ``Process_Nm`` gets ``c`` and says so. Memory-bound classes take the
-median of the learned GPUs' offsets (their achieved bandwidth differs less between GPUs). A board whose chip was
-measured on another board (the same SMs, cores per SM, clock, L2 and architecture: an A100 SXM4 beside the A100
-PCIe measured) takes that chip's offsets, less or more the power penalty its own board's power makes.
+``offset = c + max(0, ln h0 − ln headroom)``, never more than 8x below its datasheet (``MOST_BOUND``). ``c`` and
+``h0`` are fitted (least squares) to the learned GPUs' offsets; a datasheet without ``Power_W`` or ``Process_Nm``
+gets ``c`` and says so. Memory-bound classes take the median of the learned GPUs' offsets (their achieved bandwidth
+differs less between GPUs). A board whose chip was measured on another board (the same SMs, cores per SM, clock,
+L2 and architecture: an A100 SXM4 beside the A100 PCIe measured) takes that chip's offsets, less or more the power
+penalty its own board's power makes.
 
 No figure or correction names a GPU: the inputs are the datasheet's fields alone.
 """
@@ -32,6 +33,7 @@ import numpy as np
 from dawnbench.prediction.datasheet import Datasheet
 
 PROCESS_EXPONENT = 2.0
+MOST_BOUND = math.log(8.0)   # no GPU measured ran further below its datasheet for want of power (a P4's long GEMMs)
 REFERENCE_NM = 12.0
 KNEES = np.linspace(math.log(0.5), math.log(200.0), 241)   # the knee's search range, W per TFLOP at 12 nm
 
@@ -101,7 +103,7 @@ class Efficiency:
         if room is None:
             return self.c, "no Power_W or Process_Nm in its datasheet: as close as a GPU with power to spare"
         below = self.penalty(room)
-        return self.c + below, (f"board power per peak {self.precision} TFLOP, scaled to a 12 nm process, {room:.1f} W: "
+        return self.c + below, (f"board power per peak {self.precision} TFLOP, scaled to a 12 nm process, {room:.3g} W: "
                                 + (f"power-bound, {math.exp(below):.2f}x slower than a GPU with power to spare" if below
                                    else "power to spare"))
 
@@ -109,7 +111,7 @@ class Efficiency:
         """How far below its datasheet a GPU of ``room`` headroom runs for want of power (log; 0: power to spare)."""
         if not self.compute or self.knee is None or room is None:
             return 0.0
-        return max(0.0, math.log(self.knee) - math.log(room))
+        return min(max(0.0, math.log(self.knee) - math.log(room)), MOST_BOUND)
 
     def describe(self) -> dict[str, Any]:
         return {"precision": self.precision, "measured": self.own, "c": self.c, "knee_w_per_tflop_12nm": self.knee,

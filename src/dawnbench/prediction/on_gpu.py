@@ -50,7 +50,7 @@ def is_datasheet(name: str) -> bool:
         try:
             doc = read_json(path, "GPU datasheet")
         except DawnbenchError:
-            return False
+            return True           # a file that cannot be read is refused by the datasheet's reader, saying why
         # a kernels.json is a machine's own kernel times (the other predictor); any other JSON is read as a
         # datasheet, so a wrong one is refused as a datasheet, naming its fields
         return not (isinstance(doc, dict) and ("rows" in doc or doc.get("kind") == "dawnbench-kernels"))

@@ -63,6 +63,8 @@ SEQ2SEQ = {"switch_transformers", "t5", "mt5", "bart", "mbart", "pegasus", "mari
 MAX_LISTED = 16                    # inputs listed one by one; more (a multi-tensor op) are summed per list
 SIZE_FIELD = re.compile(r"(?:_size|_dim|_layers|_heads|_positions|^n_(?:layer|head|embd|inner|positions|ctx))$")
 MAX_PARAMETERS = 1e13              # no model has been trained at ten trillion parameters: a config past it is a typo
+MAX_LAYERS = 2_000                 # a config's layers the census builds and traces in seconds (GPT-3 175B has 96)
+LAYERS = re.compile(r"(?:^|_)(?:layers|layer)$")
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 CHUNK = 65_536                     # elements a block of CUDA's multi_tensor_apply takes (ATen's kChunkSize)
 FREE = {"_unsafe_view"}            # ops that are views in effect though their schema does not say so
@@ -299,13 +301,21 @@ def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusMod
         if SIZE_FIELD.search(key) and (isinstance(value, bool) or isinstance(value, int) and value < 1):
             raise FileError(path, f"field {key!r} is {value!r}: a size or count of a model is a whole number of at "
                                   "least 1. Check it against the model's documented config.")
+    layers = sum(v for k, v in config_dict.items() if LAYERS.search(k) and isinstance(v, int) and not
+                 isinstance(v, bool))
+    if layers > MAX_LAYERS:
+        raise FileError(path, f"its layer counts add up to {layers:,}; the census builds and counts at most "
+                              f"{MAX_LAYERS:,} layers (GPT-3 175B has 96) in seconds. Check the layer fields.")
     try:
-        config = transformers.AutoConfig.for_model(**{k: v for k, v in config_dict.items()
-                                                      if k not in ("architectures", "transformers_version")})
+        # the weights in fp32 whatever dtype the checkpoint was saved in (torch_dtype): --precision says how the
+        # step runs, and mixed precision keeps fp32 weights
+        config = transformers.AutoConfig.for_model(**{k: v for k, v in config_dict.items() if k not in (
+            "architectures", "transformers_version", "torch_dtype", "dtype")})
         head = head or HEADS.get(mode, {}).get(kind) or ("AutoModelForSeq2SeqLM" if kind in SEQ2SEQ else
                                                          "AutoModelForCausalLM")
         with torch.device("meta"):
-            model = getattr(transformers, head).from_config(config, attn_implementation="eager")
+            model = getattr(transformers, head).from_config(config, attn_implementation="eager",
+                                                             torch_dtype=torch.float32)
     except Exception as err:          # noqa: BLE001 — transformers' own checks raise many kinds on a bad config
         raise FileError(path, f"transformers cannot build a {kind} model from it ({type(err).__name__}: "
                               f"{str(err).splitlines()[0][:200] if str(err) else '-'}). Check its fields against "
