@@ -5,16 +5,19 @@ people train in, and the users' question answered.
 
 Sections, in order:
 
-1. **census** — ``profile --census`` of two large models as a user runs it: wall time and peak memory.
+1. **census** — ``profile --census`` of two large models as a user runs it: wall time and peak memory; and
+   ``predict`` of one on every catalog GPU, start-up included, its kernel model read from the cache.
 2. **kernels** — every class of the kernel model (``prediction/gpu_model.py``) fitted without one of NeuSight's
    GPUs and judged on that GPU's single-kernel timings, its offset predicted from its datasheet
-   (``prediction/efficiency.py``): median and 90th-percentile absolute error per class and GPU.
+   (``prediction/efficiency.py``): median and 90th-percentile absolute error per class and GPU; then the intervals
+   ``predict`` gives, their coverage measured on cases none of which informs its own interval.
 3. **whole models** — every label NeuSight carries (``prediction/calibration.py``) predicted three ways: with nothing
    of its GPU learned from (leave one GPU out: the A100 with NeuSight's A100 80GB convolution stand-in), with nothing
    of its architecture learned from (leave one architecture out: no Volta data when predicting the V100), and with
    every GPU's kernels learned from but not the GPU's own whole models — the footing of NeuSight's published
    predictions, whose kernel models learned from these same five GPUs. Each GPU's mean signed error; each case
-   beside NeuSight's, Habitat's, Li et al.'s and the roofline's published prediction (``peers.csv``).
+   beside NeuSight's, Habitat's, Li et al.'s and the roofline's published prediction (``peers.csv``); then the
+   memory check: the activations the census counts against those a real step on this CPU saves.
 4. **published** — NVIDIA's published training throughputs of ResNet-50 v1.5 and BERT-large (SQuAD fine-tuning) in
    FP32, TF32 and mixed precision on the V100 and the A100, each model counted by the census in that precision as a
    GPU runs it and predicted from the GPU's datasheet; and cifar10-fast bf16 on the H200 against the epoch measured
@@ -29,6 +32,7 @@ Sections, in order:
 from __future__ import annotations
 
 import csv
+import json
 import math
 import tempfile
 import time
@@ -36,15 +40,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from dawnbench.entries import load_entry_class
-from dawnbench.experiments.census import task_model
+from dawnbench.experiments.census import Positional, task_model
 from dawnbench.prediction import calibration, on_gpu
 from dawnbench.prediction.datasheet import catalog
 from dawnbench.prediction.efficiency import Efficiency
 from dawnbench.prediction.gpu_model import COMPUTE, ClassModel, fit, predict_ops
 from dawnbench.prediction.kernel_data import timings
 from dawnbench.profiling.census import census, hf_config_model, write_census
+from dawnbench.profiling.gpu_autocast import CudaAutocast
+from dawnbench.tasks import get_task
 
 import bench
 import targets
@@ -52,8 +59,6 @@ import targets
 NEUSIGHT = bench.ROOT / "src" / "dawnbench" / "prediction" / "neusight"
 PEERS = ("neusight", "habitat", "li_et_al", "roofline")
 H200_EVIDENCE = "gpu_suite-20261127-2249-nvidia-h200.json"
-# leave one GPU out: a GPU and what stands in for it (NeuSight timed the A100 40GB's convolutions on its 80GB sibling)
-STAND_INS = {"A100-PCIE-40GB": ("A100-PCIE-80GB",)}
 IMAGENET_TRAIN = 1_281_167
 CONSISTENT = 0.15          # a published throughput against its own table's 90-epoch time (the time holds evaluation)
 RESNET = {"min_res": 224, "max_res": 224, "eval_res": 256, "blurpool": False}   # ResNet-50 v1.5 as NVIDIA trains it
@@ -141,13 +146,55 @@ def kernels_section() -> dict[str, Any]:
     return out
 
 
+def intervals_section() -> dict[str, Any]:
+    """The intervals' coverage, each GPU's cases judged by the interval the other GPUs' errors make (so no case
+    informs its own interval): the share of measured values inside, per kind of case."""
+    errors = calibration.validation_errors(fit)
+    out: dict[str, Any] = {"level": calibration.LEVEL}
+    for kind, by_gpu in errors.items():
+        inside = total = 0
+        for gpu, own in by_gpu.items():
+            low, high = calibration.interval([e for g, es in by_gpu.items() if g != gpu for e in es])
+            inside += sum(low <= e <= high for e in own)
+            total += len(own)
+        low, high = calibration.interval([e for es in by_gpu.values() for e in es])
+        out[kind] = {"cases": total, "inside": inside, "coverage": inside / total, "low": math.exp(low),
+                     "high": math.exp(high)}
+        print(f"intervals, {kind}: {inside} of {total} inside ({inside / total:.0%}); the {calibration.LEVEL:.0%} "
+              f"interval {math.exp(low):.2f}x to {math.exp(high):.2f}x", flush=True)
+    out.update(targets.judged("datasheet_prediction.interval_coverage", out["unseen"]["coverage"]))
+    return out
+
+
+def predict_speed() -> dict[str, Any]:
+    """``predict`` of BERT-large's census on every catalog GPU as a user runs it, start-up included, the kernel
+    model already in the cache (the first use fits it: its time is the fit's, below)."""
+    config = NEUSIGHT / "model_configs" / "bert_large.json"
+    with tempfile.TemporaryDirectory() as tmp:
+        bench.dawnbench("profile", str(config), "--census", "--batch", "8", "--seqlen", "512", "--out",
+                        str(Path(tmp) / "c"), quiet=True)
+        bench.dawnbench("predict", str(Path(tmp) / "c"), "--device", "gpus", "--json", quiet=True)   # fills the cache
+        seconds = []
+        for _ in range(3):
+            started = time.perf_counter()
+            bench.dawnbench("predict", str(Path(tmp) / "c"), "--device", "gpus", "--json", quiet=True)
+            seconds.append(time.perf_counter() - started)
+    started = time.perf_counter()
+    fit()
+    out = {"seconds": seconds, "median_s": float(np.median(seconds)), "one_fit_s": time.perf_counter() - started,
+           **targets.judged("datasheet_prediction.predict_time", float(np.median(seconds)))}
+    print(f"predict on every catalog GPU: median {out['median_s']:.2f} s of 3; a fit {out['one_fit_s']:.1f} s",
+          flush=True)
+    return out
+
+
 def left_out(gpu: str, scheme: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What a case of ``gpu`` is predicted without — (every measurement of, the whole-model measurements of) —: the
     GPU's whole models (``all``), the GPU and its stand-ins (``gpu``), or every GPU of its architecture."""
     if scheme == "all":
         return (), (gpu,)
     if scheme == "gpu":
-        return tuple(sorted((gpu, *STAND_INS.get(gpu, ())))), ()
+        return calibration.stand_ins(gpu), ()
     architecture = catalog()[gpu].architecture
     return tuple(sorted(n for n, s in catalog().items() if s.architecture == architecture)), ()
 
@@ -230,6 +277,54 @@ def _counted(row: dict[str, Any], folder: Path) -> Path:
     return out
 
 
+# the memory check's models: a few layers each, at the lengths the issue met (a GPT-2 layer at 2,048 tokens)
+MEMORY_CASES = (
+    ("GPT-2 style, 2 layers, 1 x 2048 tokens", {"model_type": "gpt2", "n_embd": 768, "n_layer": 2, "n_head": 12,
+                                                 "vocab_size": 1000, "n_positions": 2048}, 1, 2048),
+    ("BERT-base style, 2 layers, 4 x 512 tokens", {"model_type": "bert", "hidden_size": 768, "num_hidden_layers": 2,
+                                                    "num_attention_heads": 12, "intermediate_size": 3072,
+                                                    "vocab_size": 1000, "max_position_embeddings": 512}, 4, 512),
+    ("cifar10-fast, batch 64", "cifar10", 64, None))
+
+
+def saved_by_a_real_step(model: torch.nn.Module, inputs: dict[str, Any], loss: Any) -> int:
+    """Bytes autograd saves in a real training step on this CPU (each storage once), the kernels CUDA picks."""
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        saved.setdefault(t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
+        return t
+
+    model.train()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), CudaAutocast(None):
+        loss(model(**inputs), inputs)
+    return sum(saved.values())
+
+
+def memory_check(config: Any, batch: int, seqlen: int | None, folder: Path) -> dict[str, float]:
+    """The census's saved activations against a real step's (a Hugging Face config dict, or a task's name)."""
+    if isinstance(config, str):
+        counted = task_model(config)
+        real = Positional(load_entry_class(counted.name)(get_task(config), torch.device("cpu")).make_model())
+    else:
+        (folder / "config.json").write_text(json.dumps(config))
+        counted = hf_config_model(folder / "config.json", "train")
+        real = type(counted.model)(counted.model.config)
+    activations = census(counted, batch, seqlen, "train")["summary"]["census"]["memory"]["activations_bytes"]
+    saved = saved_by_a_real_step(real, counted.inputs(batch, seqlen, "cpu"), counted.loss)
+    return {"counted_bytes": activations, "saved_bytes": saved, "ratio": activations / saved}
+
+
+def memory_section() -> dict[str, Any]:
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, config, batch, seqlen in MEMORY_CASES:
+            out[name] = memory_check(config, batch, seqlen, Path(tmp))
+            print(f"memory {name}: counted {out[name]['counted_bytes'] / 2**20:,.1f} MiB, a real step saved "
+                  f"{out[name]['saved_bytes'] / 2**20:,.1f} MiB", flush=True)
+    return out
+
+
 def published_section() -> dict[str, Any]:
     rows, refused = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -240,12 +335,9 @@ def published_section() -> dict[str, Any]:
                 continue
             doc = on_gpu.predict_on_gpus(_counted(row, Path(tmp)), [row["gpu"]])
             [d] = doc["devices"]
-            if d["step_s"] is None:
-                refused.append({**row, "why": d["why"]})
-                continue
             predicted = row["batch"] / d["step_s"]
             rows.append({**row, "predicted_per_s": predicted, "ratio": predicted / row["per_s"],
-                         "classes": d["classes"], "efficiency": d["efficiency"],
+                         "classes": d["classes"], "efficiency": d["efficiency"], "fits": d["fits"],
                          **targets.judged("datasheet_prediction.published_ratio", predicted / row["per_s"])})
             print(f"{row['model']} {row['what']} on {row['gpu']}: predicted {predicted:,.3g} {row['unit']}, "
                   f"published {row['per_s']} ({predicted / row['per_s']:.2f}x)", flush=True)
@@ -329,8 +421,10 @@ def _median_epochs(figures: Any) -> float:
 
 def main() -> None:
     args = bench.parser(__doc__).parse_args()
-    figures: dict[str, Any] = {"census": census_speed(), "kernels": kernels_section(),
-                               "whole_models": whole_models_section(), "published": published_section(),
+    figures: dict[str, Any] = {"census": census_speed(), "predict_speed": predict_speed(),
+                               "kernels": kernels_section(), "intervals": intervals_section(),
+                               "whole_models": whole_models_section(), "memory": memory_section(),
+                               "published": published_section(),
                                "precisions": precisions_section()}
     h200 = bench.stored(bench.RESULTS / H200_EVIDENCE)
     figures["users"] = users_section(_median_epochs(h200["figures"]["cifar10"]))

@@ -113,18 +113,26 @@ def test_a_config_that_is_not_a_model_is_refused(tmp_path: Path) -> None:
     assert code != 0 and "model_type" in err and "Traceback" not in err
 
 
-@pytest.mark.slow   # fits the kernel model: about 10 s on an idle 2-core machine, minutes on a busy one
-def test_a_step_that_cannot_fit_is_said_not_predicted(tmp_path: Path) -> None:
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({**TINY_BERT, "hidden_size": 4096, "intermediate_size": 16384,
-                                  "num_attention_heads": 32, "num_hidden_layers": 48, "vocab_size": 32000}))
-    code, _, err = run_cli(["profile", str(config), "--census", "--batch", "64", "--seqlen", "64", "--out",
-                            str(tmp_path / "c")], seconds=120)
-    assert code == 0, err
-    code, out, err = run_cli(["predict", str(tmp_path / "c"), "--device", "T4-16GB", "--json"], seconds=300)
+@pytest.mark.slow   # counts BERT-large at batch 16 and a 10-billion-parameter model: a few seconds each
+def test_a_step_that_cannot_fit_is_said_with_the_largest_batch_that_would(tmp_path: Path) -> None:
+    bert_large = {**TINY_BERT, "hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 16,
+                  "num_hidden_layers": 24, "vocab_size": 30522, "max_position_embeddings": 512}
+    huge = {**TINY_BERT, "hidden_size": 4096, "intermediate_size": 16384, "num_attention_heads": 32,
+            "num_hidden_layers": 48, "vocab_size": 32000}
+    for name, config in (("large", bert_large), ("huge", huge)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(config))
+        code, _, err = run_cli(["profile", str(tmp_path / f"{name}.json"), "--census", "--batch", "16", "--seqlen",
+                                "256", "--out", str(tmp_path / name)], seconds=120)
+        assert code == 0, err
+    code, out, err = run_cli(["predict", str(tmp_path / "large"), "--device", "T4-16GB", "--json"], seconds=300)
     assert code == 0, err
     [t4] = json.loads(out)["devices"]
-    assert t4["fits"] is False and t4["step_s"] is None and "cannot run" in t4["why"]
+    assert t4["fits"] is False and "cannot run at batch 16" in t4["why"] and t4["step_s"] > 0   # its time anyway
+    assert 1 <= t4["largest_batch"] < 16 and f"the largest batch that fits is {t4['largest_batch']}" in t4["why"]
+    assert json.loads(out)["ranking"] == []                                  # not ranked where it cannot run
+    code, out, err = run_cli(["predict", str(tmp_path / "huge"), "--device", "T4-16GB", "--json"], seconds=300)
+    [t4] = json.loads(out)["devices"]
+    assert t4["fits"] is False and t4["largest_batch"] == 0 and "no batch fits" in t4["why"]
 
 
 @pytest.mark.slow   # fits the kernel model: about 10 s on an idle 2-core machine, minutes on a busy one

@@ -170,3 +170,27 @@ def test_a_configs_saved_dtype_does_not_change_the_precision_counted(tmp_path: P
                             "--out", str(tmp_path / "c")], seconds=120)
     assert code == 0, err
     assert {r["precision"] for r in read_ops(tmp_path / "c", census=True)} == {"fp32"}
+
+
+@pytest.mark.parametrize("config", [{"model_type": "gpt2", "n_embd": 64, "n_layer": 1, "n_head": 4, "vocab_size": 100,
+                                     "n_positions": 256}, "cifar10"])
+def test_the_census_counts_the_activations_a_real_step_saves(config: object, tmp_path: Path) -> None:
+    """Against a real step on this CPU, the saved-tensor hooks counting each storage once (the benchmark's memory
+    section at full size; a GPT-2 layer's dropout masks once counted at four bytes an element, not one)."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from datasheet_prediction import memory_check
+    checked = memory_check(config, 2, 256 if isinstance(config, dict) else None, tmp_path)
+    assert checked["ratio"] == pytest.approx(1.0, abs=0.05)
+
+
+def test_memory_is_held_in_gib_with_the_contexts_and_allocators_allowances() -> None:
+    from dawnbench.prediction.on_gpu import CONTEXT_BYTES, FRAGMENTATION, held
+    gib = 2**30
+    sheet = check({**SHEET, "Dev_Mem": 80}, "h.json")          # "80 GB" as vendors print it: 80 GiB
+    memory = {"total_bytes": 60 * gib, "activations_bytes": 40 * gib}
+    fits = held({"batch": 8, "memory": memory}, sheet)
+    assert fits["fits"] and fits["memory_usable_gib"] == pytest.approx((80 - CONTEXT_BYTES / gib) / (1 + FRAGMENTATION))
+    over = held({"batch": 8, "memory": {"total_bytes": 83.1e9, "activations_bytes": 60e9}}, sheet)
+    assert over["fits"] is False and "77.4 GiB of tensors" in over["why"]
+    assert over["largest_batch"] == math.floor(((80 * gib - CONTEXT_BYTES) / 1.1 - 23.1e9) / (60e9 / 8))

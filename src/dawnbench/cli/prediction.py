@@ -156,7 +156,13 @@ def _show_predict(doc: dict, out: Console, verbose: bool) -> None:
     out.print(f"predicted in {doc['seconds']:.2f} s", style="dim", highlight=False)
 
 
-TIE = 1.1      # GPUs whose predicted cost is within 10 % of the cheapest's: a tie (docs/results/datasheet.md's errors)
+
+
+def _spanned(value: float | None, span: list[float] | None) -> str:
+    """A time and its interval: "63.2 ms (51.7–73.5)"."""
+    if value is None or not span:
+        return _s(value)
+    return f"{_s(value)} ({_s(span[0])}–{_s(span[1])})"
 
 
 def _show_on_gpus(doc: dict, out: Console, verbose: bool) -> None:
@@ -165,30 +171,37 @@ def _show_on_gpus(doc: dict, out: Console, verbose: bool) -> None:
               "GPUs from their datasheets", highlight=False)
     priced = next((d["cost_of"] for d in doc["devices"] if d.get("cost")), "the time to target")
     table = Table("GPU", "forward", "loss", "backward", "optimizer", "step", "epoch", "TTA",
-                  f"cheapest on-demand, {priced}")
+                  f"cheapest on-demand, {priced}", "memory")
     order = {r["device"]: i for i, r in enumerate(doc["ranking"])}     # cheapest first; those that do not fit last
     for d in sorted(doc["devices"], key=lambda d: order.get(d["device"]["name"], len(order))):
-        if d["step_s"] is None:
-            table.add_row(d["device"]["name"], "—", "—", "—", "—", "does not fit", "", "", "")
-            continue
-        cheapest = d["cost"][0] if d["cost"] else None
+        cheapest = d["cost"][0] if d["cost"] and d["fits"] is not False else None
+        memory = "" if d["fits"] is None else \
+            f"{d['memory_needed_gib']:,.1f} of {d['memory_usable_gib']:,.1f} GiB" if d["fits"] else \
+            f"does not fit: batch ≤ {d['largest_batch']}" if d["largest_batch"] >= 1 else "does not fit at batch 1"
+        span = d.get("interval") or {}
         table.add_row(d["device"]["name"], _s(d.get("forward_s")), _s(d.get("loss_s")), _s(d.get("backward_s")),
-                      _s(d.get("optimizer_s")),
-                      _s(d["step_s"]), _s(d["epoch_s"]), _s(d["tta_s"]),
+                      _s(d.get("optimizer_s")), _spanned(d["step_s"], span.get("step_s")),
+                      _spanned(d["epoch_s"], span.get("epoch_s")), _spanned(d["tta_s"], span.get("tta_s")),
                       "—" if cheapest is None else f"${cheapest['usd']:.3g} ({cheapest['instance']}, "
-                                                   f"{cheapest['as_of']})")
+                                                   f"{cheapest['as_of']})", memory)
     out.print(table)
     out.print(f"{_tta_line(doc)}; an epoch: {doc['samples_per_epoch'] or '?'} samples ({doc['samples_per_epoch_from']})",
               highlight=False)
     if doc["ranking"] and doc["ranking"][0]["usd"] is not None:
         best = doc["ranking"][0]
-        close = [r["device"] for r in doc["ranking"][1:] if r["usd"] is not None and r["usd"] <= best["usd"] * TIE]
-        out.print(f"cheapest for {best['cost_of']}: {best['device']}, ${best['usd']:.3g} on {best['instance']} "
+        ties = [r["device"] for r in doc["ranking"][1:] if r.get("tie")]
+        span = best.get("usd_interval")
+        out.print(f"cheapest for {best['cost_of']}: {best['device']}, ${best['usd']:.3g}"
+                  + (f" (${span[0]:.3g}–{span[1]:.3g})" if span else "") + f" on {best['instance']} "
                   f"(price as of {best['as_of']}; predicted, not measured)"
-                  + (f"; within {TIE - 1:.0%} of it, a tie at this model's accuracy: {', '.join(close)}" if close else ""),
+                  + (f"; a tie with it, their intervals overlapping: {', '.join(ties)}" if ties else ""),
                   highlight=False)
+    shown_span = next((d["interval"] for d in doc["devices"] if d.get("interval")), None)
+    if shown_span:
+        out.print(f"(in brackets: the {shown_span['level']:.0%} interval, from the errors on {shown_span['from']})",
+                  style="dim", highlight=False, soft_wrap=True)
     for d in doc["devices"]:
-        if d["step_s"] is None:
+        if d["fits"] is False:
             out.print(f"{d['device']['name']}: {d['why']}", style="dim", highlight=False)
     matmuls = f"gemm {doc['precision']}"
     predicted = [f"{d['device']['name']} ({d['efficiency'][matmuls]})" for d in doc["devices"]

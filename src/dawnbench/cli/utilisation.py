@@ -30,7 +30,7 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     if args.census:
         return _census(args, out, err)
-    for flag in ("batch", "seqlen", "mode"):
+    for flag in ("batch", "seqlen", "mode", "optimizer"):
         if getattr(args, flag) is not None:
             raise DawnbenchError(f"--{flag} is the census's (`dawnbench profile MODEL --census --batch B`); a measured "
                                  "profile runs the entry's own batch (--set batch_size=N changes it).")
@@ -172,7 +172,7 @@ def _census(args: argparse.Namespace, out: Console, err: Console) -> int:
                              "not exist).")
     with err.status(Text("counting")) as status:
         doc = census(model, args.batch, args.seqlen, mode, args.precision or "fp32",
-                     progress=lambda phase: status.update(Text(f"counting the {phase}")))
+                     progress=lambda phase: status.update(Text(f"counting the {phase}")), optimizer=args.optimizer)
     write_census(doc, output_dir(folder))    # made only once the step is counted: a refusal leaves nothing
     summary = {**doc["summary"], "out": str(folder)}
 
@@ -207,6 +207,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     prof.add_argument("--mode", choices=("train", "inference"), help="--census: train (default: forward, loss, "
                                                                       "backward, optimizer) or inference (forward)")
     prof.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
+    prof.add_argument("--optimizer", choices=("adamw", "sgd", "none"),
+                      help="--census: the optimizer stepped (default: AdamW for a Hugging Face config, SGD with "
+                           "Nesterov momentum for a task's entry); none: forward and backward only")
     prof.add_argument("--precision", choices=PRECISIONS, help="fp32 (default; a run's own with RUN_DIR), tf32, bf16, fp16")
     prof.add_argument("--emulated", action="store_true",
                       help="let through a precision this CPU only emulates (bf16 without AVX512-BF16 or AMX, fp16 "

@@ -11,6 +11,17 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.profiling.census import CensusModel
 
 
+class Positional(torch.nn.Module):
+    """An entry's network called as the census calls a model: with keyword inputs (``x``)."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: torch.Tensor) -> Any:
+        return self.inner(x)
+
+
 def task_model(task_name: str, entry_name: str | None = None, overrides: dict[str, Any] | None = None
                ) -> CensusModel:
     """A task's reference entry (or the built-in ``entry_name``, its hyperparameters changed by ``overrides``): its
@@ -38,14 +49,6 @@ def task_model(task_name: str, entry_name: str | None = None, overrides: dict[st
     module, example = made
     trailing = tuple(example.shape[1:])
 
-    class _Positional(torch.nn.Module):          # the census calls a model with keyword inputs
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, x: torch.Tensor) -> Any:
-            return self.inner(x)
-
     def inputs(batch: int, seqlen: int | None, device: str) -> dict[str, torch.Tensor]:
         x = torch.empty((batch, *trailing), dtype=example.dtype, device=device)
         return {"x": x.contiguous(memory_format=torch.channels_last) if x.dim() == 4 and
@@ -57,5 +60,5 @@ def task_model(task_name: str, entry_name: str | None = None, overrides: dict[st
         return torch.nn.functional.cross_entropy(logits, torch.zeros(logits.shape[0], dtype=torch.int64,
                                                                      device=logits.device))
 
-    return CensusModel(name, "entry", _Positional(module), inputs, loss, "SGD (Nesterov momentum 0.9)", False,
+    return CensusModel(name, "entry", Positional(module), inputs, loss, "SGD (Nesterov momentum 0.9)", False,
                        task.name)

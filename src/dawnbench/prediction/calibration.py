@@ -68,3 +68,42 @@ def in_step_shifts(model: Any, left: set[str]) -> dict[str, float]:
         predicted = measured_part(predict_ops(list(rows), catalog()[gpu], model)["phases"], case["mode"])
         ratios.setdefault(gpu, []).append(math.log(case["measured_ms"] / 1e3 / predicted))
     return {gpu: float(np.median(r)) for gpu, r in ratios.items()}
+
+
+LEVEL = 0.8                      # the intervals' level: the middle 80 % of the validation's errors
+
+
+def stand_ins(gpu: str) -> tuple[str, ...]:
+    """A GPU and what stands in for it in NeuSight's timings: the A100 40GB's convolutions were timed on its 80GB
+    sibling — the same chip (``efficiency.chip``) — so leaving one out leaves out both."""
+    from dawnbench.prediction.efficiency import chip
+    sheets = catalog()
+    return tuple(sorted(g for g in sheets if g == gpu or g in LEARNED_CHIPS and chip(sheets[g]) == chip(sheets[gpu])))
+
+
+LEARNED_CHIPS = ("A100-PCIE-40GB", "A100-PCIE-80GB", "P100-PCIE-16GB", "P4", "T4", "V100-PCIE-32GB")
+
+
+def validation_errors(fit: Any) -> dict[str, dict[str, list[float]]]:
+    """log(measured / predicted) of every case, by its GPU: with the GPU left out of what ``fit`` learns
+    (``unseen``), and with its kernels learned but not its whole models (``measured``)."""
+    from dawnbench.prediction.gpu_model import predict_ops
+    out: dict[str, dict[str, list[float]]] = {"unseen": {}, "measured": {}}
+    models: dict[tuple, Any] = {}
+    for case in cases():
+        gpu = case["gpu"]
+        rows, _ = counted(case["model"], case["mode"], case["seqlen"], case["batch"])
+        if rows is None or gpu is None:
+            continue
+        for kind, key in (("unseen", (stand_ins(gpu), ())), ("measured", ((), (gpu,)))):
+            if key not in models:
+                models[key] = fit(key[0], unlabelled=key[1])
+            predicted = measured_part(predict_ops(list(rows), catalog()[gpu], models[key])["phases"], case["mode"])
+            out[kind].setdefault(gpu, []).append(math.log(case["measured_ms"] / 1e3 / predicted))
+    return out
+
+
+def interval(errors: list[float]) -> tuple[float, float]:
+    """The ``LEVEL`` interval of log(measured / predicted): its lower and upper quantiles."""
+    tail = (1 - LEVEL) / 2
+    return float(np.quantile(errors, tail)), float(np.quantile(errors, 1 - tail))

@@ -5,7 +5,8 @@
     sheet.peak("bf16"), sheet.bandwidth       # FLOP/s, bytes/s
 
 **Fields** (NeuSight's device-config names and units): ``Mem_Bw`` GB/s, ``Num_Sm``, ``Core_Per_SM`` (fp32
-cores), ``Freq`` MHz (boost), ``SingleFLOPs`` fp32 GFLOP/s, ``L2Cache`` MB, ``Dev_Mem`` GB — all required —
+cores), ``Freq`` MHz (boost), ``SingleFLOPs`` fp32 GFLOP/s, ``L2Cache`` MB, ``Dev_Mem`` GB as vendors print a GPU's
+memory, which is binary (an "80 GB" card holds 80 GiB) — all required —
 and optionally ``Power_W`` (the board's maximum power, W) and ``Process_Nm`` (the process node as the vendor names
 it: TSMC 4N is 4), from which ``efficiency.py`` predicts how close the GPU comes to its rates, ``tensor_gflops``
 (dense tensor-core GFLOP/s per precision: tf32, bf16, fp16), ``Device`` (its name), ``architecture`` and
@@ -84,7 +85,8 @@ class Datasheet:
 
     @property
     def memory_bytes(self) -> float:
-        return self.figures["Dev_Mem"] * 1e9
+        """``Dev_Mem`` in bytes: a GPU's memory is printed in binary gigabytes (an "80 GB" H100 holds 80 GiB)."""
+        return self.figures["Dev_Mem"] * 2**30
 
     @property
     def l2_bytes(self) -> float:

@@ -129,6 +129,31 @@ def offsets_of(rows: list[tuple[str, Kernel, float]], peak_of: dict[str, float],
             for gpu, points in by_gpu.items()}
 
 
+@dataclass
+class Trees:
+    """A fitted ``HistGradientBoostingRegressor`` as its trees alone — what predicting needs, in numpy, so that a
+    model read from the cache neither imports scikit-learn (a second of a command's start) nor starts its threads."""
+    baseline: float
+    nodes: list[np.ndarray]           # each tree's nodes: feature_idx, num_threshold, left, right, is_leaf, value
+
+    @classmethod
+    def of(cls, fitted: Any) -> Trees:
+        keep = ("feature_idx", "num_threshold", "left", "right", "is_leaf", "value")
+        return cls(float(np.ravel(fitted._baseline_prediction)[0]),
+                   [np.array(tree.nodes[list(keep)]) for [tree] in fitted._predictors])
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """The regression at each row of ``x`` (features never missing: each is a finite number)."""
+        out, rows = np.full(len(x), self.baseline), np.arange(len(x))
+        for nodes in self.nodes:
+            at = np.zeros(len(x), dtype=np.intp)
+            while not (leaf := nodes["is_leaf"][at].astype(bool)).all():
+                left = x[rows, nodes["feature_idx"][at]] <= nodes["num_threshold"][at]
+                at = np.where(leaf, at, np.where(left, nodes["left"][at], nodes["right"][at]))
+            out += nodes["value"][at]
+        return out
+
+
 class ClassModel:
     """One class's floor, its learned GPUs' offsets and its shape term, fitted on the GPUs' timings in ``precision``
     (``fp32``: NeuSight's; ``fp16``: DeepBench's tensor-core times)."""
@@ -151,10 +176,11 @@ class ClassModel:
             base = self.floor_s + roofline_s(kernel, sheets[gpu], peak[gpu])
             x.append(features(kernel, sheets[gpu], peak[gpu], self.floor_s))
             y.append(math.log(seconds / base) - self.offsets[gpu])
-        with threadpool_limits(1):        # as in ``seconds``: faster on one thread at these sizes
-            self.regression = HistGradientBoostingRegressor(
-                max_iter=200, random_state=SEED, loss="absolute_error",
-                min_samples_leaf=min(20, max(len(x) // 20, 2))).fit(np.array(x), np.array(y))
+        with threadpool_limits(1):        # OpenMP's threads cost more than they give at these sizes (10x, 2 cores)
+            fitted = HistGradientBoostingRegressor(max_iter=200, random_state=SEED, loss="absolute_error",
+                                                   min_samples_leaf=min(20, max(len(x) // 20, 2))).fit(
+                np.array(x), np.array(y))
+        self.regression = Trees.of(fitted)
 
     def seconds(self, kernels: list[Kernel], sheet: Datasheet, peak: float, offset: float, in_step: bool = False
                 ) -> list[float]:
@@ -164,9 +190,7 @@ class ClassModel:
             return []
         roofs = [roofline_s(k, sheet, peak) for k in kernels]
         x = np.array([features(k, sheet, peak, self.floor_s) for k in kernels])
-        with threadpool_limits(1):       # OpenMP threads cost more than a few hundred rows' trees (100x on 2 cores)
-            shape = self.regression.predict(x)
-        alone = np.exp(shape + offset) * (self.floor_s + np.array(roofs))
+        alone = np.exp(self.regression.predict(x) + offset) * (self.floor_s + np.array(roofs))
         if in_step:
             return [max(float(p) - self.floor_s + LAUNCH_S, r, LAUNCH_S) for p, r in zip(alone, roofs)]
         return [max(float(p), r, self.floor_s) for p, r in zip(alone, roofs)]
@@ -182,6 +206,19 @@ class KernelModel:
     fp32: dict[str, Efficiency]                 # class -> fp32 offsets
     tensor: dict[str, Efficiency]               # class -> tensor-core offsets (gemm, conv)
     shifts: dict[str, float]
+    # log(measured / predicted) of NeuSight's whole models, by kind (``calibration.validation_errors``), all GPUs
+    errors: dict[str, list[float]] | None = None
+
+    def interval(self, sheet: Datasheet, precision: str) -> tuple[float, float, str] | None:
+        """The factors that bound a step's time on ``sheet`` at ``calibration.LEVEL`` (low, high) and the kind of
+        case they were measured on: a GPU measured (fp32 only), else a GPU left out of what the model learned."""
+        if not self.errors:
+            return None
+        from dawnbench.prediction.calibration import interval
+        kind = "measured" if sheet.origin == "catalog" and sheet.name in self.learned_from and precision == "fp32" \
+            else "unseen"
+        low, high = interval(self.errors[kind])
+        return math.exp(low), math.exp(high), kind
 
     @property
     def learned_from(self) -> list[str]:
@@ -301,7 +338,11 @@ def kernel_model(leave_out: tuple[str, ...] = ()) -> KernelModel:
     path = cache_dir() / f"kernel-model-{fit_key(leave_out)}.pickle"
     model = _cached(path)
     if model is None:
+        from dawnbench.prediction.calibration import validation_errors
         model = fit(leave_out)
+        if not leave_out:                 # a model validated leaves GPUs out itself: its intervals are these
+            model.errors = {kind: [e for errors in by_gpu.values() for e in errors]
+                            for kind, by_gpu in validation_errors(fit).items()}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, prefix=".fit-") as file:

@@ -6,8 +6,9 @@
 Each op of the folder's ``ops.tsv`` is costed by ``gpu_model.py`` on each GPU's datasheet and summed:
 forward, loss, backward and optimizer seconds apart where the folder is a census (a measured profile's ops
 have no phase: its whole step is given), by kernel class, and what each part rests on (the learned model,
-or the roofline for ops of no class, named). A census's memory (parameters, gradients, optimizer state,
-saved activations) is held against the GPU's memory: a step that cannot fit is said, not predicted.
+or the bandwidth for ops of no class, named). A census's memory (parameters, gradients, optimizer state, saved
+activations) is held against the GPU's memory as the GPU will hold it (``held``: the allocator's slack and the CUDA
+context besides): a step that cannot fit is said, with the largest batch that would, and its time given anyway.
 
 **Epoch, TTA, cost and the ranking.** As ``predict.py``: an epoch is the task's training split over the batch,
 the TTA that times the epochs to target (``--epochs``, or the run's); the cost is the TTA in hours times the
@@ -18,6 +19,7 @@ single-GPU instance exists, said so. ``ranking`` orders the GPUs that fit by the
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +30,7 @@ from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import read_json
 from dawnbench.kernels.published import DEVICES
 from dawnbench.prediction.batch import rebatch
+from dawnbench.prediction.calibration import LEVEL
 from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, datasheet
 from dawnbench.prediction.gpu_model import kernel_model, predict_ops
 from dawnbench.prediction.predict import _run_facts, at_least_a_step, epoch_samples, epochs_to_target
@@ -36,6 +39,14 @@ from dawnbench.profiling.census import Census
 from dawnbench.profiling.ops import PHASES, read_ops
 
 MEMORY_PARTS = ("parameters", "gradients", "optimizer", "activations")
+# What a GPU holds beside a step's tensors (stated allowances, not measured here): the CUDA context with cuBLAS's and
+# cuDNN's workspaces and the driver's reserve — about half a GiB with lazy module loading (CUDA_MODULE_LOADING=LAZY,
+# PyTorch's default since CUDA 11.7) — and the caching allocator's rounding and fragmentation, a tenth of the tensors.
+CONTEXT_BYTES = 0.5 * 2**30
+INTERVAL_FROM = {"measured": "NeuSight's whole models on GPUs measured, fp32 (each GPU's own whole models left out)",
+                 "unseen": "NeuSight's whole models, each GPU left out of what the model learned, fp32 (no "
+                           "tensor-core whole model was validated: the interval of a lower precision is fp32's)"}
+FRAGMENTATION = 0.10
 
 
 def is_datasheet(name: str) -> bool:
@@ -129,14 +140,15 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
     batch = census.get("batch") or summary.get("batch_size")
     steps_per_epoch = per_epoch / batch if per_epoch and batch else None
     at_least_a_step(target_epochs, steps_per_epoch, goal["epochs_from"])
-    need = (census.get("memory") or {}).get("total_bytes")
-    progress("learning the kernel model from NeuSight's timings")
+    memory_needed = (census.get("memory") or {}).get("total_bytes")
+    progress("the kernel model (learned from NeuSight's and DeepBench's timings on its first use, about a minute; "
+             "then read from the cache)")
     model = kernel_model(tuple(leave_out))
     doc: dict[str, Any] = {
         "path": str(folder), "kind": "census" if census else "profile", "task": summary.get("task"),
         "model": census.get("model") or summary.get("entry"), "mode": census.get("mode", "train"),
         "batch_size": batch, "seqlen": census.get("seqlen"), "precision": census.get("precision") or
-        summary.get("precision"), "kernel_model": model.describe(), "memory_needed_bytes": need,
+        summary.get("precision"), "kernel_model": model.describe(), "memory_needed_bytes": memory_needed,
         "samples_per_epoch": per_epoch, "samples_per_epoch_from": per_epoch_from, "steps_per_epoch": steps_per_epoch,
         **goal,
         "assumptions": ["ops run one after another on one stream (eager PyTorch): no overlap between kernels, no "
@@ -150,18 +162,17 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
         doc["assumptions"].append("a measured profile's memory is not known here: whether the step fits is not checked")
     for i, sheet in enumerate(gpus, 1):
         progress(f"predicting {len(rows):,} ops on {sheet.name} ({i} of {len(gpus)})")
-        fits = None if need is None else need <= sheet.memory_bytes
-        row: dict[str, Any] = {"device": sheet.describe(), "fits": fits}
-        if fits is False:
-            row.update({"step_s": None, "why": f"the step needs {need / 1e9:,.1f} GB (the census's count) and the "
-                                               f"{sheet.name} has {sheet.figures['Dev_Mem']:g} GB: it cannot run "
-                                               "here at this batch; not predicted"})
-            doc["devices"].append(row)
-            continue
+        row: dict[str, Any] = {"device": sheet.describe(), **held(census, sheet)}
         predicted = predict_ops(rows, sheet, model)
         step_s = predicted["op_s"]
         epoch_s = step_s * steps_per_epoch if steps_per_epoch else None
         tta_s = epoch_s * target_epochs if epoch_s is not None and target_epochs else None
+        bounds_of = model.interval(sheet, doc["precision"] or "fp32")
+        if bounds_of is not None:
+            low, high, kind = bounds_of
+            row["interval"] = {"level": LEVEL, "low": low, "high": high, "from": INTERVAL_FROM[kind],
+                               **{f"{what}_s": [v * low, v * high] if v is not None else None for what, v in
+                                  (("step", step_s), ("epoch", epoch_s), ("tta", tta_s))}}
         row.update({**{f"{p}_s": predicted["phases"].get(p) for p in PHASES}, "step_s": step_s,
                     "classes": predicted["classes"], "rests_on": predicted["rests_on"], "notes": predicted["notes"],
                     "efficiency": predicted["offsets"],
@@ -172,6 +183,30 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
     doc["ranking"] = ranking(doc["devices"])
     doc["seconds"] = time.perf_counter() - started
     return doc
+
+
+def held(census: dict[str, Any], sheet: Datasheet) -> dict[str, Any]:
+    """Whether a census's step fits on ``sheet`` as the GPU will hold it — its tensors with ``FRAGMENTATION`` more,
+    and ``CONTEXT_BYTES`` besides, against the GPU's memory — and, where it does not, the largest batch that would
+    (the activations scale with the batch; the weights, gradients and optimizer state do not) and why."""
+    memory = census.get("memory")
+    if not memory:
+        return {"fits": None}
+    usable = (sheet.memory_bytes - CONTEXT_BYTES) / (1 + FRAGMENTATION)
+    fixed = memory["total_bytes"] - memory["activations_bytes"]
+    per_sample = memory["activations_bytes"] / census["batch"]
+    largest = math.floor((usable - fixed) / per_sample) if per_sample and usable > fixed else 0
+    out: dict[str, Any] = {"fits": memory["total_bytes"] <= usable, "memory_needed_gib": memory["total_bytes"] / 2**30,
+                           "memory_usable_gib": usable / 2**30, "largest_batch": largest}
+    if not out["fits"]:
+        out["why"] = (f"the step holds {memory['total_bytes'] / 2**30:,.1f} GiB of tensors (the census's count), "
+                      f"{(1 + FRAGMENTATION) * memory['total_bytes'] / 2**30 + CONTEXT_BYTES / 2**30:,.1f} GiB "
+                      f"with the allocator's slack and the CUDA context, and the {sheet.name} has "
+                      f"{sheet.figures['Dev_Mem']:g} GiB: it cannot run at batch {census['batch']}; "
+                      + (f"the largest batch that fits is {largest}" if largest >= 1 else
+                         f"the weights, gradients and optimizer state alone need {fixed / 2**30:,.1f} GiB: no batch fits")
+                      + "; its time is given as if it fit")
+    return out
 
 
 def costs(sheet: Datasheet, seconds: float) -> list[dict[str, Any]]:
@@ -193,14 +228,22 @@ def costs(sheet: Datasheet, seconds: float) -> list[dict[str, Any]]:
 
 def ranking(devices: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The GPUs that fit, cheapest first (to the target where a TTA is known, else a step), those without a price
-    after, fastest first."""
+    after, fastest first; each priced one says whether its cost's interval meets the cheapest's (``tie``)."""
     ranked = []
     for d in devices:
-        if d.get("step_s") is None:
+        if d.get("step_s") is None or d.get("fits") is False:
             continue
         cheapest = d["cost"][0] if d["cost"] else None
         ranked.append({"device": d["device"]["name"], "tta_s": d["tta_s"], "step_s": d["step_s"],
                        "usd": cheapest["usd"] if cheapest else None, "cost_of": d["cost_of"],
                        "instance": cheapest["instance"] if cheapest else None,
                        "as_of": cheapest["as_of"] if cheapest else None})
-    return sorted(ranked, key=lambda r: (r["usd"] is None, r["usd"] or 0.0, r["tta_s"] or r["step_s"]))
+    ranked.sort(key=lambda r: (r["usd"] is None, r["usd"] or 0.0, r["tta_s"] or r["step_s"]))
+    spans = {d["device"]["name"]: (d["interval"]["low"], d["interval"]["high"]) for d in devices if d.get("interval")}
+    best = ranked[0] if ranked and ranked[0]["usd"] is not None else None
+    for r in ranked:
+        r["usd_interval"] = [r["usd"] * spans[r["device"]][0], r["usd"] * spans[r["device"]][1]] \
+            if r["usd"] is not None and r["device"] in spans else None
+        r["tie"] = bool(best and r is not best and r["usd_interval"] and best["usd_interval"] and
+                        r["usd_interval"][0] <= best["usd_interval"][1])
+    return ranked

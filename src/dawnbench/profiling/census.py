@@ -15,10 +15,11 @@ the loss under CUDA's autocast policy (``gpu_autocast.py``: which ops CUDA sends
 keeps in fp32, the weight casts it caches), the backward following the forward's dtypes; ``fp16`` adds what
 PyTorch's ``GradScaler`` runs on a GPU (the loss scaled, the gradients unscaled and checked in one multi-tensor
 op). ``tf32``: fp32 ops, the matrix multiplies and convolutions marked ``tf32`` (what TF32 mode sends to tensor
-cores). The optimizer is stepped as on a GPU — PyTorch's multi-tensor (``foreach``) kernels over all parameters at
-once — and counted at its second step, once its state exists (the first step only allocates it); each multi-tensor
-row records its ``tensors`` and ``chunks`` (of 65,536 elements, what one CUDA block of ``multi_tensor_apply``
-takes), from which a GPU's launches are counted. Views cost nothing (``_unsafe_view`` included: it moves no byte).
+cores). In every precision the kernels are those CUDA picks (dropout's fused kernel and its one-byte mask). The
+optimizer is stepped as on a GPU — PyTorch's multi-tensor (``foreach``) kernels over all parameters at once — and
+counted at its second step, once its state exists (the first step only allocates it); each multi-tensor row
+records its ``tensors`` and ``chunks`` (of 65,536 elements, what one CUDA block of ``multi_tensor_apply`` takes),
+from which a GPU's launches are counted. Views cost nothing (``_unsafe_view`` included: it moves no byte).
 
 **Memory.** The step's memory is counted as what must be resident at its peak: the parameters, their
 gradients, the optimizer's state (as the optimizer created it, on the meta device too), and the
@@ -36,12 +37,11 @@ optimizers live inside their ``train`` loops; the census says which it used).
 
 from __future__ import annotations
 
-import contextlib
 import re
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -66,6 +66,12 @@ MAX_PARAMETERS = 1e13              # no model has been trained at ten trillion p
 MAX_LAYERS = 2_000                 # a config's layers the census builds and traces in seconds (GPT-3 175B has 96)
 LAYERS = re.compile(r"(?:^|_)(?:layers|layer)$")
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+# --optimizer: each as PyTorch steps it on a GPU, with its multi-tensor kernels
+OPTIMIZERS: dict[str, Callable[[list[torch.Tensor]], torch.optim.Optimizer]] = {
+    "AdamW": lambda params: torch.optim.AdamW(params, foreach=True),
+    "SGD (Nesterov momentum 0.9)": lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True,
+                                                                  foreach=True)}
+OPTIMIZER_NAMES = {"adamw": "AdamW", "sgd": "SGD (Nesterov momentum 0.9)", "none": "none"}
 CHUNK = 65_536                     # elements a block of CUDA's multi_tensor_apply takes (ATen's kChunkSize)
 FREE = {"_unsafe_view"}            # ops that are views in effect though their schema does not say so
 
@@ -164,11 +170,16 @@ def _multi_tensor(args: tuple) -> str:
 
 
 def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precision: str = "fp32",
-           progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+           progress: Callable[[str], None] = lambda line: None, optimizer: str | None = None) -> dict[str, Any]:
     """Count one step of ``model`` at ``batch`` (and ``seqlen``) in ``mode`` (``train``: forward, loss, backward,
     optimizer step; ``inference``: forward under ``no_grad``) in ``precision`` as a GPU runs it (the module
-    docstring): the rows of ``ops.tsv`` and the summary."""
+    docstring), stepping ``optimizer`` (``adamw``, ``sgd`` or ``none``; the model's own where not given): the rows
+    of ``ops.tsv`` and the summary."""
     started = time.perf_counter()
+    if optimizer is not None:
+        if optimizer not in OPTIMIZER_NAMES:
+            raise DawnbenchError(f"--optimizer {optimizer}: the census steps {', '.join(OPTIMIZER_NAMES)}.")
+        model = replace(model, optimizer=OPTIMIZER_NAMES[optimizer])
     if precision not in DTYPES:
         raise DawnbenchError(f"--precision {precision}: the census counts fp32, tf32, bf16 or fp16.")
     params = list(model.model.parameters())
@@ -215,8 +226,7 @@ def _count_step(model: CensusModel, inputs: dict[str, torch.Tensor], mode: str, 
                 saved: dict[int, int], progress: Callable[[str], None]) -> int:
     """Run one step of ``model`` on the meta device under ``counter`` (the tensors autograd saves, each storage once,
     into ``saved``); the optimizer's state in bytes."""
-    low = DTYPES[precision] if precision in ("bf16", "fp16") else None
-    autocast = CudaAutocast(low) if low is not None else contextlib.nullcontext()
+    autocast = CudaAutocast(DTYPES[precision] if precision in ("bf16", "fp16") else None)
     if mode != "train":
         model.model.eval()
         with counter, torch.no_grad(), autocast:
@@ -230,8 +240,7 @@ def _count_step(model: CensusModel, inputs: dict[str, torch.Tensor], mode: str, 
 
     model.model.train()
     params = [p for p in model.model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, foreach=True) if model.optimizer == "AdamW" else torch.optim.SGD(
-        params, lr=0.1, momentum=0.9, nesterov=True, foreach=True)
+    opt = OPTIMIZERS[model.optimizer](params) if model.optimizer in OPTIMIZERS else None
     with counter, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         progress("forward")
         with autocast:
@@ -243,6 +252,8 @@ def _count_step(model: CensusModel, inputs: dict[str, torch.Tensor], mode: str, 
         counter.phase = "backward"
         progress("backward")
         loss.backward()
+    if opt is None:                      # forward and backward only, as NeuSight's labels were measured
+        return 0
     progress("optimizer step")
     counter.phase = "optimizer"
     opt.step()                           # the first step only makes the optimizer's state: not a step's work

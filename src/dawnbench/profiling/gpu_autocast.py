@@ -1,8 +1,14 @@
-"""CUDA's autocast where there is no GPU: a census in bf16 or fp16 counts the ops a GPU runs under
-``torch.autocast("cuda", dtype)``, not the CPU's.
+"""What CUDA runs, where there is no GPU: a census counts the ops a GPU runs under ``torch.autocast("cuda", dtype)``
+(not the CPU's), and the kernels CUDA picks where the CPU or the meta device would pick others.
 
     with CudaAutocast(torch.bfloat16):
         out = model(**inputs)          # on the meta device: linear in bf16, layer_norm and softmax in fp32, ...
+    with CudaAutocast(None):           # fp32: no casts, CUDA's kernel choices only
+
+**Dropout.** On a CUDA tensor, training dropout is one fused kernel that writes the output and a one-byte mask
+(``native_dropout``: ``at::dropout``'s fused path for CUDA inputs); elsewhere it is a Bernoulli draw into a mask of
+the input's dtype and a multiply, whose mask autograd saves at four bytes an element in fp32. The mode calls the
+fused op, so the census counts the GPU's kernels and the memory they save.
 
 Autocast reaches neither the meta device nor, on a CPU-only build, any CUDA tensor, and CPU autocast keeps other
 ops in fp32 than CUDA's does (layer norm, softmax, ``pow`` stay in the lower precision on a CPU). This mode applies
@@ -71,7 +77,7 @@ def _eligible(t: Any) -> bool:
 class CudaAutocast(TorchFunctionMode):
     """CUDA autocast to ``dtype`` (bfloat16 or float16) on any device (see the module docstring)."""
 
-    def __init__(self, dtype: torch.dtype) -> None:
+    def __init__(self, dtype: torch.dtype | None) -> None:
         super().__init__()
         self.dtype = dtype
         self.cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}   # id(weight) -> (weight, its cast)
@@ -91,6 +97,10 @@ class CudaAutocast(TorchFunctionMode):
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
         name = COMPOSITES.get(name, name)
+        if name == "dropout":
+            return self._dropout(func, args, kwargs)
+        if self.dtype is None:
+            return func(*args, **kwargs)
         if name in LOWER:
             args, kwargs = tree_map_only(torch.Tensor, lambda t: self._cast(t, self.dtype) if _eligible(t) else t,
                                          (args, kwargs))
@@ -107,6 +117,15 @@ class CudaAutocast(TorchFunctionMode):
                 widest = max((t.dtype for t in floats), key=lambda d: torch.finfo(d).bits)
                 args, kwargs = tree_map_only(torch.Tensor, lambda t: self._cast(t, widest) if _eligible(t) else t,
                                              (args, kwargs))
+        return func(*args, **kwargs)
+
+    @staticmethod
+    def _dropout(func: Any, args: tuple, kwargs: dict) -> Any:
+        """Training dropout as CUDA runs it: ``native_dropout``, one kernel and a one-byte mask."""
+        given = dict(zip(("input", "p", "training", "inplace"), args)) | kwargs
+        x, p, training = given.get("input"), given.get("p", 0.5), given.get("training", True)
+        if isinstance(x, torch.Tensor) and training and 0 < p < 1 and x.numel() and x.is_floating_point():
+            return torch.native_dropout(x, p, True)[0]
         return func(*args, **kwargs)
 
     def __exit__(self, *exc: Any) -> Any:
