@@ -154,10 +154,10 @@ def intervals_section() -> dict[str, Any]:
     for kind, by_gpu in errors.items():
         inside = total = 0
         for gpu, own in by_gpu.items():
-            low, high = calibration.interval([e for g, es in by_gpu.items() if g != gpu for e in es])
+            low, high = calibration.interval({g: es for g, es in by_gpu.items() if g != gpu})
             inside += sum(low <= e <= high for e in own)
             total += len(own)
-        low, high = calibration.interval([e for es in by_gpu.values() for e in es])
+        low, high = calibration.interval(by_gpu)
         out[kind] = {"cases": total, "inside": inside, "coverage": inside / total, "low": math.exp(low),
                      "high": math.exp(high)}
         print(f"intervals, {kind}: {inside} of {total} inside ({inside / total:.0%}); the {calibration.LEVEL:.0%} "

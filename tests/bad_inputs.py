@@ -615,6 +615,8 @@ CASES: list[tuple[str, str, ArgsOf]] = [
         ("memory-negative", ("memory", {"total_bytes": -1})), ("memory-not-its-parts", ("memory", {"total_bytes": 7})),
         ("mode-other", ("mode", "sideways")), ("not-an-object", (None, [1])))],
     ("w7-census-to-explain", "refused", lambda w, run: ["explain", _census(w)]),
+    ("w8-census-target-no-metric", "refused", lambda w, run: ["predict", _census(w), "--device", "H100",
+                                                               "--target", "200"]),
     ("w7-census-to-deepbench", "refused", lambda w, run: ["predict", _census(w), "--device", "V100"]),
     ("w7-sheet-device-control", "refused", lambda w, run: [
         "predict", _profile(w), "--device", _sheet(w, {"Device": "My\x1b[31mGPU\nx"})]),

@@ -103,7 +103,16 @@ def validation_errors(fit: Any) -> dict[str, dict[str, list[float]]]:
     return out
 
 
-def interval(errors: list[float]) -> tuple[float, float]:
-    """The ``LEVEL`` interval of log(measured / predicted): its lower and upper quantiles."""
-    tail = (1 - LEVEL) / 2
-    return float(np.quantile(errors, tail)), float(np.quantile(errors, 1 - tail))
+def interval(by_gpu: dict[str, list[float]]) -> tuple[float, float]:
+    """The ``LEVEL`` interval of log(measured / predicted) for a new GPU's case, from the errors of the GPUs given:
+    a GPU's cases err together (its efficiency is one figure), so the spread is the GPUs' means' and, around each,
+    its cases' — mean ± t × √(σ²_between (1 + 1/n) + σ²_within), Student's t with n − 1 degrees of freedom for n
+    GPUs (a prediction interval for one more group; quantiles of the pooled errors covered half the held-out
+    cases, this four fifths: docs/results/datasheet.md)."""
+    from scipy import stats
+    means = np.array([np.mean(errors) for errors in by_gpu.values()])
+    within = np.concatenate([np.array(errors) - np.mean(errors) for errors in by_gpu.values()])
+    n = len(means)
+    spread = math.sqrt(np.var(means, ddof=1) * (1 + 1 / n) + np.var(within, ddof=n))
+    half = float(stats.t.ppf(1 - (1 - LEVEL) / 2, n - 1)) * spread
+    return float(np.mean(means)) - half, float(np.mean(means)) + half

@@ -206,18 +206,17 @@ class KernelModel:
     fp32: dict[str, Efficiency]                 # class -> fp32 offsets
     tensor: dict[str, Efficiency]               # class -> tensor-core offsets (gemm, conv)
     shifts: dict[str, float]
-    # log(measured / predicted) of NeuSight's whole models, by kind (``calibration.validation_errors``), all GPUs
-    errors: dict[str, list[float]] | None = None
+    # log(measured / predicted) bounds of NeuSight's whole models, by kind (``calibration.validation_errors``)
+    intervals: dict[str, tuple[float, float]] | None = None
 
     def interval(self, sheet: Datasheet, precision: str) -> tuple[float, float, str] | None:
         """The factors that bound a step's time on ``sheet`` at ``calibration.LEVEL`` (low, high) and the kind of
         case they were measured on: a GPU measured (fp32 only), else a GPU left out of what the model learned."""
-        if not self.errors:
+        if not self.intervals:
             return None
-        from dawnbench.prediction.calibration import interval
         kind = "measured" if sheet.origin == "catalog" and sheet.name in self.learned_from and precision == "fp32" \
             else "unseen"
-        low, high = interval(self.errors[kind])
+        low, high = self.intervals[kind]
         return math.exp(low), math.exp(high), kind
 
     @property
@@ -338,11 +337,10 @@ def kernel_model(leave_out: tuple[str, ...] = ()) -> KernelModel:
     path = cache_dir() / f"kernel-model-{fit_key(leave_out)}.pickle"
     model = _cached(path)
     if model is None:
-        from dawnbench.prediction.calibration import validation_errors
+        from dawnbench.prediction.calibration import interval, validation_errors
         model = fit(leave_out)
         if not leave_out:                 # a model validated leaves GPUs out itself: its intervals are these
-            model.errors = {kind: [e for errors in by_gpu.values() for e in errors]
-                            for kind, by_gpu in validation_errors(fit).items()}
+            model.intervals = {kind: interval(by_gpu) for kind, by_gpu in validation_errors(fit).items()}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, prefix=".fit-") as file:

@@ -127,6 +127,9 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
     folder = Path(path) if (Path(path) / "summary.json").is_file() else profile_folder(Path(path))
     rows, summary, step = read_rows(folder, notes, batch, details)
     census = summary.get("census") or {}
+    if target is not None and census.get("kind") == "huggingface":
+        raise DawnbenchError(f"--target {target:g}: {folder} is a census of a model, which has no task and so no "
+                             "metric a target could be of; give the epochs to your own target with --epochs.")
     run = _run_facts(folder) if step is not None else None
     if samples is not None:
         per_epoch, per_epoch_from = samples, "--samples-per-epoch"
