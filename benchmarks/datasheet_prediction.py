@@ -21,8 +21,8 @@ Sections, in order:
 4. **published** — NVIDIA's published training throughputs of ResNet-50 v1.5 and BERT-large (SQuAD fine-tuning) in
    FP32, TF32 and mixed precision on the V100 and the A100, each model counted by the census in that precision as a
    GPU runs it and predicted from the GPU's datasheet; and cifar10-fast bf16 on the H200 against the epoch measured
-   there (docs/results/gpu.md). Each published row checked against its own table first (a row that disagrees with
-   itself is left out and named).
+   there (docs/results/gpu.md). Each published row checked against its own table first (``whole_steps``'
+   ``disagreement``: a row that disagrees with itself is left out and named).
 5. **precisions** — BERT-large training at batch 8 × 512 in fp32, tf32 and bf16 on every catalog GPU: bf16 over fp32,
    forward and backward apart (a GPU with tensor cores must take at most ``bf16_over_fp32`` of its fp32 step).
 6. **the users' question** — each task's reference entry, counted by the census at its recipe's batch and precision,
@@ -55,12 +55,11 @@ from dawnbench.tasks import get_task
 
 import bench
 import targets
+from whole_steps import disagreement
 
 NEUSIGHT = bench.ROOT / "src" / "dawnbench" / "prediction" / "neusight"
 PEERS = ("neusight", "habitat", "li_et_al", "roofline")
 H200_EVIDENCE = "gpu_suite-20261127-2249-nvidia-h200.json"
-IMAGENET_TRAIN = 1_281_167
-CONSISTENT = 0.15          # a published throughput against its own table's 90-epoch time (the time holds evaluation)
 RESNET = {"min_res": 224, "max_res": 224, "eval_res": 256, "blurpool": False}   # ResNet-50 v1.5 as NVIDIA trains it
 # NVIDIA's published single-GPU training throughputs (DeepLearningExamples, PyTorch): model, GPU, precision as the
 # census counts it, batch, per second, what the table calls it, and its own check where the table gives one.
@@ -80,11 +79,11 @@ PUBLISHED = (
      "unit": "images/s", "what": "mixed precision (AMP, fp16), DGX A100 80GB", "hours_90_epochs": 14,
      "source": RESNET_SOURCE},
     {"model": "BERT-large, SQuAD fine-tuning, 384 tokens", "gpu": "V100-SXM2-32GB", "precision": "fp32", "batch": 8,
-     "per_s": 8.64, "unit": "sequences/s", "what": "FP32, DGX-1 32G", "pair": (8.64, 36.04, "4.171"),
+     "per_s": 8.64, "unit": "sequences/s", "what": "FP32, DGX-1 32G", "mixed_per_s": 36.04, "speedup": "4.171",
      "source": BERT_SOURCE},
     {"model": "BERT-large, SQuAD fine-tuning, 384 tokens", "gpu": "V100-SXM2-32GB", "precision": "fp16", "batch": 8,
      "per_s": 36.04, "unit": "sequences/s", "what": "mixed precision (fp16, apex AMP), DGX-1 32G",
-     "pair": (8.64, 36.04, "4.171"), "source": BERT_SOURCE},
+     "fp32_per_s": 8.64, "speedup": "4.171", "source": BERT_SOURCE},
 )
 # each task's reference entry, its precision on a GPU, and where its epochs to target come from
 ENTRIES = {
@@ -146,12 +145,16 @@ def kernels_section() -> dict[str, Any]:
     return out
 
 
-def intervals_section() -> dict[str, Any]:
+def intervals_section(whole: dict[str, Any]) -> dict[str, Any]:
     """The intervals' coverage, each GPU's cases judged by the interval the other GPUs' errors make (so no case
-    informs its own interval): the share of measured values inside, per kind of case."""
-    errors = calibration.validation_errors(fit)
+    informs its own interval): the share of measured values inside, per kind of case — the whole models' own
+    predictions, its GPU left out (``unseen``) and its kernels learned (``measured``), as
+    ``calibration.validation_errors`` makes them."""
     out: dict[str, Any] = {"level": calibration.LEVEL}
-    for kind, by_gpu in errors.items():
+    for kind, scheme in (("unseen", "gpu"), ("measured", "all")):
+        by_gpu: dict[str, list[float]] = {}
+        for case in whole["cases"]:
+            by_gpu.setdefault(case["gpu"], []).append(-math.log1p(case["error"][scheme]))   # log(measured/predicted)
         inside = total = 0
         for gpu, own in by_gpu.items():
             low, high = calibration.interval({g: es for g, es in by_gpu.items() if g != gpu})
@@ -246,23 +249,6 @@ def whole_models_section() -> dict[str, Any]:
                              v.describe() for k, v in models.items()}}
 
 
-def _disagreement(row: dict[str, Any]) -> str | None:
-    """Why a published row disagrees with its own table: a ResNet-50 throughput against the table's 90-epoch time
-    (within ``CONSISTENT``), a BERT pair of throughputs against the table's stated speed-up (to the digits printed)."""
-    if "hours_90_epochs" in row:
-        hours = 90 * IMAGENET_TRAIN / row["per_s"] / 3600
-        if abs(hours / row["hours_90_epochs"] - 1) > CONSISTENT:
-            return f"{row['per_s']} images/s make 90 epochs {hours:.0f} h, the table says {row['hours_90_epochs']} h"
-        return None
-    fp32, mixed, speedup = row["pair"]
-    half, decimals = 0.005, len(speedup.split(".")[1])
-    low, high = (mixed - half) / (fp32 + half), (mixed + half) / (fp32 - half)
-    stated = float(speedup)
-    if not low - 0.5 * 10**-decimals <= stated <= high + 0.5 * 10**-decimals:
-        return f"{mixed} / {fp32} is {mixed / fp32:.3f}, the table says a speed-up of {speedup}"
-    return None
-
-
 def _counted(row: dict[str, Any], folder: Path) -> Path:
     """The published row's model counted by the census at its batch and precision, written under ``folder``."""
     out = folder / f"{row['model'].split(',')[0].replace(' ', '-')}-{row['precision']}-b{row['batch']}"
@@ -329,7 +315,7 @@ def published_section() -> dict[str, Any]:
     rows, refused = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for row in PUBLISHED:
-            why = _disagreement(row)
+            why = disagreement(row)
             if why:
                 refused.append({**row, "why": why})
                 continue
@@ -422,10 +408,9 @@ def _median_epochs(figures: Any) -> float:
 def main() -> None:
     args = bench.parser(__doc__).parse_args()
     figures: dict[str, Any] = {"census": census_speed(), "predict_speed": predict_speed(),
-                               "kernels": kernels_section(), "intervals": intervals_section(),
-                               "whole_models": whole_models_section(), "memory": memory_section(),
-                               "published": published_section(),
-                               "precisions": precisions_section()}
+                               "kernels": kernels_section(), "whole_models": whole_models_section()}
+    figures.update({"intervals": intervals_section(figures["whole_models"]), "memory": memory_section(),
+                    "published": published_section(), "precisions": precisions_section()})
     h200 = bench.stored(bench.RESULTS / H200_EVIDENCE)
     figures["users"] = users_section(_median_epochs(h200["figures"]["cifar10"]))
     s = figures["whole_models"]["summary"]

@@ -18,13 +18,17 @@ import numpy as np
 CACHE_FORMAT = 1
 
 
+def user_cache() -> Path:
+    """dawnbench's folder of the user's cache directory (``$XDG_CACHE_HOME``, else ``~/.cache``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dawnbench"
+
+
 def data_root() -> Path:
     """``$DAWNBENCH_DATA``, else the user's cache directory."""
     env = os.environ.get("DAWNBENCH_DATA")
     if env:
         return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "dawnbench" / "data"
+    return user_cache() / "data"
 
 
 def dataset_dir(name: str) -> Path:

@@ -60,5 +60,5 @@ def task_model(task_name: str, entry_name: str | None = None, overrides: dict[st
         return torch.nn.functional.cross_entropy(logits, torch.zeros(logits.shape[0], dtype=torch.int64,
                                                                      device=logits.device))
 
-    return CensusModel(name, "entry", Positional(module), inputs, loss, "SGD (Nesterov momentum 0.9)", False,
+    return CensusModel(name, "entry", Positional(module), inputs, loss, "sgd", False,
                        task.name)

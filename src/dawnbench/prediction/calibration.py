@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -54,20 +55,24 @@ def measured_part(phases: dict[str, float], mode: str) -> float:
     return phases.get("forward", 0.0) + (phases.get("backward", 0.0) if mode == "train" else 0.0)
 
 
+def errors(model_for: Callable[[str], Any]) -> dict[str, list[float]]:
+    """log(measured / predicted) of every case the census counts, by its GPU, each predicted by ``model_for(gpu)``
+    (None: the GPU's cases are not predicted)."""
+    from dawnbench.prediction.gpu_model import predict_ops
+    out: dict[str, list[float]] = {}
+    for case in cases():
+        rows, _ = counted(case["model"], case["mode"], case["seqlen"], case["batch"])
+        model = model_for(case["gpu"]) if rows is not None and case["gpu"] is not None else None
+        if model is not None:
+            predicted = measured_part(predict_ops(list(rows), catalog()[case["gpu"]], model)["phases"], case["mode"])
+            out.setdefault(case["gpu"], []).append(math.log(case["measured_ms"] / 1e3 / predicted))
+    return out
+
+
 def in_step_shifts(model: Any, left: set[str]) -> dict[str, float]:
     """Each learned GPU with cases (none in ``left``): the median of log(measured / predicted) over its cases."""
-    from dawnbench.prediction.gpu_model import predict_ops
-    ratios: dict[str, list[float]] = {}
-    for case in cases():
-        gpu = case["gpu"]
-        if gpu is None or gpu in left or gpu not in model.learned_from:
-            continue
-        rows, _ = counted(case["model"], case["mode"], case["seqlen"], case["batch"])
-        if rows is None:
-            continue
-        predicted = measured_part(predict_ops(list(rows), catalog()[gpu], model)["phases"], case["mode"])
-        ratios.setdefault(gpu, []).append(math.log(case["measured_ms"] / 1e3 / predicted))
-    return {gpu: float(np.median(r)) for gpu, r in ratios.items()}
+    learned = set(model.learned_from) - left
+    return {gpu: float(np.median(e)) for gpu, e in errors(lambda g: model if g in learned else None).items()}
 
 
 LEVEL = 0.8                      # the intervals' level: the middle 80 % of the validation's errors
@@ -77,30 +82,18 @@ def stand_ins(gpu: str) -> tuple[str, ...]:
     """A GPU and what stands in for it in NeuSight's timings: the A100 40GB's convolutions were timed on its 80GB
     sibling — the same chip (``efficiency.chip``) — so leaving one out leaves out both."""
     from dawnbench.prediction.efficiency import chip
+    from dawnbench.prediction.kernel_data import timings
     sheets = catalog()
-    return tuple(sorted(g for g in sheets if g == gpu or g in LEARNED_CHIPS and chip(sheets[g]) == chip(sheets[gpu])))
+    timed = {g for rows in timings().values() for g, _, _ in rows}
+    return tuple(sorted(g for g in sheets if g == gpu or g in timed and chip(sheets[g]) == chip(sheets[gpu])))
 
 
-LEARNED_CHIPS = ("A100-PCIE-40GB", "A100-PCIE-80GB", "P100-PCIE-16GB", "P4", "T4", "V100-PCIE-32GB")
-
-
-def validation_errors(fit: Any) -> dict[str, dict[str, list[float]]]:
+def validation_errors(fit: Callable[..., Any]) -> dict[str, dict[str, list[float]]]:
     """log(measured / predicted) of every case, by its GPU: with the GPU left out of what ``fit`` learns
     (``unseen``), and with its kernels learned but not its whole models (``measured``)."""
-    from dawnbench.prediction.gpu_model import predict_ops
-    out: dict[str, dict[str, list[float]]] = {"unseen": {}, "measured": {}}
-    models: dict[tuple, Any] = {}
-    for case in cases():
-        gpu = case["gpu"]
-        rows, _ = counted(case["model"], case["mode"], case["seqlen"], case["batch"])
-        if rows is None or gpu is None:
-            continue
-        for kind, key in (("unseen", (stand_ins(gpu), ())), ("measured", ((), (gpu,)))):
-            if key not in models:
-                models[key] = fit(key[0], unlabelled=key[1])
-            predicted = measured_part(predict_ops(list(rows), catalog()[gpu], models[key])["phases"], case["mode"])
-            out[kind].setdefault(gpu, []).append(math.log(case["measured_ms"] / 1e3 / predicted))
-    return out
+    unseen = cache(lambda gpu: fit(stand_ins(gpu)))                  # one fit a GPU, not a case
+    measured = cache(lambda gpu: fit((), unlabelled=(gpu,)))
+    return {"unseen": errors(unseen), "measured": errors(measured)}
 
 
 def interval(by_gpu: dict[str, list[float]]) -> tuple[float, float]:

@@ -57,6 +57,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from dawnbench.analysis.kernel_classes import shares
+from dawnbench.data.cache import user_cache
 from dawnbench.prediction.datasheet import Datasheet, catalog
 from dawnbench.prediction.efficiency import Efficiency
 from dawnbench.prediction.kernel_data import (
@@ -199,7 +200,7 @@ class ClassModel:
 @dataclass
 class KernelModel:
     """Every class's model and every GPU's offsets, fitted without what was measured on the GPUs in ``leave_out``;
-    ``shifts``: the learned GPUs' in-step shifts (``calibrated``)."""
+    ``shifts``: the learned GPUs' in-step shifts (``calibration.in_step_shifts``)."""
     leave_out: tuple[str, ...]
     classes: dict[str, ClassModel]
     tensor_classes: dict[str, ClassModel]       # gemm, conv on tensor cores (DeepBench's fp16 times)
@@ -214,18 +215,14 @@ class KernelModel:
         case they were measured on: a GPU measured (fp32 only), else a GPU left out of what the model learned."""
         if not self.intervals:
             return None
-        kind = "measured" if sheet.origin == "catalog" and sheet.name in self.learned_from and precision == "fp32" \
-            else "unseen"
+        measured = sheet.origin == "catalog" and sheet.name in self.classes["gemm"].gpus and precision == "fp32"
+        kind = "measured" if measured else "unseen"
         low, high = self.intervals[kind]
         return math.exp(low), math.exp(high), kind
 
     @property
     def learned_from(self) -> list[str]:
-        return sorted({g for m in self.classes.values() for g in m.gpus} | set(self.tensor_gpus))
-
-    @property
-    def tensor_gpus(self) -> list[str]:
-        return sorted({g for e in self.tensor.values() for g in e.own})
+        return sorted({g for m in (*self.classes.values(), *self.tensor_classes.values()) for g in m.gpus})
 
     def on_tensor_cores(self, cls: str, sheet: Datasheet, precision: str) -> bool:
         """Whether ``cls`` kernels in ``precision`` run on ``sheet``'s tensor cores (and a tensor model covers it)."""
@@ -267,18 +264,15 @@ class KernelModel:
                           "ASPLOS 2025; MIT), fp32; DeepBench's fp16 tensor-core times (Baidu Research; Apache-2.0)"}
 
 
-def fit(leave_out: tuple[str, ...] = (), calibrate: bool = True, unlabelled: tuple[str, ...] = ()) -> KernelModel:
-    """The kernel model without anything measured on ``leave_out`` (catalog names); ``calibrate``: with the in-step
-    shifts learned from the other GPUs' whole-model measurements (``calibration.py``), those of ``unlabelled`` too
-    left out (their kernels learned, their whole models not: the footing of a predictor that learned kernels only)."""
+def fit(leave_out: tuple[str, ...] = (), unlabelled: tuple[str, ...] = ()) -> KernelModel:
+    """The kernel model without anything measured on ``leave_out`` (catalog names), with the in-step shifts learned
+    from the other GPUs' whole-model measurements (``calibration.py``), those of ``unlabelled`` too left out (their
+    kernels learned, their whole models not: the footing of a predictor that learned kernels only)."""
+    from dawnbench.prediction.calibration import in_step_shifts
     left = set(leave_out)
     classes = {cls: ClassModel(cls, [r for r in rows if r[0] not in left]) for cls, rows in timings().items()}
-    shifts: dict[str, float] = {}
-    if calibrate:
-        from dawnbench.prediction.calibration import in_step_shifts
-        bare = _assemble(tuple(sorted(left)), classes, {})
-        shifts = in_step_shifts(bare, left | set(unlabelled))
-    return _assemble(tuple(sorted(left)), classes, shifts)
+    bare = _assemble(tuple(sorted(left)), classes, {})
+    return _assemble(tuple(sorted(left)), classes, in_step_shifts(bare, left | set(unlabelled)))
 
 
 def _assemble(leave_out: tuple[str, ...], classes: dict[str, ClassModel], shifts: dict[str, float]) -> KernelModel:
@@ -354,9 +348,7 @@ def kernel_model(leave_out: tuple[str, ...] = ()) -> KernelModel:
 
 def cache_dir() -> Path:
     """``$DAWNBENCH_CACHE``, else the user's cache directory."""
-    base = os.environ.get("DAWNBENCH_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / \
-        "dawnbench"
-    return Path(base).expanduser() / "models"
+    return Path(os.environ.get("DAWNBENCH_CACHE") or user_cache()).expanduser() / "models"
 
 
 def predict_ops(rows: list[dict[str, Any]], sheet: Datasheet, model: KernelModel) -> dict[str, Any]:

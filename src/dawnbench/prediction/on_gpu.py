@@ -73,9 +73,9 @@ def sheets(names: list[str]) -> list[Datasheet]:
     out: dict[str, Datasheet] = {}
     for name in names:
         for sheet in (catalog().values() if name.lower() == "gpus" else [datasheet(name)]):
-            held = out.setdefault(sheet.name, sheet)
-            if held is not sheet and held != sheet:
-                raise DawnbenchError(f"--device: {held.origin} and {sheet.origin} both name a GPU {sheet.name!r} "
+            known = out.setdefault(sheet.name, sheet)
+            if known != sheet:
+                raise DawnbenchError(f"--device: {known.origin} and {sheet.origin} both name a GPU {sheet.name!r} "
                                      "with different figures: the results could not be told apart. Give each file "
                                      "its own Device name.")
     return list(out.values())

@@ -38,6 +38,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 GATHERS = {"index", "index_select", "gather", "embedding", "take", "take_along_dim"}
+UNDECLARED_VIEWS = {"_unsafe_view"}   # views in effect (they move no byte) though their schema does not say so
 MAX_CALL_CHARS = 100_000          # a recorded call longer than this is not a call (within the TSV reader's field limit)
 MAX_REPLAY_ELEMENTS = 2**29       # the elements one replayed call may allocate in all (2 GiB of fp32)
 LARGE_SCALAR = 2**20              # a whole-number argument this large is a count of elements to make
@@ -135,7 +136,7 @@ def layouts(args: tuple, kwargs: dict) -> str:
 
 def traffic(func: Any, args: tuple, kwargs: dict, out: Any) -> int:
     """Bytes of one call's minimum traffic (see the module docstring)."""
-    if getattr(func, "is_view", False):
+    if getattr(func, "is_view", False) or func._overloadpacket.__name__ in UNDECLARED_VIEWS:
         return 0
     inputs = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
     outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]

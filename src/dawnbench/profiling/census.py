@@ -66,14 +66,13 @@ MAX_PARAMETERS = 1e13              # no model has been trained at ten trillion p
 MAX_LAYERS = 2_000                 # a config's layers the census builds and traces in seconds (GPT-3 175B has 96)
 LAYERS = re.compile(r"(?:^|_)(?:layers|layer)$")
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-# --optimizer: each as PyTorch steps it on a GPU, with its multi-tensor kernels
-OPTIMIZERS: dict[str, Callable[[list[torch.Tensor]], torch.optim.Optimizer]] = {
-    "AdamW": lambda params: torch.optim.AdamW(params, foreach=True),
-    "SGD (Nesterov momentum 0.9)": lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True,
-                                                                  foreach=True)}
-OPTIMIZER_NAMES = {"adamw": "AdamW", "sgd": "SGD (Nesterov momentum 0.9)", "none": "none"}
+# --optimizer: each as its summary names it, and as PyTorch steps it on a GPU, with its multi-tensor kernels
+OPTIMIZERS: dict[str, tuple[str, Callable[[list[torch.Tensor]], torch.optim.Optimizer] | None]] = {
+    "adamw": ("AdamW", lambda params: torch.optim.AdamW(params, foreach=True)),
+    "sgd": ("SGD (Nesterov momentum 0.9)", lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9,
+                                                                          nesterov=True, foreach=True)),
+    "none": ("none", None)}
 CHUNK = 65_536                     # elements a block of CUDA's multi_tensor_apply takes (ATen's kChunkSize)
-FREE = {"_unsafe_view"}            # ops that are views in effect though their schema does not say so
 
 
 class CensusMemory(TypedDict):
@@ -109,7 +108,7 @@ class CensusModel:
     model: torch.nn.Module
     inputs: Callable[[int, int | None, str], dict[str, torch.Tensor]]   # batch, seqlen, device -> keyword inputs
     loss: Callable[[Any, dict[str, torch.Tensor]], torch.Tensor]
-    optimizer: str                                   # what the census steps, said in its summary
+    optimizer: str                                   # what the census steps: a key of ``OPTIMIZERS``
     sequence: bool                                   # whether --seqlen applies
     task: str | None = None
 
@@ -131,8 +130,6 @@ class _Counter(TorchDispatchMode):
             return out                   # host work (an optimizer's step count on the CPU): no kernel of the step
         name = func._overloadpacket.__name__
         inputs, dtype, flops, moved = call_facts(func, args, kwargs, out)
-        if name in FREE:
-            moved = 0
         self.largest_op_bytes = max(self.largest_op_bytes, moved)
         row = self.rows[(f"aten::{name}", _shapes(args, kwargs, inputs), dtype,
                          " ".join(filter(None, (_problem_args(func, args, kwargs), _multi_tensor(args)))),
@@ -177,9 +174,9 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
     of ``ops.tsv`` and the summary."""
     started = time.perf_counter()
     if optimizer is not None:
-        if optimizer not in OPTIMIZER_NAMES:
-            raise DawnbenchError(f"--optimizer {optimizer}: the census steps {', '.join(OPTIMIZER_NAMES)}.")
-        model = replace(model, optimizer=OPTIMIZER_NAMES[optimizer])
+        if optimizer not in OPTIMIZERS:
+            raise DawnbenchError(f"--optimizer {optimizer}: the census steps {', '.join(OPTIMIZERS)}.")
+        model = replace(model, optimizer=optimizer)
     if precision not in DTYPES:
         raise DawnbenchError(f"--precision {precision}: the census counts fp32, tf32, bf16 or fp16.")
     params = list(model.model.parameters())
@@ -209,7 +206,7 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
                   "calls": sum(r["calls"] for r in rows if r["phase"] == p)} for p in PHASES}
     summary = {"task": model.task or model.name, "census": {
         "model": model.name, "kind": model.kind, "mode": mode, "batch": batch, "seqlen": seqlen,
-        "precision": precision, "optimizer": model.optimizer if mode == "train" else None,
+        "precision": precision, "optimizer": OPTIMIZERS[model.optimizer][0] if mode == "train" else None,
         "parameters": parameters, "phases": phases,
         "memory": {"parameters_bytes": param_bytes, "gradients_bytes": grads, "optimizer_bytes": optimizer_bytes,
                    "activations_bytes": activations,
@@ -240,7 +237,8 @@ def _count_step(model: CensusModel, inputs: dict[str, torch.Tensor], mode: str, 
 
     model.model.train()
     params = [p for p in model.model.parameters() if p.requires_grad]
-    opt = OPTIMIZERS[model.optimizer](params) if model.optimizer in OPTIMIZERS else None
+    make = OPTIMIZERS[model.optimizer][1]
+    opt = make(params) if make is not None else None
     with counter, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         progress("forward")
         with autocast:
@@ -357,4 +355,4 @@ def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusMod
 
     # a model is named by its file, or by its folder where the file is the usual config.json
     name = Path(path).parent.name if Path(path).stem == "config" and Path(path).parent.name else Path(path).stem
-    return CensusModel(name, "huggingface", model, inputs, loss, "AdamW", True)
+    return CensusModel(name, "huggingface", model, inputs, loss, "adamw", True)
