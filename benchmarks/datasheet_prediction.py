@@ -257,7 +257,7 @@ def _counted(row: dict[str, Any], folder: Path) -> Path:
             model, seqlen = task_model("imagenet", "imagenet-resnet50", RESNET), None
         else:
             model = hf_config_model(NEUSIGHT / "model_configs" / "bert_large.json", "train",
-                                    head="AutoModelForQuestionAnswering")
+                                    head="qa")
             seqlen = 384
         write_census(census(model, row["batch"], seqlen, "train", row["precision"]), out)
     return out

@@ -259,7 +259,8 @@ def _folder(w: Path) -> Path:
 
 def _census(w: Path, change: tuple | None = None) -> Path:
     """A census folder as ``profile --census`` writes it (a tiny model's), its summary's ``census`` ``change``d:
-    (field, value) — a dict merged into the field's — or (None, value): the whole ``census`` replaced."""
+    (field, value) — a dict merged into the field's — or (None, value): the whole ``census`` replaced; a memory
+    ``total_bytes`` of None is made the sum of its parts (so that only the part changed is wrong)."""
     from dawnbench.profiling.census import census, hf_config_model, write_census
     folder = w / "census"
     write_census(census(hf_config_model(_config(w), "train"), 1, 8, "train"), folder)
@@ -270,8 +271,29 @@ def _census(w: Path, change: tuple | None = None) -> Path:
             doc["census"] = value
         else:
             doc["census"][field] = {**doc["census"][field], **value} if isinstance(value, dict) else value
+            memory = doc["census"]["memory"]
+            if memory.get("total_bytes", 0) is None:      # None: the parts' sum
+                memory["total_bytes"] = sum(v for k, v in memory.items() if k.endswith("_bytes") and v is not None)
         (folder / "summary.json").write_text(json.dumps(doc))
     return folder
+
+
+def _census_ops(w: Path, edit: Callable[[list[list[str]]], list[list[str]]], change: tuple | None = None) -> Path:
+    """A census folder (``_census``) whose ``ops.tsv`` rows (header first, each a list of fields) are ``edit``ed."""
+    folder = _census(w, change)
+    rows = [line.split("\t") for line in (folder / "ops.tsv").read_text().splitlines()]
+    (folder / "ops.tsv").write_text("".join("\t".join(r) + "\n" for r in edit(rows)))
+    return folder
+
+
+def _set(rows: list[list[str]], column: str, value: str, where: Callable[[dict[str, str]], bool]) -> list[list[str]]:
+    """``rows`` with ``column`` set to ``value`` in the first row (after the header) that ``where`` picks."""
+    header = rows[0]
+    for r in rows[1:]:
+        if where(dict(zip(header, r))):
+            r[header.index(column)] = value
+            break
+    return rows
 
 
 def _taken(w: Path) -> Path:
@@ -608,16 +630,34 @@ CASES: list[tuple[str, str, ArgsOf]] = [
         ("config-deep", lambda w: [_text(w, "deep.json", DEEP), "--census", "--batch", "1", "--seqlen", "8"]),
         ("config-link", lambda w: [_linked(_config(w)), "--census", "--batch", "1", "--seqlen", "8"]),
         ("entry-file", lambda w: ["mnist", "--census", "--batch", "1", "--entry", str(w / "mine.py")]),
-        ("steps-given", lambda w: ["mnist", "--census", "--batch", "1", "--steps", "3"]))],
+        ("steps-given", lambda w: ["mnist", "--census", "--batch", "1", "--steps", "3"]),
+        ("head-on-a-task", lambda w: ["mnist", "--census", "--batch", "1", "--head", "qa"]))],
     *[(f"w7-census-summary-{name}", "refused", (lambda change: lambda w, run: [
         "predict", _census(w, change), "--device", "H100"])(change)) for name, change in (
         ("batch-1e308", ("batch", 1e308)), ("batch-zero", ("batch", 0)), ("batch-bool", ("batch", True)),
         ("memory-negative", ("memory", {"total_bytes": -1})), ("memory-not-its-parts", ("memory", {"total_bytes": 7})),
         ("mode-other", ("mode", "sideways")), ("not-an-object", (None, [1])))],
+    *[(f"w8-census-memory-{name}", "refused", (lambda change: lambda w, run: [
+        "predict", _census(w, ("memory", change)), "--device", "H100"])(change)) for name, change in (
+        ("all-zero", {p: 0 for p in ("parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                                     "total_bytes")}),
+        ("optimizer-past-two-states", {"optimizer_bytes": 10**12, "total_bytes": None}),
+        ("activations-past-forward", {"activations_bytes": 10**15, "total_bytes": None}))],
+    *[(f"w8-census-ops-{name}", "refused", (lambda edit: lambda w, run: [
+        "predict", _census_ops(w, edit), "--device", "H100"])(edit)) for name, edit in (
+        ("flops-1e22", lambda rows: _set(rows, "flops", "1e+22", lambda r: float(r["flops"]) > 0)),
+        ("cut-to-two-rows", lambda rows: rows[:3]),
+        ("call-dropped", lambda rows: _set(rows, "call", "", lambda r: float(r["flops"]) > 0)),
+        ("float64", lambda rows: _set(rows, "dtype", "float64", lambda r: True)),
+        ("calls-doubled", lambda rows: _set(rows, "calls", "2", lambda r: r["calls"] == "1")))],
+    *[(f"w8-mlperf-unnamed-{name}", "refused", (lambda given: lambda w, run: [
+        "analyze", _unnamed_log(w, *given)])(given)) for name, given in (
+        ("accuracy-200", (200, 1, 30.0)), ("accuracy-negative", (-5, 1, 30.0)), ("accuracy-text", ("high", 1, 30.0)),
+        ("million-epochs-in-0.3s", (0.5, 1_000_000, 0.3)))],
     ("w7-census-to-explain", "refused", lambda w, run: ["explain", _census(w)]),
     ("w8-census-target-no-metric", "refused", lambda w, run: ["predict", _census(w), "--device", "H100",
                                                                "--target", "200"]),
-    ("w7-census-to-deepbench", "refused", lambda w, run: ["predict", _census(w), "--device", "V100"]),
+    ("w7-census-to-deepbench", "refused", lambda w, run: ["predict", _census(w), "--device", "1080Ti"]),
     ("w7-sheet-device-control", "refused", lambda w, run: [
         "predict", _profile(w), "--device", _sheet(w, {"Device": "My\x1b[31mGPU\nx"})]),
     *[(f"w8-sheet-{name}", "refused", (lambda change: lambda w, run: [
@@ -702,6 +742,14 @@ def _tsv_row(w: Path, row: str) -> Path:
                                     "model": "m", "hardware": "h", "costPerHour": 3.0, "timestamp": "2026-11-01"})
     (folder / "x.tsv").write_text(f"epoch\thours\ttop1Accuracy\n{row}\n")
     return w / "entries"
+
+
+def _unnamed_log(w: Path, value: object, epoch: object, seconds: float) -> Path:
+    """An MLPerf log naming no benchmark, one evaluation of ``value`` at ``epoch``, ``seconds`` after its start."""
+    records = [{"key": "run_start", "value": None, "time_ms": 0, "metadata": {}},
+               {"key": "eval_accuracy", "value": value, "time_ms": seconds * 1000, "metadata": {"epoch_num": epoch}},
+               {"key": "run_stop", "value": None, "time_ms": seconds * 1000 + 1, "metadata": {"status": "success"}}]
+    return _text(w / "logs" / "g", "result_0.txt", "".join(f":::MLLOG {json.dumps(r)}\n" for r in records)).parent
 
 
 def _log_of(w: Path, lines: list[tuple[str, float]]) -> Path:

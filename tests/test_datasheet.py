@@ -87,14 +87,17 @@ def test_a_census_is_not_replaced_unasked(tiny_census: Path) -> None:
 @pytest.mark.slow   # fits the kernel model: about 10 s on an idle 2-core machine, minutes on a busy one
 def test_predict_gives_each_phase_on_a_catalog_gpu_and_on_a_datasheet_file(tiny_census: Path, tmp_path: Path) -> None:
     (tmp_path / "mine.json").write_text(json.dumps(SHEET))
-    code, out, err = run_cli(["predict", str(tiny_census), "--device", f"H100,{tmp_path / 'mine.json'}", "--json"],
+    # T4 is DeepBench's device name too: a census, which nothing ran, takes it as the catalog's datasheet
+    code, out, err = run_cli(["predict", str(tiny_census), "--device", f"H100,{tmp_path / 'mine.json'},T4", "--json"],
                              seconds=300)
     assert code == 0, err
     doc = json.loads(out)
-    h100, mine = doc["devices"]
+    h100, mine, t4 = doc["devices"]
     assert h100["device"]["name"] == "H100-SXM-80GB" and mine["device"]["origin"].endswith("mine.json")
+    assert t4["device"]["kind"] == "datasheet"
     for d in (h100, mine):
-        assert d["fits"] is True
+        assert d["fits"] is True and d["largest_batch"] >= doc["batch_size"]
+        assert d["memory_needed_gib"] <= d["memory_usable_gib"] and d["memory_held_gib"] <= d["memory_gib"]
         parts = sum(d[f"{p}_s"] for p in PHASES)
         assert d["step_s"] == pytest.approx(parts) and d["forward_s"] > 0 and d["backward_s"] > 0
     assert h100["step_s"] < mine["step_s"]          # an H100 has three times the A100's bandwidth and fp32 rate
@@ -158,3 +161,33 @@ def test_a_bf16_census_counts_its_matrix_multiplies_in_bf16(tmp_path: Path) -> N
     assert matmuls and all(r["precision"] == "bf16" for r in matmuls)
     optimizer = json.loads((tmp_path / "c" / "summary.json").read_text())["census"]["phases"]["optimizer"]
     assert optimizer["bytes"] > 0                       # it stepped the model's own parameters
+
+
+def test_the_largest_batch_that_fits_is_the_same_counted_above_or_below_it(tmp_path: Path) -> None:
+    """The activations' part no batch changes is counted apart, so the largest batch said from a census above it
+    is one that a census at that batch says fits, and one more does not."""
+    from dawnbench.prediction.on_gpu import held
+    from dawnbench.profiling.census import census, hf_config_model
+    (tmp_path / "config.json").write_text(json.dumps(TINY_BERT))
+    model = hf_config_model(tmp_path / "config.json", "train")
+    sheet = check({**SHEET, "Dev_Mem": 1}, "small.json")
+    counted = {b: census(model, b, 256, "train")["summary"]["census"] for b in (2, 400)}
+    largest = held(counted[400], sheet)["largest_batch"]
+    assert held(counted[2], sheet)["largest_batch"] == largest and 2 < largest < 400
+    assert held(census(model, largest, 256, "train")["summary"]["census"], sheet)["fits"]
+    assert not held(census(model, largest + 1, 256, "train")["summary"]["census"], sheet)["fits"]
+
+
+def test_head_counts_a_config_for_squad_fine_tuning(tmp_path: Path) -> None:
+    """--head qa: BERT built with its question-answering head (a start and an end a sequence), not pre-training's."""
+    (tmp_path / "config.json").write_text(json.dumps(TINY_BERT))
+    counted = {}
+    for head in ("qa", "pretraining"):
+        code, out, err = run_cli(["profile", str(tmp_path / "config.json"), "--census", "--batch", "2", "--seqlen",
+                                  "16", "--head", head, "--out", str(tmp_path / head), "--json"], seconds=120)
+        assert code == 0, err
+        counted[head] = json.loads(out)["census"]
+    assert counted["qa"]["model"].endswith("(qa head)")
+    # the pre-training head adds a vocabulary-wide decoder and next-sentence classifier: more parameters, a larger loss
+    assert counted["qa"]["parameters"] < counted["pretraining"]["parameters"]
+    assert counted["qa"]["phases"]["loss"]["bytes"] < counted["pretraining"]["phases"]["loss"]["bytes"]

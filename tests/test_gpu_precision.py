@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from dawnbench.analysis.kernel_classes import CONV_INPUTS, CONV_PARAMS, ELEMENTWISE, op_class, shares
+from dawnbench.errors import DawnbenchError
 from dawnbench.prediction.datasheet import catalog, check
 from dawnbench.prediction.efficiency import Efficiency, headroom
 from dawnbench.prediction.kernel_data import launches
@@ -188,9 +189,39 @@ def test_memory_is_held_in_gib_with_the_contexts_and_allocators_allowances() -> 
     from dawnbench.prediction.on_gpu import CONTEXT_BYTES, FRAGMENTATION, held
     gib = 2**30
     sheet = check({**SHEET, "Dev_Mem": 80}, "h.json")          # "80 GB" as vendors print it: 80 GiB
-    memory = {"total_bytes": 60 * gib, "activations_bytes": 40 * gib}
+    memory = {"total_bytes": 60 * gib, "activations_bytes": 40 * gib, "activations_fixed_bytes": 0}
     fits = held({"batch": 8, "memory": memory}, sheet)
     assert fits["fits"] and fits["memory_usable_gib"] == pytest.approx((80 - CONTEXT_BYTES / gib) / (1 + FRAGMENTATION))
-    over = held({"batch": 8, "memory": {"total_bytes": 83.1e9, "activations_bytes": 60e9}}, sheet)
+    assert fits["memory_held_gib"] == pytest.approx(60 * (1 + FRAGMENTATION) + CONTEXT_BYTES / gib)
+    over = held({"batch": 8, "memory": {"total_bytes": 83.1e9, "activations_bytes": 60e9,
+                                        "activations_fixed_bytes": 4e9}}, sheet)
     assert over["fits"] is False and "77.4 GiB of tensors" in over["why"]
-    assert over["largest_batch"] == math.floor(((80 * gib - CONTEXT_BYTES) / 1.1 - 23.1e9) / (60e9 / 8))
+    # the activations' fixed part (4e9) counts with the weights; only the rest grows with the batch
+    assert over["largest_batch"] == math.floor(((80 * gib - CONTEXT_BYTES) / 1.1 - 27.1e9) / (56e9 / 8))
+
+
+def test_a_census_refuses_a_step_in_float64(tmp_path: Path) -> None:
+    """No datasheet gives a GPU's float64 rate: a step in float64 is refused, not costed as fp32."""
+    from dataclasses import replace
+
+    from dawnbench.profiling.census import census, hf_config_model
+    (tmp_path / "config.json").write_text(json.dumps(TINY_BERT))
+    model = hf_config_model(tmp_path / "config.json", "train")
+    with pytest.raises(DawnbenchError, match="float64"):
+        census(replace(model, model=model.model.double()), 1, 8, "train")
+
+
+def test_a_census_read_back_recounts_every_row_and_takes_lists_past_a_dimension(tmp_path: Path) -> None:
+    """Every row's FLOPs and bytes are recounted from its call, and the optimizer's rows of a model of more than
+    2**31 parameters (their lists' elements in all, past any one dimension) are read, not left out."""
+    from dawnbench.profiling.census import census, hf_config_model, read_census, write_census
+    (tmp_path / "config.json").write_text(json.dumps({**TINY_BERT, "vocab_size": 40_000_000, "hidden_size": 64}))
+    doc = census(hf_config_model(tmp_path / "config.json", "train"), 1, 8, "train")
+    assert doc["summary"]["census"]["parameters"] > 2**31
+    write_census(doc, tmp_path / "c")
+    notes: list[str] = []
+    rows, summary = read_census(tmp_path / "c", notes)
+    assert not notes
+    optimizer = [r for r in rows if r["phase"] == "optimizer"]
+    assert optimizer and sum(r["calls"] for r in optimizer) == summary["census"]["phases"]["optimizer"]["calls"]
+    assert all(r["call"] for r in rows if r["flops"] or r["bytes"])

@@ -61,6 +61,8 @@ MAX_SAMPLES_PER_S = 1e9    # samples a second one device trains on: at 8 TB/s, e
 ABOVE_ROOF = 1.10          # a measured rate may pass its own document's roof by noise, not by more
 ABOVE_BANDWIDTH = 100      # a row's bytes/s over its document's copy bandwidth: caches serve a few times it, not 100×
 MIN_LATENCY_S = 1e-6       # an item answered: a GPU kernel's launch alone takes 2-5 µs, a CPU call a microsecond
+MIN_EPOCH_S = 1e-6         # an epoch is at least one optimizer step, which launches at least one kernel (2-5 µs)
+MAX_EVAL_VALUE = 100       # an MLPerf eval_accuracy of any benchmark: a fraction, a percentage, a WER, a perplexity
 OVER_WORKERS = 1.5         # a schedule's speedup over one worker: at most its workers × this (caches, not magic)
 ROUNDING = 0.01            # relative: a figure derived from others (cost = price × time) agrees within this
 MAX_OTHERS_SHARE = 2.0     # others' share of a run's CPUs: at most 1 but for the OS's late CPU accounting (records

@@ -13,6 +13,7 @@ epochs = distinct ``epoch_num`` of ``epoch_start`` events (else of
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -191,7 +192,7 @@ def _read_mllog(path: Path, text: str) -> RunSample:
         if key == "submission_benchmark":
             task = value
         elif key == "eval_accuracy":
-            points.append((number, t, meta.get("epoch_num"), meta.get("samples_count")))
+            points.append((number, t, meta.get("epoch_num"), meta.get("samples_count"), value))
         if key == "run_start":
             start = (t, number)
         elif key == "run_stop":
@@ -211,15 +212,25 @@ BENCHMARKS = {"resnet": "imagenet", "mnist": "mnist", "fashion-mnist": "fashion-
 
 
 def _plausible(path: Path, benchmark: Any, start: tuple[float, int] | None,
-               points: list[tuple[int, float, Any, Any]], sample: RunSample) -> None:
-    """A log's run as physics allows it (docs/reference/documents.md, "Physics"): each evaluation's epoch and
-    samples, at most ``MACHINES`` devices' samples a second, and a time to a task's target not below its floor. A
-    LogError names the line."""
+               points: list[tuple[int, float, Any, Any, Any]], sample: RunSample) -> None:
+    """A log's run as physics allows it (docs/reference/documents.md, "Physics"), whatever benchmark it names or
+    none: each evaluation's value a number from 0 to ``MAX_EVAL_VALUE``, its epochs no faster than one an
+    ``MIN_EPOCH_S``, its epoch and samples at most ``MACHINES`` devices' samples a second; a time to a task's target
+    not below its floor. A LogError names the line."""
     from dawnbench.tasks import FLOORS_S
 
     task = BENCHMARKS.get(benchmark) if isinstance(benchmark, str) else None
     size = epoch_size(task) if task else None
-    for number, t, epoch, samples in points:
+    for number, t, epoch, samples, value in points:
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and 0 <= value <= bounds.MAX_EVAL_VALUE):
+            raise LogError(LogProblem(str(path), number, f"eval_accuracy is {json.dumps(value)[:40]}: no benchmark's "
+                                      f"metric is outside 0 to {bounds.MAX_EVAL_VALUE} (a fraction, a percentage)"))
+        if isinstance(epoch, (int, float)) and not isinstance(epoch, bool) and start is not None and \
+                epoch > max(t - start[0], 0) / bounds.MIN_EPOCH_S:
+            raise LogError(LogProblem(str(path), number, f"epoch_num {epoch:g} at {t - start[0]:g} s after run_start: "
+                                      f"an epoch is at least one optimizer step ({bounds.MIN_EPOCH_S:g} s, a kernel's "
+                                      "launch), so no run trains that many"))
         numbers = [v for v in (epoch, samples) if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if len(numbers) == 2 and start is not None:
             try:

@@ -94,11 +94,12 @@ def _show_explain(doc: dict, top: int, out: Console, verbose: bool) -> None:
 
 def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.prediction.devices import device_names
-    from dawnbench.prediction.on_gpu import is_datasheet, predict_on_gpus
+    from dawnbench.prediction.on_gpu import is_census, is_datasheet, predict_on_gpus
     from dawnbench.prediction.predict import predict
 
     names = [part for part in args.device.split(",") if part]
-    gpus = [n for n in names if is_datasheet(n)]
+    census = is_census(Path(args.path))
+    gpus = [n for n in names if is_datasheet(n, census)]
     if gpus:
         if len(gpus) != len(names):
             others = [n for n in names if n not in gpus]
@@ -176,8 +177,9 @@ def _show_on_gpus(doc: dict, out: Console, verbose: bool) -> None:
     for d in sorted(doc["devices"], key=lambda d: order.get(d["device"]["name"], len(order))):
         cheapest = d["cost"][0] if d["cost"] and d["fits"] is not False else None
         memory = "" if d["fits"] is None else \
-            f"{d['memory_needed_gib']:,.1f} of {d['memory_usable_gib']:,.1f} GiB" if d["fits"] else \
-            f"does not fit: batch ≤ {d['largest_batch']}" if d["largest_batch"] >= 1 else "does not fit at batch 1"
+            f"{d['memory_held_gib']:,.1f} of {d['memory_gib']:,.1f} GiB · batch ≤ {d['largest_batch']:,}" \
+            if d["fits"] else f"does not fit: batch ≤ {d['largest_batch']}" if d["largest_batch"] >= 1 else \
+            "does not fit at batch 1"
         span = d.get("interval") or {}
         table.add_row(d["device"]["name"], _s(d.get("forward_s")), _s(d.get("loss_s")), _s(d.get("backward_s")),
                       _s(d.get("optimizer_s")), _spanned(d["step_s"], span.get("step_s")),

@@ -149,7 +149,9 @@ def _census(args: argparse.Namespace, out: Console, err: Console) -> int:
     mode = args.mode or "train"
     target = args.target
     if target.lower().endswith(".json"):
-        model = hf_config_model(Path(target), mode)
+        model = hf_config_model(Path(target), mode, args.head)
+    elif args.head:
+        raise DawnbenchError(f"--head applies to a Hugging Face config; {target}'s entry has its own head.")
     elif target in TASKS:
         model = task_model(target, args.entry)
     else:
@@ -186,7 +188,7 @@ def _census(args: argparse.Namespace, out: Console, err: Console) -> int:
             if p["calls"]:
                 out.print(f"  {phase:<10} {p['calls']:>7,} calls  {p['flops'] / 1e9:>12,.1f} GFLOP  "
                           f"{p['bytes'] / 1e9:>10,.2f} GB moved", highlight=False)
-        out.print(f"  memory at its peak ≈ {memory['total_bytes'] / 1e9:,.2f} GB ({memory['how']})",
+        out.print(f"  memory at its peak ≈ {memory['total_bytes'] / 2**30:,.2f} GiB ({memory['how']})",
                   highlight=False)
         out.print(f"written: {folder}/ops.tsv, summary.json — predict it: dawnbench predict {folder} --device gpus",
                   highlight=False)
@@ -208,8 +210,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                                       "backward, optimizer) or inference (forward)")
     prof.add_argument("--entry", help="built-in entry name or path to your entry .py (default: the task's)")
     prof.add_argument("--optimizer", choices=("adamw", "sgd", "none"),
-                      help="--census: the optimizer stepped (default: AdamW for a Hugging Face config, SGD with "
-                           "Nesterov momentum for a task's entry); none: forward and backward only")
+                      help="--census: the optimizer stepped (default: AdamW for a Hugging Face config, SGD for a "
+                           "task's entry); adamw: two states a weight; sgd: Nesterov momentum 0.9, one state a "
+                           "weight; none: forward and backward only")
+    prof.add_argument("--head", choices=("pretraining", "lm", "qa", "classification"),
+                      help="--census of a config: the head counted (default: NeuSight's — pretraining for BERT in "
+                           "training, classification in inference, lm for the rest); qa: SQuAD fine-tuning")
     prof.add_argument("--precision", choices=PRECISIONS, help="fp32 (default; a run's own with RUN_DIR), tf32, bf16, fp16")
     prof.add_argument("--emulated", action="store_true",
                       help="let through a precision this CPU only emulates (bf16 without AVX512-BF16 or AMX, fp16 "

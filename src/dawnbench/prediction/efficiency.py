@@ -103,9 +103,10 @@ class Efficiency:
         if room is None:
             return self.c, "no Power_W or Process_Nm in its datasheet: as close as a GPU with power to spare"
         below = self.penalty(room)
-        return self.c + below, (f"board power per peak {self.precision} TFLOP, scaled to a 12 nm process, {room:.3g} W: "
+        return self.c + below, (f"board power per peak {self.precision} TFLOP, scaled to a 12 nm process, "
+                                f"{room:.3g} W/TFLOP: "
                                 + (f"power-bound, {math.exp(below):.2f}x slower than a GPU with power to spare" if below
-                                   else "power to spare"))
+                                   else f"power to spare (above the knee, {self.knee:.3g} W/TFLOP)"))
 
     def penalty(self, room: float | None) -> float:
         """How far below its datasheet a GPU of ``room`` headroom runs for want of power (log; 0: power to spare)."""

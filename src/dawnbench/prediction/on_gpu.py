@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dawnbench import bounds, pricing, schema
-from dawnbench.errors import DawnbenchError, FileError
+from dawnbench import bounds, pricing
+from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 from dawnbench.kernels.published import DEVICES
 from dawnbench.prediction.batch import rebatch
@@ -35,10 +35,9 @@ from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, dat
 from dawnbench.prediction.gpu_model import kernel_model, predict_ops
 from dawnbench.prediction.predict import _run_facts, at_least_a_step, epoch_samples, epochs_to_target
 from dawnbench.prediction.step import Step, profile_folder, read_step
-from dawnbench.profiling.census import Census
-from dawnbench.profiling.ops import PHASES, read_ops
+from dawnbench.profiling.census import read_census
+from dawnbench.profiling.ops import PHASES
 
-MEMORY_PARTS = ("parameters", "gradients", "optimizer", "activations")
 # What a GPU holds beside a step's tensors (stated allowances, not measured here): the CUDA context with cuBLAS's and
 # cuDNN's workspaces and the driver's reserve — about half a GiB with lazy module loading (CUDA_MODULE_LOADING=LAZY,
 # PyTorch's default since CUDA 11.7) — and the caching allocator's rounding and fragmentation, a tenth of the tensors.
@@ -49,10 +48,20 @@ INTERVAL_FROM = {"measured": "NeuSight's whole models on GPUs measured, fp32 (ea
 FRAGMENTATION = 0.10
 
 
-def is_datasheet(name: str) -> bool:
+def is_census(path: Path) -> bool:
+    """Whether ``path`` holds a census (``profile --census``): only datasheets can cost it, nothing having run."""
+    summary = Path(path) / "summary.json"
+    try:
+        return summary.is_file() and "census" in read_json(summary, "profile")
+    except (DawnbenchError, TypeError):
+        return False
+
+
+def is_datasheet(name: str, census: bool = False) -> bool:
     """Whether ``--device NAME`` means a datasheet GPU: ``gpus``, a catalog name or alias, or a JSON file with the
-    datasheet's fields (a ``kernels.json`` has rows instead)."""
-    if name.lower() in {d.lower() for d in DEVICES}:     # DeepBench's names keep their meaning (datasheet.py)
+    datasheet's fields (a ``kernels.json`` has rows instead); DeepBench's device names keep their meaning but for
+    a ``census``, which only a datasheet can cost."""
+    if not census and name.lower() in {d.lower() for d in DEVICES}:     # (datasheet.py)
         return False
     if name.lower() == "gpus" or catalog_name(name) is not None:
         return True
@@ -88,16 +97,11 @@ def read_rows(folder: Path, notes: list[str], batch: int | None = None, details:
     rows of its op table go to ``details`` (as :func:`~dawnbench.prediction.step.read_step` says)."""
     summary = read_json(folder / "summary.json", "profile")
     if isinstance(summary, dict) and "census" in summary:
-        fix = "It is not what `dawnbench profile --census` writes; count the model again."
-        schema.load(Census, summary["census"], folder / "summary.json", fix=fix)
-        memory = summary["census"]["memory"]
-        if memory["total_bytes"] != sum(memory[f"{part}_bytes"] for part in MEMORY_PARTS):
-            raise FileError(folder / "summary.json", f"census.memory.total_bytes is not the sum of its parts "
-                                                     f"({', '.join(MEMORY_PARTS)}). {fix}")
         if batch is not None:
             raise DawnbenchError(f"--batch {batch}: {folder} is a census, counted at its own batch; count it again "
                                  "at this batch (`dawnbench profile MODEL --census --batch B`).")
-        return read_ops(folder, notes if details is None else details, census=True), summary, None
+        rows, summary = read_census(folder, notes if details is None else details)
+        return rows, summary, None
     step = read_step(folder, notes, details)
     if batch is not None and batch != step.batch_size:
         step, rebatched = rebatch(step, batch)
@@ -196,20 +200,27 @@ def held(census: dict[str, Any], sheet: Datasheet) -> dict[str, Any]:
     if not memory:
         return {"fits": None}
     usable = (sheet.memory_bytes - CONTEXT_BYTES) / (1 + FRAGMENTATION)
-    fixed = memory["total_bytes"] - memory["activations_bytes"]
-    per_sample = memory["activations_bytes"] / census["batch"]
+    fixed = memory["total_bytes"] - memory["activations_bytes"] + memory["activations_fixed_bytes"]
+    per_sample = (memory["activations_bytes"] - memory["activations_fixed_bytes"]) / census["batch"]
     largest = math.floor((usable - fixed) / per_sample) if per_sample and usable > fixed else 0
     out: dict[str, Any] = {"fits": memory["total_bytes"] <= usable, "memory_needed_gib": memory["total_bytes"] / 2**30,
-                           "memory_usable_gib": usable / 2**30, "largest_batch": largest}
+                           "memory_held_gib": allowed(memory["total_bytes"]) / 2**30,
+                           "memory_gib": sheet.memory_bytes / 2**30, "memory_usable_gib": usable / 2**30,
+                           "largest_batch": largest}
     if not out["fits"]:
         out["why"] = (f"the step holds {memory['total_bytes'] / 2**30:,.1f} GiB of tensors (the census's count), "
-                      f"{(1 + FRAGMENTATION) * memory['total_bytes'] / 2**30 + CONTEXT_BYTES / 2**30:,.1f} GiB "
-                      f"with the allocator's slack and the CUDA context, and the {sheet.name} has "
-                      f"{sheet.figures['Dev_Mem']:g} GiB: it cannot run at batch {census['batch']}; "
+                      f"{allowed(memory['total_bytes']) / 2**30:,.2f} GiB with the allocator's slack and the CUDA "
+                      f"context, more than the {sheet.name}'s {sheet.memory_bytes / 2**30:,.2f} GiB: it cannot run at "
+                      f"batch {census['batch']}; "
                       + (f"the largest batch that fits is {largest}" if largest >= 1 else
                          f"the weights, gradients and optimizer state alone need {fixed / 2**30:,.1f} GiB: no batch fits")
                       + "; its time is given as if it fit")
     return out
+
+
+def allowed(tensor_bytes: float) -> float:
+    """What a GPU holds for a step's tensors: the tensors, the allocator's slack and the CUDA context."""
+    return (1 + FRAGMENTATION) * tensor_bytes + CONTEXT_BYTES
 
 
 def costs(sheet: Datasheet, seconds: float) -> list[dict[str, Any]]:

@@ -8,7 +8,13 @@ step is counted in seconds, in far less memory than its weights would take. A ``
 ATen op as it really executes, after autograd, and records its input shapes, dtype, FLOPs and bytes (the same
 counts as ``ops.py``'s census of a measured step) and its **phase**: ``forward`` (the model), ``loss`` (the loss of
 its outputs: NeuSight's labels leave it untimed, so it is kept apart), ``backward`` and ``optimizer`` (training
-only). Each row of ``ops.tsv`` is one (op, shapes, phase) with its calls; times are 0 — nothing ran.
+only). Each row of ``ops.tsv`` is one (op, shapes, phase) with its calls and its call as data (``calls.py``);
+times are 0 — nothing ran.
+
+**Read back through one door** (``read_census``): every row's FLOPs and bytes are counted again from its call on
+the meta device, the rows' sums per phase must be the summary's, and the memory's parts must be what the
+parameters and the forward allow — so a census edited into nonsense (a row of 1e22 FLOPs, a table cut to two rows,
+every memory part 0) is refused, naming the line or field, rather than costed.
 
 **Precision as a GPU runs it.** The census counts the step a GPU would run. ``bf16`` and ``fp16``: the forward and
 the loss under CUDA's autocast policy (``gpu_autocast.py``: which ops CUDA sends to the lower precision, which it
@@ -24,8 +30,10 @@ from which a GPU's launches are counted. Views cost nothing (``_unsafe_view`` in
 **Memory.** The step's memory is counted as what must be resident at its peak: the parameters, their
 gradients, the optimizer's state (as the optimizer created it, on the meta device too), and the
 activations saved for the backward (every tensor autograd packs, each storage once); inference counts
-the parameters and the largest op's inputs and outputs. An approximation that ignores the allocator's
-fragmentation and the framework's workspace — said where it is reported.
+the parameters and the largest op's inputs and outputs. The activations are counted again at a second batch (1,
+or 2 where the census's is 1), so that the part no batch changes (a mask, a position table) is known apart from
+the part that grows with each sample: what the largest batch that fits is computed from. An approximation that
+ignores the allocator's fragmentation and the framework's workspace — said where it is reported.
 
 **Which model.** ``hf_config_model``: a Hugging Face config JSON, with the head the NeuSight labels were
 measured with — pre-training for BERT in training, sequence classification in inference, causal LM for
@@ -37,6 +45,7 @@ optimizers live inside their ``train`` loops; the census says which it used).
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections import defaultdict
@@ -54,15 +63,27 @@ from typing_extensions import TypedDict
 from dawnbench import environment, schema
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import atomic_write_json, read_json
-from dawnbench.profiling.calls import layouts
+from dawnbench.profiling.calls import MAX_CALL_CHARS, encode, layouts, meta_cost
 from dawnbench.profiling.gpu_autocast import TF32_OPS, CudaAutocast
-from dawnbench.profiling.ops import CENSUS_COLUMNS, PHASES, _precision_of, _problem_args, call_facts, write_ops
+from dawnbench.profiling.ops import (
+    CENSUS_COLUMNS,
+    MAX_PARAMETERS,
+    PHASES,
+    _precision_of,
+    _problem_args,
+    call_facts,
+    read_ops,
+    write_ops,
+)
 
 HEADS = {"train": {"bert": "AutoModelForPreTraining"}, "inference": {"bert": "AutoModelForSequenceClassification"}}
+# --head: the task a config's model is counted for, as the transformers auto class that builds it (lm: causal, or
+# sequence to sequence for an encoder-decoder)
+HEAD_CLASSES = {"pretraining": "AutoModelForPreTraining", "qa": "AutoModelForQuestionAnswering",
+                "classification": "AutoModelForSequenceClassification", "lm": None}
 SEQ2SEQ = {"switch_transformers", "t5", "mt5", "bart", "mbart", "pegasus", "marian"}
 MAX_LISTED = 16                    # inputs listed one by one; more (a multi-tensor op) are summed per list
 SIZE_FIELD = re.compile(r"(?:_size|_dim|_layers|_heads|_positions|^n_(?:layer|head|embd|inner|positions|ctx))$")
-MAX_PARAMETERS = 1e13              # no model has been trained at ten trillion parameters: a config past it is a typo
 MAX_LAYERS = 2_000                 # a config's layers the census builds and traces in seconds (GPT-3 175B has 96)
 LAYERS = re.compile(r"(?:^|_)(?:layers|layer)$")
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -73,6 +94,9 @@ OPTIMIZERS: dict[str, tuple[str, Callable[[list[torch.Tensor]], torch.optim.Opti
                                                                           nesterov=True, foreach=True)),
     "none": ("none", None)}
 CHUNK = 65_536                     # elements a block of CUDA's multi_tensor_apply takes (ATen's kChunkSize)
+MEMORY_PARTS = ("parameters", "gradients", "optimizer", "activations")
+MULTI_TENSOR_PER_ELEMENT = 16      # FLOPs or bytes a multi-tensor op can take per listed element (8 read, 8 written)
+ROUNDING = 1e-5                    # ops.tsv keeps six significant digits: a figure read back is within this of its own
 
 
 class CensusMemory(TypedDict):
@@ -80,6 +104,7 @@ class CensusMemory(TypedDict):
     gradients_bytes: schema.Bytes
     optimizer_bytes: schema.Bytes
     activations_bytes: schema.Bytes
+    activations_fixed_bytes: schema.Bytes   # the part of them no batch changes (counted at a second batch)
     total_bytes: schema.Bytes
     how: schema.Message
 
@@ -93,7 +118,7 @@ class Census(TypedDict):
     seqlen: Annotated[int, Field(strict=True, ge=1, le=1 << 20)] | None  # bounds.py's --seqlen
     precision: schema.Precision
     optimizer: schema.Text | None
-    parameters: Annotated[int, Field(strict=True, ge=1, le=int(MAX_PARAMETERS))]
+    parameters: Annotated[int, Field(strict=True, ge=1, le=MAX_PARAMETERS)]
     phases: dict[Literal["forward", "loss", "backward", "optimizer"], dict[Literal["flops", "bytes", "calls"],
                                                                            schema.NonNegative]]
     memory: CensusMemory
@@ -114,7 +139,7 @@ class CensusModel:
 
 
 class _Counter(TorchDispatchMode):
-    """Every op's shapes, dtype, FLOPs and bytes, grouped by (op, shapes, dtype, args, layout, phase)."""
+    """Every op's shapes, dtype, FLOPs and bytes, grouped by (op, shapes, dtype, args, layout, phase, call)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -131,9 +156,10 @@ class _Counter(TorchDispatchMode):
         name = func._overloadpacket.__name__
         inputs, dtype, flops, moved = call_facts(func, args, kwargs, out)
         self.largest_op_bytes = max(self.largest_op_bytes, moved)
+        call = encode(func, args, kwargs) if flops or moved else ""     # what the reader recounts the row from
         row = self.rows[(f"aten::{name}", _shapes(args, kwargs, inputs), dtype,
                          " ".join(filter(None, (_problem_args(func, args, kwargs), _multi_tensor(args)))),
-                         layouts(args, kwargs), self.phase)]
+                         layouts(args, kwargs), self.phase, call if len(call) <= MAX_CALL_CHARS else "")]
         row["calls"] += 1
         row["flops"] += flops
         row["bytes"] += moved
@@ -183,7 +209,7 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
     parameters = sum(p.numel() for p in params)
     if not 1 <= parameters <= MAX_PARAMETERS:
         raise DawnbenchError(f"{model.name}: {parameters:,} parameters — no model trained has that many (from 1 to "
-                             f"{MAX_PARAMETERS:,.0f}); check the config's sizes.")
+                             f"{MAX_PARAMETERS:,}); check the config's sizes.")
     counter = _Counter()
     saved: dict[int, int] = {}
     try:
@@ -197,10 +223,25 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
                              "model whose forward reads tensor values (data-dependent shapes, .item()) cannot be "
                              "counted without running it: profile it on a machine instead (`dawnbench profile`)."
                              ) from None
+    progress("activations at a second batch")
+    other = 2 if batch == 1 else 1         # a second point: the activations' part that does not grow with the batch
+    for p in params:
+        p.grad = None
+    second, second_saved = _Counter(), {}
+    _count_step(replace(model, optimizer="none"), model.inputs(other, seqlen, "meta"), mode, precision, second,
+                second_saved, lambda line: None)
     rows = _rows(counter, precision)
+    wide = [r for r in rows if r["dtype"] == "float64"]
+    if wide:
+        raise DawnbenchError(f"{model.name}: its step runs {len(wide)} op(s) in float64 (the first: {wide[0]['op']} "
+                             f"on {wide[0]['shapes'][:80]}). The census costs fp32, tf32, bf16 and fp16 kernels; no "
+                             "datasheet gives a GPU's float64 rate. Keep the model's tensors in float32.")
     param_bytes = sum(p.numel() * p.element_size() for p in params)
     grads = sum(p.numel() * p.element_size() for p in params if p.requires_grad) if mode == "train" else 0
-    activations = sum(saved.values()) if mode == "train" else counter.largest_op_bytes
+    activations, at_other = ((sum(saved.values()), sum(second_saved.values())) if mode == "train" else
+                             (counter.largest_op_bytes, second.largest_op_bytes))
+    per_sample = (activations - at_other) / (batch - other)
+    fixed = int(min(max(activations - per_sample * batch, 0), activations))
     phases = {p: {"flops": sum(r["flops"] for r in rows if r["phase"] == p),
                   "bytes": sum(r["bytes"] for r in rows if r["phase"] == p),
                   "calls": sum(r["calls"] for r in rows if r["phase"] == p)} for p in PHASES}
@@ -209,7 +250,7 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
         "precision": precision, "optimizer": OPTIMIZERS[model.optimizer][0] if mode == "train" else None,
         "parameters": parameters, "phases": phases,
         "memory": {"parameters_bytes": param_bytes, "gradients_bytes": grads, "optimizer_bytes": optimizer_bytes,
-                   "activations_bytes": activations,
+                   "activations_bytes": activations, "activations_fixed_bytes": fixed,
                    "total_bytes": param_bytes + grads + optimizer_bytes + activations,
                    "how": ("parameters + gradients + optimizer state + the activations saved for the backward "
                            "(each storage once)" if mode == "train" else "parameters + the largest op's inputs and "
@@ -269,7 +310,7 @@ def _rows(counter: _Counter, precision: str) -> list[dict[str, Any]]:
     """The counted calls as ``ops.tsv`` rows, each with the precision its kernel runs in (``tf32``: the matrix
     multiplies and convolutions of an fp32 step), in phase order, largest FLOPs first."""
     rows = []
-    for (op, shapes, dtype, args, layout, phase), g in counter.rows.items():
+    for (op, shapes, dtype, args, layout, phase, call), g in counter.rows.items():
         label = _precision_of(dtype, "fp32")
         if precision == "tf32" and label == "fp32" and op.split("::")[-1] in TF32_OPS:
             label = "tf32"
@@ -279,7 +320,7 @@ def _rows(counter: _Counter, precision: str) -> list[dict[str, Any]]:
                      "flops_per_s": None, "bytes_per_s": None, "fraction_of_roof": None,
                      "bound": "overhead" if not g["flops"] and not g["bytes"] else "",
                      "args": args, "layout": layout if len(layout.split(",")) == len(shapes.split(", ")) else "",
-                     "call": "", "phase": phase})
+                     "call": call, "phase": phase})
     rows.sort(key=lambda r: (PHASES.index(r["phase"]), -r["flops"], -r["bytes"]))
     return rows
 
@@ -294,10 +335,84 @@ def write_census(doc: dict[str, Any], out: Path) -> None:
     atomic_write_json(out / "summary.json", {**doc["summary"], **made, "out": str(out)})
 
 
+def read_census(folder: Path, notes: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The rows of ``folder/ops.tsv`` and its ``summary.json`` as :func:`write_census` wrote them, or one paragraph
+    naming the file, line or field that no census could hold (the module docstring's door); notes on rows left
+    out go to ``notes``."""
+    path, fix = folder / "summary.json", "It is not what `dawnbench profile --census` writes; count the model again."
+    summary = read_json(path, "profile")
+    counted = schema.load(Census, summary.get("census") if isinstance(summary, dict) else None, path, fix=fix)
+    if why := _memory_fault(counted):
+        raise FileError(path, f"census.memory: {why}. {fix}")
+    rows = read_ops(folder, notes, census=True)
+    for row in rows:
+        if why := _row_fault(row):
+            raise FileError(folder / "ops.tsv", f"{why}. {fix}", line=row["line"])
+    for phase in PHASES:
+        mine = [r for r in rows if r["phase"] == phase]
+        for figure in ("calls", "flops", "bytes"):
+            total, stated = sum(r[figure] or 0 for r in mine), counted["phases"].get(phase, {}).get(figure, 0)
+            if not math.isclose(total, stated, rel_tol=ROUNDING, abs_tol=0.5):
+                raise FileError(folder / "ops.tsv", f"its {phase} rows hold {total:.6g} {figure} in all; "
+                                                    f"summary.json's census.phases.{phase}.{figure} says {stated:.6g} "
+                                                    f"(a row cut, added or edited). {fix}")
+    return rows, summary
+
+
+def _row_fault(row: dict[str, Any]) -> str | None:
+    """Why a census row's FLOPs and bytes are not what its call does, or None."""
+    if row["dtype"] == "float64":
+        return "its dtype is float64, which no census counts"
+    if row["call"]:
+        each = meta_cost(row["call"])
+        for figure, one in zip(("flops", "bytes"), each):
+            if not math.isclose(row[figure] or 0, one * row["calls"], rel_tol=ROUNDING, abs_tol=0.5):
+                return (f"its {figure} are {row[figure] or 0:.6g}, where {row['calls']:,} call(s) of its call do "
+                        f"{one * row['calls']:.6g}")
+        return None
+    if not row["flops"] and not row["bytes"]:
+        return None                      # a view: nothing to count
+    if "tensors=" in row["args"]:        # a multi-tensor op over more tensors than a recorded call may list
+        elements = sum(math.prod(d) for d in row["dims"]) * row["calls"]
+        if max(row["flops"] or 0, row["bytes"] or 0) <= MULTI_TENSOR_PER_ELEMENT * elements:
+            return None
+        return (f"its FLOPs or bytes pass {MULTI_TENSOR_PER_ELEMENT} an element of its {elements:,} (a multi-tensor "
+                "op reads and writes each element once, at most 8 bytes each)")
+    return "it has FLOPs or bytes but no call to count them from"
+
+
+def _memory_fault(counted: dict[str, Any]) -> str | None:
+    """Why a census's memory cannot be its model's, or None: the parts must sum to the total, the weights take
+    2 to 8 bytes a parameter, the gradients at most the weights, the optimizer's state at most two per weight
+    (and a step count each), and the saved activations no more than the forward moved."""
+    memory, parameters = counted["memory"], counted["parameters"]
+    weights = memory["parameters_bytes"]
+    forward = sum(counted["phases"].get(p, {}).get("bytes", 0) for p in ("forward", "loss"))
+    train = counted["mode"] == "train"
+    if memory["total_bytes"] != sum(memory[f"{part}_bytes"] for part in MEMORY_PARTS):
+        return f"total_bytes is not the sum of its parts ({', '.join(MEMORY_PARTS)})"
+    if not 2 * parameters <= weights <= 8 * parameters:
+        return f"parameters_bytes is {weights:,.0f} for {parameters:,} parameters (2 to 8 bytes each)"
+    if memory["gradients_bytes"] > (weights if train else 0):
+        return (f"gradients_bytes is {memory['gradients_bytes']:,.0f}: at most parameters_bytes in training, 0 in "
+                "inference")
+    if memory["optimizer_bytes"] > (2 * weights + 8 * parameters if train and counted["optimizer"] != "none" else 0):
+        return (f"optimizer_bytes is {memory['optimizer_bytes']:,.0f}: at most two states a weight and a step count "
+                "with an optimizer, 0 without one")
+    if memory["activations_fixed_bytes"] > memory["activations_bytes"]:
+        return "activations_fixed_bytes (the part no batch changes) is more than activations_bytes"
+    if memory["activations_bytes"] > forward * (1 + ROUNDING):
+        return (f"activations_bytes is {memory['activations_bytes']:,.0f}, more than the {forward:,.0f} bytes its "
+                "forward and loss moved (every saved tensor is one they read or wrote)")
+    return None
+
+
 # --- the models ------------------------------------------------------------------------------------------
 def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusModel:
     """A Hugging Face config JSON as a model on the meta device, with the head NeuSight's labels used, or ``head`` (a
-    ``transformers`` auto class: ``AutoModelForQuestionAnswering`` for SQuAD fine-tuning)."""
+    key of ``HEAD_CLASSES``: ``qa`` for SQuAD fine-tuning)."""
+    if head is not None and head not in HEAD_CLASSES:
+        raise DawnbenchError(f"--head {head}: the census builds the heads {', '.join(HEAD_CLASSES)}.")
     config_dict = read_json(Path(path), "Hugging Face config")
     import transformers
     from transformers import CONFIG_MAPPING
@@ -320,10 +435,10 @@ def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusMod
         # step runs, and mixed precision keeps fp32 weights
         config = transformers.AutoConfig.for_model(**{k: v for k, v in config_dict.items() if k not in (
             "architectures", "transformers_version", "torch_dtype", "dtype")})
-        head = head or HEADS.get(mode, {}).get(kind) or ("AutoModelForSeq2SeqLM" if kind in SEQ2SEQ else
-                                                         "AutoModelForCausalLM")
+        auto = (HEAD_CLASSES[head] if head else HEADS.get(mode, {}).get(kind)) or (
+            "AutoModelForSeq2SeqLM" if kind in SEQ2SEQ else "AutoModelForCausalLM")
         with torch.device("meta"):
-            model = getattr(transformers, head).from_config(config, attn_implementation="eager",
+            model = getattr(transformers, auto).from_config(config, attn_implementation="eager",
                                                              torch_dtype=torch.float32)
     except Exception as err:          # noqa: BLE001 — transformers' own checks raise many kinds on a bad config
         raise FileError(path, f"transformers cannot build a {kind} model from it ({type(err).__name__}: "
@@ -355,4 +470,4 @@ def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusMod
 
     # a model is named by its file, or by its folder where the file is the usual config.json
     name = Path(path).parent.name if Path(path).stem == "config" and Path(path).parent.name else Path(path).stem
-    return CensusModel(name, "huggingface", model, inputs, loss, "adamw", True)
+    return CensusModel(name + (f" ({head} head)" if head else ""), "huggingface", model, inputs, loss, "adamw", True)

@@ -396,6 +396,7 @@ def write_ops(rows: list[dict[str, Any]], path: Path, columns: tuple[str, ...] =
 
 TEXT_COLUMNS = {"op", "shapes", "dtype", "precision", "bound", "args", "layout", "call", "phase"}
 MAX_CALLS = 1e9              # calls of one op in a profiled window: no window holds more
+MAX_PARAMETERS = 10**13      # no model has been trained at ten trillion parameters: a config past it is a typo
 # What each recorded argument can be (PROBLEM_ARGS): a stride, dilation, group count, layer count or width of
 # at least 1, a padding of at least 0, a flag or mode a small whole number.
 ARG_LOW = {"stride": 1, "dilation": 1, "groups": 1, "hidden_size": 1, "num_layers": 1, "padding": 0,
@@ -404,9 +405,9 @@ ARG_LOW = {"stride": 1, "dilation": 1, "groups": 1, "hidden_size": 1, "num_layer
 ARG_HIGH = {"transposed": 1, "batch_first": 1, "bidirectional": 1, "mode": 4, "lists": 16}
 
 
-def parse_shapes(text: str) -> list[list[int]]:
-    """``"64x3x32x32, 10, scalar"`` → [[64, 3, 32, 32], [10], []]: each dimension a positive integer under
-    ``schema.MAX_DIM`` (a ValueError says which is not)."""
+def parse_shapes(text: str, largest: int = schema.MAX_DIM) -> list[list[int]]:
+    """``"64x3x32x32, 10, scalar"`` → [[64, 3, 32, 32], [10], []]: each dimension a positive integer up to
+    ``largest`` (a ValueError says which is not)."""
     out = []
     for part in text.split(", ") if text else []:
         if part in ("", "scalar"):
@@ -414,9 +415,9 @@ def parse_shapes(text: str) -> list[list[int]]:
             continue
         dims = []
         for d in part.split("x"):
-            if not (d.isascii() and d.isdigit()) or not 1 <= int(d) <= schema.MAX_DIM:
+            if not (d.isascii() and d.isdigit()) or not 1 <= int(d) <= largest:
                 raise ValueError(f"shapes holds {part!r}: a tensor's dimensions are whole numbers from 1 to "
-                                 f"{schema.MAX_DIM:,}")
+                                 f"{largest:,}")
             dims.append(int(d))
         out.append(dims)
     return out
@@ -518,7 +519,7 @@ def read_ops(out: Path, notes: list[str] | None = None, census: bool = False) ->
         if len(values) != len(columns):
             raise FileError(path, f"{len(values)} columns where the header has {len(columns)}. {fix}", line=number)
         why = None
-        row: dict[str, Any] = {"args": "", "layout": "", "call": ""}
+        row: dict[str, Any] = {"args": "", "layout": "", "call": "", "line": number}
         for column, value in zip(columns, values):
             if column in TEXT_COLUMNS:
                 row[column] = value
@@ -538,10 +539,13 @@ def read_ops(out: Path, notes: list[str] | None = None, census: bool = False) ->
             why = "an op the profiler timed in the window that the census step did not run (no shapes of its own)"
         if why is None:
             try:
-                row["dims"], row["arg_values"] = parse_shapes(row["shapes"]), parse_args(row["args"])
+                # a census's multi-tensor row lists each list's elements in all: every parameter, not one dimension
+                listed = census and "tensors=" in row["args"]
+                row["dims"] = parse_shapes(row["shapes"], MAX_PARAMETERS if listed else schema.MAX_DIM)
+                row["arg_values"] = parse_args(row["args"])
             except ValueError as err:
                 why = str(err)
-            broken = check_call(row["call"]) if why is None and row["call"] else None
+            broken = check_call(row["call"], allocates=not census) if why is None and row["call"] else None
             if broken is None and row["call"] and _call_op(row["call"]) != row["op"]:
                 broken = f"it calls {_call_op(row['call'])[:60]}, not the row's {row['op'][:60]}"
             if why is None and row["layout"] and not _layout_fits(row["layout"], row["dims"]):
