@@ -257,18 +257,20 @@ def _folder(w: Path) -> Path:
     return w / "elsewhere"
 
 
-def _census(w: Path, change: tuple | None = None) -> Path:
+def _census(w: Path, change: tuple | None = None, mode: str = "train") -> Path:
     """A census folder as ``profile --census`` writes it (a tiny model's), its summary's ``census`` ``change``d:
     (field, value) — a dict merged into the field's — or (None, value): the whole ``census`` replaced; a memory
     ``total_bytes`` of None is made the sum of its parts (so that only the part changed is wrong)."""
     from dawnbench.profiling.census import census, hf_config_model, write_census
     folder = w / "census"
-    write_census(census(hf_config_model(_config(w), "train"), 1, 8, "train"), folder)
+    write_census(census(hf_config_model(_config(w), mode), 1, 8, mode), folder)
     if change is not None:
         doc = json.loads((folder / "summary.json").read_text())
         field, value = change
         if field is None:
             doc["census"] = value
+        elif field.startswith("/"):                 # a field of the summary itself, beside its census
+            doc[field[1:]] = value
         else:
             doc["census"][field] = {**doc["census"][field], **value} if isinstance(value, dict) else value
             memory = doc["census"]["memory"]
@@ -654,6 +656,23 @@ CASES: list[tuple[str, str, ArgsOf]] = [
         "analyze", _unnamed_log(w, *given)])(given)) for name, given in (
         ("accuracy-200", (200, 1, 30.0)), ("accuracy-negative", (-5, 1, 30.0)), ("accuracy-text", ("high", 1, 30.0)),
         ("million-epochs-in-0.3s", (0.5, 1_000_000, 0.3)))],
+    *[(f"w8-census-summary-{name}", "refused", (lambda change: lambda w, run: [
+        "predict", _census(w, change), "--device", "H100"])(change)) for name, change in (
+        ("inference-of-a-training-step", ("mode", "inference")), ("bf16-of-fp32-rows", ("precision", "bf16")),
+        ("optimizer-lion", ("optimizer", "Lion")), ("optimizer-null-with-its-rows", ("optimizer", None)),
+        ("batch-size-not-its-census", ("/batch_size", 4096)))],
+    ("w8-census-inference-with-epochs", "refused", lambda w, run: [
+        "predict", _census(w, mode="inference"), "--device", "H100", "--epochs", "3", "--samples-per-epoch", "88000"]),
+    ("w8-census-inference-optimizer", "refused", lambda w, run: [
+        "profile", _config(w), "--census", "--batch", "1", "--seqlen", "8", "--mode", "inference", "--optimizer",
+        "adamw", "--out", w / "c"]),
+    ("w8-census-past-every-gpu", "refused", lambda w, run: [
+        "profile", _config(w, {"max_position_embeddings": 1 << 20}), "--census", "--batch", "65536", "--seqlen",
+        str(1 << 20), "--out", w / "c"]),
+    ("w8-census-config-sizes-disagree", "refused", lambda w, run: [
+        "profile", _config(w, {"model_type": "llama", "hidden_size": 32, "num_hidden_layers": 1,
+                               "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 64}),
+        "--census", "--batch", "1", "--seqlen", "8", "--out", w / "c"]),
     ("w7-census-to-explain", "refused", lambda w, run: ["explain", _census(w)]),
     ("w8-census-target-no-metric", "refused", lambda w, run: ["predict", _census(w), "--device", "H100",
                                                                "--target", "200"]),

@@ -191,3 +191,13 @@ def test_head_counts_a_config_for_squad_fine_tuning(tmp_path: Path) -> None:
     # the pre-training head adds a vocabulary-wide decoder and next-sentence classifier: more parameters, a larger loss
     assert counted["qa"]["parameters"] < counted["pretraining"]["parameters"]
     assert counted["qa"]["phases"]["loss"]["bytes"] < counted["pretraining"]["phases"]["loss"]["bytes"]
+
+
+def test_the_same_datasheet_in_two_files_is_one_gpu(tmp_path: Path) -> None:
+    from dawnbench.prediction.on_gpu import sheets
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_text(json.dumps(SHEET))
+    assert len(sheets([str(tmp_path / "a.json"), str(tmp_path / "b.json")])) == 1
+    (tmp_path / "b.json").write_text(json.dumps({**SHEET, "Mem_Bw": 900}))
+    with pytest.raises(DawnbenchError, match="different figures"):
+        sheets([str(tmp_path / "a.json"), str(tmp_path / "b.json")])

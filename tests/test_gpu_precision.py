@@ -147,6 +147,36 @@ def test_a_cached_model_is_read_only_when_it_is_this_users_own_and_a_model(tmp_p
     assert _cached(tmp_path / "absent.pickle") is None
 
 
+class _Planted:
+    """A pickle that would run a command when loaded."""
+
+    def __init__(self, proof: Path) -> None:
+        self.proof = proof
+
+    def __reduce__(self) -> tuple:
+        import os
+        return os.system, (f"touch {self.proof}",)
+
+
+def test_a_planted_pickle_in_the_cache_runs_nothing(tmp_path: Path) -> None:
+    """Only a kernel model's own classes and numpy's arrays may be named by the cached file: a pickle that calls
+    os.system is refused before anything runs — whoever wrote it, through a link or in a folder others can write."""
+    import os
+    import pickle
+
+    from dawnbench.prediction.gpu_model import _cached
+    folder = tmp_path / "models"
+    folder.mkdir(mode=0o700)
+    path, proof = folder / "kernel-model-x.pickle", tmp_path / "pwned"
+    path.write_bytes(pickle.dumps(_Planted(proof)))
+    os.chmod(path, 0o600)
+    assert _cached(path) is None and not proof.exists()
+    (folder / "link.pickle").symlink_to(path)
+    assert _cached(folder / "link.pickle") is None and not proof.exists()
+    os.chmod(folder, 0o777)
+    assert _cached(path) is None and not proof.exists()
+
+
 @pytest.mark.slow   # two fits of the kernel model, a few seconds each on an idle machine
 def test_a_fresh_fit_gives_the_cached_model(censuses: dict[str, Path], tmp_path: Path, monkeypatch) -> None:
     from dawnbench.prediction.gpu_model import fit, kernel_model, predict_ops

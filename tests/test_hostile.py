@@ -121,7 +121,8 @@ def test_report_never_embeds_a_linked_figure(capsys, tmp_path, secret):
     (profile / "roofline.png").symlink_to(secret)
     (tmp_path / "runs" / "log.txt").write_text(":::MLLOG " + json.dumps(
         {"key": "run_start", "time_ms": 0, "metadata": {}}) + "\n:::MLLOG " + json.dumps(
-        {"key": "run_stop", "time_ms": 1000, "metadata": {"status": "success"}}) + "\n")
+        {"key": "eval_accuracy", "time_ms": 900, "value": 0.9, "metadata": {"epoch_num": 1}}) + "\n:::MLLOG " +
+        json.dumps({"key": "run_stop", "time_ms": 1000, "metadata": {"status": "success"}}) + "\n")
     code, _, _ = run_cli(capsys, "report", tmp_path / "runs", "--out", tmp_path / "report")
     html = (tmp_path / "report" / "index.html").read_text()
     assert code == 0 and "roofline.png: a symbolic link" in html

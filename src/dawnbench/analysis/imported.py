@@ -125,8 +125,7 @@ def _evaluations(path: Path, records: list, start: float, stop: float, task: Any
                 or not metric.low <= value * scale <= metric.high:
             raise _problem(path, number, f"eval_accuracy {value!r}{f' × {scale:g}' if scale != 1 else ''} is not "
                                          f"{task.name}'s {metric.name} (a number from {metric.low:g} to "
-                                         f"{metric.high:g})" + ("; a log of fractions of a percentage imports with "
-                                                                "--scale 100." if scale == 1 else "."))
+                                         f"{metric.high:g}).")
         for field, kind in (("epoch_num", schema.Epochs), ("samples_count", schema.Count)):
             if field in meta or field == "epoch_num":
                 why = schema.why_not(kind, meta.get(field), f"metadata.{field}")

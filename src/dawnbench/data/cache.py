@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -21,6 +22,23 @@ CACHE_FORMAT = 1
 def user_cache() -> Path:
     """dawnbench's folder of the user's cache directory (``$XDG_CACHE_HOME``, else ``~/.cache``)."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dawnbench"
+
+
+def kept(kind: str) -> Path:
+    """Where dawnbench keeps what it derived for this user (``models``: the fitted kernel model; ``censuses``: marks
+    of the censuses it wrote): ``$DAWNBENCH_CACHE``, else the user's cache directory."""
+    return Path(os.environ.get("DAWNBENCH_CACHE") or user_cache()).expanduser() / kind
+
+
+def trusted_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (not a link) of this user in a folder of this user, neither writable by
+    anyone else (what a cache may trust: no one but the user could have put it there)."""
+    try:
+        infos = (path.lstat(), path.parent.lstat())
+    except OSError:
+        return False
+    return stat.S_ISREG(infos[0].st_mode) and stat.S_ISDIR(infos[1].st_mode) and all(
+        info.st_uid == os.getuid() and not info.st_mode & 0o022 for info in infos)
 
 
 def data_root() -> Path:

@@ -363,7 +363,8 @@ def check_point(at: str, epoch: float, samples: float, timed: float, devices: in
                 task: str = "") -> None:
     """One point of training — ``epoch`` epochs, ``samples`` samples, ``timed`` seconds on ``devices`` — as physics
     allows it: an epoch of 1 to ``MAX_EPOCH_SAMPLES`` samples (of a task's official split: within
-    ``EPOCH_SLACK``× its ``size``), no device past ``MAX_SAMPLES_PER_S``. A ValueError names ``at`` and the rule."""
+    ``EPOCH_SLACK``× its ``size``) and of at least ``MIN_EPOCH_S``, no device past ``MAX_SAMPLES_PER_S``. A
+    ValueError names ``at`` and the rule."""
     if epoch > 0 and samples > 0:
         per_epoch = samples / epoch
         if not 1 <= per_epoch <= bounds.MAX_EPOCH_SAMPLES:
@@ -374,6 +375,9 @@ def check_point(at: str, epoch: float, samples: float, timed: float, devices: in
             raise ValueError(f"{at} epoch {epoch:g} and samples {samples:g} make an epoch of {per_epoch:,.6g} "
                              f"samples, but an epoch of {task}'s training split holds {size:,}: give the samples "
                              "trained so far and the epochs they make")
+    if timed > 0 and epoch / timed > 1 / bounds.MIN_EPOCH_S:
+        raise ValueError(f"{at} epoch {epoch:g} in {timed:g} timed seconds: an epoch is at least one optimizer step "
+                         f"({bounds.MIN_EPOCH_S:g} s, a kernel's launch), so no run trains that many")
     if timed > 0 and samples / timed > devices * bounds.MAX_SAMPLES_PER_S:
         raise ValueError(f"{at} samples {samples:g} in {timed:g} timed seconds is {samples / timed:.3g} samples/s on "
                          f"{devices} device(s): no device trains on more than {bounds.MAX_SAMPLES_PER_S:g} a second")

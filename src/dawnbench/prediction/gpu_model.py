@@ -57,7 +57,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from dawnbench.analysis.kernel_classes import shares
-from dawnbench.data.cache import user_cache
+from dawnbench.data.cache import kept, trusted_file
 from dawnbench.prediction.datasheet import Datasheet, catalog
 from dawnbench.prediction.efficiency import Efficiency
 from dawnbench.prediction.kernel_data import (
@@ -133,26 +133,36 @@ def offsets_of(rows: list[tuple[str, Kernel, float]], peak_of: dict[str, float],
 @dataclass
 class Trees:
     """A fitted ``HistGradientBoostingRegressor`` as its trees alone — what predicting needs, in numpy, so that a
-    model read from the cache neither imports scikit-learn (a second of a command's start) nor starts its threads."""
+    model read from the cache neither imports scikit-learn (a second of a command's start) nor starts its threads.
+    The trees are stacked (one row of nodes each, padded with leaves) and walked all at once, a level a step."""
     baseline: float
-    nodes: list[np.ndarray]           # each tree's nodes: feature_idx, num_threshold, left, right, is_leaf, value
+    feature: np.ndarray               # trees × nodes: the feature each node splits on
+    threshold: np.ndarray             # ... the value it splits at (at most: left)
+    left: np.ndarray
+    right: np.ndarray
+    leaf: np.ndarray                  # whether the node is a leaf (every padding node is)
+    value: np.ndarray                 # a leaf's value
 
     @classmethod
     def of(cls, fitted: Any) -> Trees:
-        keep = ("feature_idx", "num_threshold", "left", "right", "is_leaf", "value")
-        return cls(float(np.ravel(fitted._baseline_prediction)[0]),
-                   [np.array(tree.nodes[list(keep)]) for [tree] in fitted._predictors])
+        trees = [tree.nodes for [tree] in fitted._predictors]
+        shape = (len(trees), max(len(t) for t in trees))
+        out = {"feature": np.zeros(shape, np.intp), "threshold": np.zeros(shape), "left": np.zeros(shape, np.intp),
+               "right": np.zeros(shape, np.intp), "leaf": np.ones(shape, bool), "value": np.zeros(shape)}
+        for i, nodes in enumerate(trees):
+            for name, field in (("feature", "feature_idx"), ("threshold", "num_threshold"), ("left", "left"),
+                                ("right", "right"), ("leaf", "is_leaf"), ("value", "value")):
+                out[name][i, :len(nodes)] = nodes[field]
+        return cls(float(np.ravel(fitted._baseline_prediction)[0]), **out)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """The regression at each row of ``x`` (features never missing: each is a finite number)."""
-        out, rows = np.full(len(x), self.baseline), np.arange(len(x))
-        for nodes in self.nodes:
-            at = np.zeros(len(x), dtype=np.intp)
-            while not (leaf := nodes["is_leaf"][at].astype(bool)).all():
-                left = x[rows, nodes["feature_idx"][at]] <= nodes["num_threshold"][at]
-                at = np.where(leaf, at, np.where(left, nodes["left"][at], nodes["right"][at]))
-            out += nodes["value"][at]
-        return out
+        trees = np.arange(len(self.leaf))[:, None]
+        at = np.zeros((len(self.leaf), len(x)), dtype=np.intp)            # each tree's node for each row
+        while not (leaf := self.leaf[trees, at]).all():
+            go_left = x[np.arange(len(x))[None, :], self.feature[trees, at]] <= self.threshold[trees, at]
+            at = np.where(leaf, at, np.where(go_left, self.left[trees, at], self.right[trees, at]))
+        return self.baseline + self.value[trees, at].sum(axis=0)
 
 
 class ClassModel:
@@ -312,15 +322,29 @@ def fit_key(leave_out: tuple[str, ...]) -> str:
 
 def _cached(path: Path) -> KernelModel | None:
     """The model pickled at ``path`` by this user, or None (absent, unreadable, or writable by others: refitted)."""
+    if not trusted_file(path):
+        return None
     try:
-        info = path.stat()
-        if info.st_uid != os.getuid() or info.st_mode & 0o022:
-            return None
         with path.open("rb") as file:
-            model = pickle.load(file)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+            model = _ModelUnpickler(file).load()
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
         return None
     return model if isinstance(model, KernelModel) else None
+
+
+class _ModelUnpickler(pickle.Unpickler):
+    """Unpickles a kernel model and nothing else: the model's own classes and numpy's arrays are the only globals a
+    file may name, so a pickle planted in the cache cannot call anything (``os.system`` is refused, not run)."""
+
+    ALLOWED = {("dawnbench.prediction.gpu_model", "KernelModel"), ("dawnbench.prediction.gpu_model", "ClassModel"),
+               ("dawnbench.prediction.gpu_model", "Trees"), ("dawnbench.prediction.efficiency", "Efficiency"),
+               ("numpy", "dtype"), ("numpy", "ndarray"), ("numpy._core.multiarray", "_reconstruct"),
+               ("numpy.core.multiarray", "_reconstruct")}
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in self.ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} is not part of a kernel model")
+        return super().find_class(module, name)
 
 
 @lru_cache(maxsize=8)
@@ -337,6 +361,7 @@ def kernel_model(leave_out: tuple[str, ...] = ()) -> KernelModel:
             model.intervals = {kind: interval(by_gpu) for kind, by_gpu in validation_errors(fit).items()}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.chmod(0o700)      # a folder only the user writes: what _cached trusts (whatever the umask)
             with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, prefix=".fit-") as file:
                 pickle.dump(model, file)
             os.chmod(file.name, 0o600)
@@ -348,7 +373,7 @@ def kernel_model(leave_out: tuple[str, ...] = ()) -> KernelModel:
 
 def cache_dir() -> Path:
     """``$DAWNBENCH_CACHE``, else the user's cache directory."""
-    return Path(os.environ.get("DAWNBENCH_CACHE") or user_cache()).expanduser() / "models"
+    return kept("models")
 
 
 def predict_ops(rows: list[dict[str, Any]], sheet: Datasheet, model: KernelModel) -> dict[str, Any]:

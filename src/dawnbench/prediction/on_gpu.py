@@ -20,8 +20,10 @@ single-GPU instance exists, said so. ``ranking`` orders the GPUs that fit by the
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +85,7 @@ def sheets(names: list[str]) -> list[Datasheet]:
     for name in names:
         for sheet in (catalog().values() if name.lower() == "gpus" else [datasheet(name)]):
             known = out.setdefault(sheet.name, sheet)
-            if known != sheet:
+            if replace(known, origin=sheet.origin) != sheet:      # the same figures in two files are one GPU
                 raise DawnbenchError(f"--device: {known.origin} and {sheet.origin} both name a GPU {sheet.name!r} "
                                      "with different figures: the results could not be told apart. Give each file "
                                      "its own Device name.")
@@ -128,9 +130,13 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
     gpus = sheets(names)
     notes: list[str] = []
     details: list[str] = []
-    folder = Path(path) if (Path(path) / "summary.json").is_file() else profile_folder(Path(path))
+    # a summary.json that is there but not a plain file (a FIFO, a folder) is refused by its reader, saying so
+    folder = Path(path) if os.path.lexists(Path(path) / "summary.json") else profile_folder(Path(path))
     rows, summary, step = read_rows(folder, notes, batch, details)
     census = summary.get("census") or {}
+    if census.get("mode") == "inference" and (epochs, samples, target) != (None, None, None):
+        raise DawnbenchError(f"{folder} is an inference census: it trains nothing, so it has no epochs or time to "
+                             "a target; drop --epochs, --samples-per-epoch and --target (its step is predicted).")
     if target is not None and census.get("kind") == "huggingface":
         raise DawnbenchError(f"--target {target:g}: {folder} is a census of a model, which has no task and so no "
                              "metric a target could be of; give the epochs to your own target with --epochs.")

@@ -45,6 +45,8 @@ optimizers live inside their ``train`` loops; the census says which it used).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 import time
@@ -61,8 +63,9 @@ from torch.utils._pytree import tree_flatten
 from typing_extensions import TypedDict
 
 from dawnbench import environment, schema
+from dawnbench.data.cache import kept, trusted_file
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.io import atomic_write_json, read_json
+from dawnbench.io import atomic_write_json, atomic_write_text, read_foreign, read_json
 from dawnbench.profiling.calls import MAX_CALL_CHARS, encode, layouts, meta_cost
 from dawnbench.profiling.gpu_autocast import TF32_OPS, CudaAutocast
 from dawnbench.profiling.ops import (
@@ -200,6 +203,9 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
     of ``ops.tsv`` and the summary."""
     started = time.perf_counter()
     if optimizer is not None:
+        if mode != "train":
+            raise DawnbenchError(f"--optimizer {optimizer}: an inference census runs no optimizer (drop it, or count "
+                                 "--mode train).")
         if optimizer not in OPTIMIZERS:
             raise DawnbenchError(f"--optimizer {optimizer}: the census steps {', '.join(OPTIMIZERS)}.")
         model = replace(model, optimizer=optimizer)
@@ -219,10 +225,11 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
         raise
     except Exception as err:          # noqa: BLE001 — the model's own code (transformers, an entry) may raise anything
         raise DawnbenchError(f"{model.name}: the census could not trace its {mode} step on the meta device "
-                             f"({type(err).__name__}: {str(err).splitlines()[0][:300] if str(err) else '-'}). A "
-                             "model whose forward reads tensor values (data-dependent shapes, .item()) cannot be "
-                             "counted without running it: profile it on a machine instead (`dawnbench profile`)."
-                             ) from None
+                             f"({type(err).__name__}: {str(err).splitlines()[0][:300] if str(err) else '-'}). Either "
+                             "its sizes disagree with each other (a config's heads, key-value heads and widths: check "
+                             "them against the model's documented config), or its forward reads tensor values "
+                             "(data-dependent shapes, .item(), a mixture of experts' routing), which the census "
+                             "cannot count without running the model.") from None
     progress("activations at a second batch")
     other = 2 if batch == 1 else 1         # a second point: the activations' part that does not grow with the batch
     for p in params:
@@ -257,6 +264,9 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
                            "outputs") + "; no allocator fragmentation or workspace"},
         "seconds": time.perf_counter() - started},
         "entry": model.name, "precision": precision, "batch_size": batch, "rows": len(rows)}
+    if why := schema.why_not(Census, summary["census"], "census"):   # a step too large for any GPU's figures
+        shape = f"batch {batch}" + (f" × {seqlen} tokens" if seqlen else "")
+        raise DawnbenchError(f"{model.name} at {shape}: {why}. No GPU holds such a step; lower --batch or --seqlen.")
     return {"summary": summary, "rows": rows}
 
 
@@ -333,6 +343,14 @@ def write_census(doc: dict[str, Any], out: Path) -> None:
     write_ops(doc["rows"], out / "ops.tsv", CENSUS_COLUMNS)
     made = environment.provenance(torch.device("cpu"))   # command, commit and tree, date, machine
     atomic_write_json(out / "summary.json", {**doc["summary"], **made, "out": str(out)})
+    mark = _mark(out)
+    try:                                 # a census read back is recounted where the mark cannot be left: slower only
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.parent.chmod(0o700)          # a folder only the user writes: what read_census trusts
+        atomic_write_text(mark, "")
+        mark.chmod(0o600)
+    except OSError:
+        pass
 
 
 def read_census(folder: Path, notes: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -344,10 +362,16 @@ def read_census(folder: Path, notes: list[str]) -> tuple[list[dict[str, Any]], d
     counted = schema.load(Census, summary.get("census") if isinstance(summary, dict) else None, path, fix=fix)
     if why := _memory_fault(counted):
         raise FileError(path, f"census.memory: {why}. {fix}")
+    if summary.get("batch_size") != counted["batch"]:
+        raise FileError(path, f"batch_size is {json.dumps(summary.get('batch_size'))[:20]} but census.batch is "
+                              f"{counted['batch']}. {fix}")
     rows = read_ops(folder, notes, census=True)
-    for row in rows:
-        if why := _row_fault(row):
-            raise FileError(folder / "ops.tsv", f"{why}. {fix}", line=row["line"])
+    if not trusted_file(_mark(folder)):          # a census this user's dawnbench wrote, untouched, was counted already
+        for row in rows:
+            if why := _row_fault(row):
+                raise FileError(folder / "ops.tsv", f"{why}. {fix}", line=row["line"])
+    if why := _step_fault(counted, rows):
+        raise FileError(folder / "ops.tsv", f"{why}. {fix}")
     for phase in PHASES:
         mine = [r for r in rows if r["phase"] == phase]
         for figure in ("calls", "flops", "bytes"):
@@ -357,6 +381,15 @@ def read_census(folder: Path, notes: list[str]) -> tuple[list[dict[str, Any]], d
                                                     f"summary.json's census.phases.{phase}.{figure} says {stated:.6g} "
                                                     f"(a row cut, added or edited). {fix}")
     return rows, summary
+
+
+def _mark(folder: Path) -> Path:
+    """The mark :func:`write_census` leaves in the user's cache for the census it wrote in ``folder``: named by the
+    digest of its two files, so that any edit of either is a census no mark vouches for (recounted row by row)."""
+    digest = hashlib.sha256()
+    for name in ("ops.tsv", "summary.json"):
+        digest.update(read_foreign(folder / name, "profile") + b"\0")
+    return kept("censuses") / digest.hexdigest()
 
 
 def _row_fault(row: dict[str, Any]) -> str | None:
@@ -379,6 +412,27 @@ def _row_fault(row: dict[str, Any]) -> str | None:
         return (f"its FLOPs or bytes pass {MULTI_TENSOR_PER_ELEMENT} an element of its {elements:,} (a multi-tensor "
                 "op reads and writes each element once, at most 8 bytes each)")
     return "it has FLOPs or bytes but no call to count them from"
+
+
+def _step_fault(counted: dict[str, Any], rows: list[dict[str, Any]]) -> str | None:
+    """Why a census's rows are not the step its summary says — its mode, optimizer and precision — or None."""
+    phases = {r["phase"] for r in rows if r["calls"]}
+    stepped = counted["optimizer"] not in (None, OPTIMIZERS["none"][0])
+    if counted["mode"] == "inference" and phases - {"forward"}:
+        return f"summary.json says inference, but it holds {', '.join(sorted(phases - {'forward'}))} rows"
+    if counted["mode"] == "train" and "backward" not in phases:
+        return "summary.json says train, but it holds no backward rows"
+    if counted["optimizer"] is not None and counted["optimizer"] not in {label for label, _ in OPTIMIZERS.values()}:
+        return f"census.optimizer {counted['optimizer'][:40]!r} is none the census steps"
+    if ("optimizer" in phases) != stepped:
+        return (f"census.optimizer is {json.dumps(counted['optimizer'])}, but it holds "
+                f"{'optimizer rows' if 'optimizer' in phases else 'no optimizer rows'}")
+    labels = {r["precision"] for r in rows}
+    if not labels <= {"fp32", counted["precision"]} or (counted["precision"] != "fp32" and counted["precision"]
+                                                         not in labels):
+        return (f"summary.json says {counted['precision']}, but its rows run in {', '.join(sorted(labels))} (a step "
+                f"counted in {counted['precision']} runs some of its ops so)")
+    return None
 
 
 def _memory_fault(counted: dict[str, Any]) -> str | None:
