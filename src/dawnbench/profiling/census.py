@@ -471,7 +471,10 @@ def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusMod
     import transformers
     from transformers import CONFIG_MAPPING
     transformers.logging.set_verbosity_error()   # its warnings of a config's odd fields: the refusal below says it
-    kind = config_dict.get("model_type") if isinstance(config_dict, dict) else None
+    if not isinstance(config_dict, dict):
+        raise FileError(path, f"a JSON {type(config_dict).__name__}, not an object of a model's fields (a config.json "
+                              "holds one: model_type, hidden_size, …). Pass a model's config.json.")
+    kind = config_dict.get("model_type")
     if not isinstance(kind, str) or kind not in CONFIG_MAPPING:
         raise FileError(path, f"field 'model_type' is {kind!r}, not a model type transformers knows (a config.json "
                               "names one, e.g. bert, gpt2, opt, llama). Pass a model's config.json.")
