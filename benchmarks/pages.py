@@ -257,8 +257,8 @@ def reference() -> dict[Path, str]:
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
     from dawnbench import pricing
     from dawnbench.analysis import documents, mlperf, schedule
-    from dawnbench.harness import record
     from dawnbench.profiling import ops
+    from dawnbench.records import record
     from dawnbench.submissions import validate
 
     kinds = {"result.json": record.RunResult, "evaluation": record.Evaluation, "ops.tsv": ops.OpRow,

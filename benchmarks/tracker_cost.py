@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from dawnbench.harness.record import RunResult, read_result
+from dawnbench.records.record import RunResult, read_result
 
 import bench
 import targets

@@ -33,7 +33,7 @@ HUGE_INT = "1" * 5000
 def make_run(folder: Path) -> Path:
     """A small-cnn run folder on MNIST as `dawnbench run` leaves it (record, log, TSV and an untrained
     model.pt): what the commands that read run folders are given."""
-    from dawnbench.harness.record import Evaluation, RunResult
+    from dawnbench.records.record import Evaluation, RunResult
 
     folder.mkdir(parents=True)
     hparams = {"widths": [16, 32, 64], "batch_size": 64}

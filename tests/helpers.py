@@ -16,8 +16,8 @@ from typing import Any
 from dawnbench.cli import main
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.options import RunOptions, prepare
-from dawnbench.harness.record import Evaluation, RunResult
 from dawnbench.harness.runner import run_seed
+from dawnbench.records.record import Evaluation, RunResult
 
 from scripted_entry import FakeTime, Scripted
 

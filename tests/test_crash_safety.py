@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from dawnbench.harness import mllog
+from dawnbench.records import mllog
 
 
 def start_run(tmp_path):

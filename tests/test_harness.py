@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
+from dawnbench.records import mllog
 
 from helpers import run_scripted
 from scripted_entry import (

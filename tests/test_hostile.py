@@ -22,12 +22,12 @@ from dawnbench.analysis.schedule import schedule
 from dawnbench.data.formats import read_idx
 from dawnbench.entries import Entry, Progress
 from dawnbench.errors import DataError
-from dawnbench.harness.mllog import EventLog
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import RunOptions, prepare
 from dawnbench.harness.runner import run_seed
 from dawnbench.leaderboard.site import entry_page
 from dawnbench.profiling.resources import ResourceMonitor
+from dawnbench.records.mllog import EventLog
 
 from helpers import main_in_process, write_run
 

@@ -16,12 +16,12 @@ from dawnbench.analysis.sweep import parse_grid
 from dawnbench.entries.base import run_for_steps
 from dawnbench.errors import DawnbenchError
 from dawnbench.experiments.sweep import options_for
-from dawnbench.harness import mllog
 from dawnbench.harness.options import RunOptions, prepare
 from dawnbench.harness.runner import run_seed
 from dawnbench.precision import check_precision, precision_scope
 from dawnbench.profiling import measure_roofs, throughput, training_flops_per_sample
 from dawnbench.profiling.roofs import Roofs
+from dawnbench.records import mllog
 from dawnbench.statistics import RunSample, first_run_ratio
 
 from precision_entry import OwnScheme, Recording

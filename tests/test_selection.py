@@ -1,4 +1,4 @@
-"""The same runs counted the same way by every command (harness/selection.py): run's summary, analyze,
+"""The same runs counted the same way by every command (records/selection.py): run's summary, analyze,
 compare, report and export agree on which runs count, each says what it left out and why, an empty
 selection is a sentence — never an empty figure — and export refuses what validate would reject."""
 
@@ -15,8 +15,8 @@ from rich.console import Console
 from dawnbench.analysis import analyze
 from dawnbench.cli import main
 from dawnbench.cli.training import _report
-from dawnbench.harness.record import RunResult
-from dawnbench.harness.selection import select
+from dawnbench.records.record import RunResult
+from dawnbench.records.selection import select
 from dawnbench.reports.html import build_report
 from dawnbench.submissions import export_training
 
@@ -178,7 +178,7 @@ def test_a_copy_with_its_seed_relabelled_inside_one_folder_counts_once(tmp_path,
 
 def test_a_flag_is_not_trusted_only_as_written_and_a_quick_trial_cannot_say_it_is_official(tmp_path):
     from dawnbench.errors import DawnbenchError
-    from dawnbench.harness.record import read_result
+    from dawnbench.records.record import read_result
 
     # the interference sentence deleted, the monitor's own figures kept: still flagged
     [run] = _runs(tmp_path / "edited", [9.0], resources={"others_share_timed": 0.62, "timed_s_sampled": 9.0,
@@ -243,7 +243,7 @@ def test_a_side_of_one_flagged_run_says_1_of_1_as_every_side_does_and_a_card_say
     verdict = " ".join(capsys.readouterr().out.split())
     assert "A: 1 of 1 run counted was flagged as disturbed (other processes took 61 % of the CPUs while its clock " \
            "ran)." in verdict
-    from dawnbench.harness.selection import disturbance
+    from dawnbench.records.selection import disturbance
 
     [record] = [RunResult.from_dict(json.loads((tmp_path / "ref" / "run0" / "result.json").read_text()))]
     assert disturbance([record]).startswith("flagged as disturbed (other processes took 61 %")
@@ -306,7 +306,7 @@ def test_compare_names_the_target_on_its_verdict_and_says_when_the_sides_trained
 def test_a_monitors_figures_are_what_a_monitor_can_write(tmp_path, resources, said):
     """Every verdict line prints the monitor's sentence and share: 500 % of the CPUs, or a forged line, is refused."""
     from dawnbench.errors import DawnbenchError
-    from dawnbench.harness.record import read_result
+    from dawnbench.records.record import read_result
 
     write_run(tmp_path / "r", 0, 9.0, 0.6, resources=resources)
     with pytest.raises(DawnbenchError, match=re.escape(said)):

@@ -107,7 +107,7 @@ def test_a_job_that_ended_before_its_run_wrote_is_a_record_every_reader_takes(tm
     written by the batch, with the planned run's seed, and reads back as a run of the batch (never refused)."""
     from dawnbench.experiments.slurm.batch import PlannedRun
     from dawnbench.experiments.slurm.records import records_in, settle
-    from dawnbench.harness.record import read_result
+    from dawnbench.records.record import read_result
 
     run = PlannedRun("seed=3", ["run", "mnist", "--seed", "3"], tmp_path / "seed-3")
     log = tmp_path / "13_0_log.err"

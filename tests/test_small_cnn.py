@@ -11,7 +11,7 @@ from dawnbench import RunOptions, run_many
 from dawnbench.cli import main
 from dawnbench.entries import load_entry_class
 from dawnbench.entries.small_cnn import make_net
-from dawnbench.harness.record import RunResult, read_result
+from dawnbench.records.record import RunResult, read_result
 
 
 def test_network_shapes():

@@ -194,7 +194,7 @@ def test_a_types_cpu_is_weighted_by_how_long_each_run_ran():
     """Two runs side by side, one of 116 s at 100 % and one of 10 s at 100 %, over a 116 s type: the
     machine carried about 1.09 cores on average, not 2 (what summing the two means said)."""
     from dawnbench.experiments.jobs import _row
-    from dawnbench.harness.record import RunResult
+    from dawnbench.records.record import RunResult
 
     def result(seconds: float) -> RunResult:
         return RunResult(task="mnist", entry="e", seed=0, status="success", official=True, metric="top1",

@@ -18,9 +18,9 @@ from dawnbench import tasks
 from dawnbench.analysis import analyze
 from dawnbench.analysis.imported import import_log
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.record import RunResult, read_result
-from dawnbench.harness.selection import select
 from dawnbench.leaderboard import build_boards
+from dawnbench.records.record import RunResult, read_result
+from dawnbench.records.selection import select
 from dawnbench.submissions import export_training
 
 from helpers import flag_every_run, run_cli

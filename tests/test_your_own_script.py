@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dawnbench.harness.record import RunResult, read_result
+from dawnbench.records.record import RunResult, read_result
 
 from helpers import doc_block, run_cli
 

@@ -23,7 +23,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "DawnbenchError": "dawnbench.errors",
     "RunOptions": "dawnbench.harness.options",
-    "RunResult": "dawnbench.harness.record",
+    "RunResult": "dawnbench.records.record",
     "run": "dawnbench.harness.runner",
     "run_many": "dawnbench.harness.runner",
     "TASKS": "dawnbench.tasks",

@@ -1,7 +1,7 @@
 """What a value in a document dawnbench reads can physically be: one declaration per field, from which the
 check, the error and the documentation's field table all come (pydantic; docs/reference/documents.md).
 
-    class Evaluation:                       # a pydantic dataclass of harness/record.py
+    class Evaluation:                       # a pydantic dataclass of records/record.py
         epoch: Epochs                       # a number from 0 to 1,000,000
         timed_s: Seconds                    # a number of seconds from 0 to 100,000,000
     evaluation = schema.load(Evaluation, doc, path)     # or a FileError naming path and field

@@ -66,7 +66,7 @@ class RunSample:
 
     @classmethod
     def from_result(cls, r: Any) -> RunSample:
-        """From a :class:`~dawnbench.harness.record.RunResult`."""
+        """From a :class:`~dawnbench.records.record.RunResult`."""
         throughput = (r.throughput or {}).get("samples_per_s")
         epochs = r.epochs_to_target if r.succeeded else (r.evals[-1].epoch if r.evals else None)
         last = r.evals[-1] if r.evals else None

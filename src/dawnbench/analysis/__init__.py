@@ -1,7 +1,8 @@
 """Gather runs from a path and summarise them per group (SPEC §7, §10, §11).
 
-    from dawnbench.analysis import collect, analyze
+    from dawnbench.analysis import collect, analyze, compare_paths
     doc = analyze("runs/")            # {"groups": [...], "problems": [...]}
+    verdict = compare_paths("runs/baseline", "runs/mine")["verdict"]   # compare's document, B against A
 
 A *run* is either a directory of this project with a ``result.json`` (its other
 files are not read again), or an MLPerf training log (either format).
@@ -17,7 +18,7 @@ files are not read again), or an MLPerf training log (either format).
 * MLPerf logs are grouped by the directory that holds them, relative to PATH:
   ``mlperf-training-v0.5/dgx1_ngc18.11_pytorch/ssd/result_*.txt`` is group
   ``dgx1_ngc18.11_pytorch/ssd``.
-* Which runs count is the rule every command shares (:mod:`dawnbench.harness.selection`): a
+* Which runs count is the rule every command shares (:mod:`dawnbench.records.selection`): a
   run interrupted before it finished, and one its own resource monitor flagged (other processes
   took more than 5 % of the machine while its clock was timing: ``resources.interference``)
   unless ``include_suspect`` is set, are **kept out of the statistics** and listed in their
@@ -41,8 +42,8 @@ from typing import Any
 
 from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.harness.record import RunResult, read_result
-from dawnbench.harness.selection import disturbance, flagged_counted, run_start_mark, select
+from dawnbench.records.record import RunResult, read_result
+from dawnbench.records.selection import Selection, disturbance, flagged_counted, run_start_mark, select
 from dawnbench.statistics import RunSample, compare, summarize
 
 NO_START = ("no run_start in the head of this run's event log (missing, cut, damaged, or past its first MiB): whether "
@@ -248,3 +249,59 @@ def analyze(path: str | Path, include_suspect: bool = False) -> dict[str, Any]:
                         "flagged_counted": flagged_counted(g.results)} for g in groups],
             "problems": [{"file": p.file, "line": p.line, "severity": "error", "message": p.message}
                          for p in problems]}
+
+
+def compare_paths(a: str | Path, b: str | Path, include_suspect: bool = False) -> dict[str, Any]:
+    """``compare``'s document: B's runs against A's (each a folder of runs or MLPerf logs of one configuration) —
+    the statistics and verdict of :func:`compared`, each side's target words and disturbance clause (``targets``,
+    ``disturbed``), the runs left out and the flagged runs counted, and the notes a reader needs beside the verdict
+    (problems read, imported or self-reported runs). A side with no run counted, or with several configurations, is
+    refused in one paragraph."""
+    sides, left_out, notes, targets, flagged, disturbed, listed = [], {}, [], {}, {}, {}, {}
+    for side, path in (("a", a), ("b", b)):
+        groups, problems = collect(path, include_suspect)
+        _one_configuration(side, path, groups)
+        listed[side] = [r for g in groups for r in g.listed]
+        samples = [s for g in groups for s in g.samples]
+        chosen = Selection([r for g in groups for r in g.results], [x for g in groups for x in g.left_out])
+        if not samples:
+            why = chosen.sentence() or (f"{len(problems)} file(s) could not be read, first: {problems[0].file}: "
+                                        f"{problems[0].message}" if problems else "no run folder or MLPerf log here.")
+            raise DawnbenchError(f"{path}: no runs counted. {why}")
+        if chosen.sentence():
+            notes.append(f"{side.upper()}: {path}: {chosen.sentence()}")
+        notes += [f"{side.upper()}: problem: {p.file}{':' + str(p.line) if p.line else ''}: {p.message}"
+                  for p in problems]       # a file not read, a run whose copies cannot be told: said, as analyze does
+        left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
+        flagged[side] = flagged_counted(chosen.counted)
+        disturbed[side] = disturbance(chosen.counted, chosen.left_out, len(samples))
+        targets[side] = target_words([r for g in groups for r in g.results])
+        mine = sum(r.self_reported for g in groups for r in g.results)
+        if any(r.imported for g in groups for r in g.results):
+            notes.append(f"{side.upper()}: {path}: holds runs imported from MLPerf logs, timed by MLPerf's clock "
+                         "(run_start to run_stop, evaluations included), not dawnbench's")
+        logs = sum(1 for g in groups for s in g.samples) - sum(len(g.results) for g in groups)
+        if mine or logs:
+            notes.append(f"{side.upper()}: {path}: self-reported runs: {mine + logs} (the accuracy is the script's or "
+                         "the MLPerf log's own, not dawnbench's scorer on the held split)")
+        sides.append(samples)
+    no_run_twice([listed["a"], listed["b"]])
+    return {"a": str(a), "b": str(b), **compared(*sides, (targets["a"], targets["b"]), (disturbed["a"], disturbed["b"])),
+            "left_out": left_out, "flagged_counted": flagged, "notes": notes, "targets": targets,
+            "disturbed": disturbed}
+
+
+def _one_configuration(side: str, path: str | Path, groups: list[Group]) -> None:
+    """Refuse a side whose runs counted are of several configurations, as `analyze` and `report` group them: pooled,
+    two learning rates would be compared as one configuration with twice the spread."""
+    several = [g for g in groups if g.samples]
+    if len(several) < 2:
+        return
+    named = "; ".join(f"{g.name} (its first run under {Path(path) / g.folder})" for g in several)
+    folders = {g.folder for g in several}
+    how = (f"name a folder that holds one configuration's runs, e.g. {Path(path) / several[0].folder}"
+           if len(folders) == len(several) and "." not in folders else
+           "move each configuration's runs into a folder of its own and name one")
+    raise DawnbenchError(f"{side.upper()}: {path} holds runs of {len(several)} configurations — {named} — and compare "
+                         f"compares one configuration with another, never a pool of several: {how}. `dawnbench analyze "
+                         f"{path}` lists them; `dawnbench report {path} --out DIR` compares each with the first.")

@@ -7,7 +7,7 @@
 ``roofline``, ``similarity``, ``kernels --compare``, ``explain``, ``predict`` and ``report`` read
 ``kernels.json``, a profile's ``summary.json`` and run records only through these functions (``ops.tsv``
 through :func:`dawnbench.profiling.ops.read_ops`, run records through
-:func:`dawnbench.harness.record.check_record`). Each document is declared below as a typed dictionary
+:func:`dawnbench.records.record.check_record`). Each document is declared below as a typed dictionary
 whose fields carry what they can physically be (``dawnbench/schema.py``); the declaration is the check,
 the error and the field table of docs/reference/documents.md. Two kinds of problem:
 
@@ -32,9 +32,9 @@ from typing_extensions import NotRequired, TypedDict  # pydantic reads typing_ex
 
 from dawnbench import bounds, schema
 from dawnbench.errors import FileError
-from dawnbench.harness.record import Measured, MetricValue, check_record
 from dawnbench.precision import EMULATED_ON_CPU
 from dawnbench.profiling.calls import check_call
+from dawnbench.records.record import Measured, MetricValue, check_record
 
 KERNELS_VERSION = 1
 MAX_ROWS = 100_000           # every problem × pass × precision of DeepBench's three sets is ~15,000
@@ -323,7 +323,7 @@ def profile(doc: Any, path: Path) -> tuple[dict[str, Any] | None, list[str]]:
 
 
 def run(doc: Any, path: Path) -> tuple[dict[str, Any] | None, list[str]]:
-    """A run record (its declaration: :class:`dawnbench.harness.record.RunResult`), and the one figure the
+    """A run record (its declaration: :class:`dawnbench.records.record.RunResult`), and the one figure the
     analyses read that the record's own check cannot bound: a fraction of the peak never above 1 (beyond noise)."""
     check_record(doc, path)
     fraction = (doc.get("throughput") or {}).get("fraction_of_peak")

@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 
 from dawnbench import bounds, schema
 from dawnbench.errors import FileError, clipped
-from dawnbench.harness.record import Status, check_point, epoch_size
 from dawnbench.io import read_foreign_text, strict_loads
+from dawnbench.records.record import Status, check_point, epoch_size
 from dawnbench.statistics import RunSample
 
 V05 = re.compile(r":::MLPv0\.5\.0 (\S+) (\S+) \(([^)]*)\) ([A-Za-z_0-9]+)(?::\s*(.*))?")   # a time checked below

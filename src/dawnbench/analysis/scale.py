@@ -34,7 +34,7 @@ import statistics as st
 from typing import Any
 
 from dawnbench.analysis.workloads import SYSTEM, number, system_measures
-from dawnbench.harness.record import RunResult
+from dawnbench.records.record import RunResult
 from dawnbench.statistics import RunSample
 
 

@@ -15,8 +15,8 @@ from rich.text import Text
 
 from dawnbench.environment import describe_hardware
 from dawnbench.harness.observer import RunObserver
-from dawnbench.harness.record import RunResult, Status
-from dawnbench.harness.selection import disturbance, disturbed
+from dawnbench.records.record import RunResult, Status
+from dawnbench.records.selection import disturbance, disturbed
 from dawnbench.tasks import QUICK
 
 if TYPE_CHECKING:

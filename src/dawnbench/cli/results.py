@@ -96,70 +96,23 @@ def cmd_analyze(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.analysis import collect, compared, no_run_twice, target_words
-    from dawnbench.harness.selection import Selection, disturbance, flagged_counted
+    from dawnbench.analysis import compare_paths
 
-    sides, left_out, notes, targets, flagged, disturbed, listed = [], {}, [], {}, {}, {}, {}
-    for side, path in (("a", args.a), ("b", args.b)):
-        groups, problems = collect(path, args.include_suspect)
-        _one_configuration(side, path, groups)
-        listed[side] = [r for g in groups for r in g.listed]
-        samples = [s for g in groups for s in g.samples]
-        chosen = Selection([r for g in groups for r in g.results], [x for g in groups for x in g.left_out])
-        if not samples:
-            why = chosen.sentence() or (f"{len(problems)} file(s) could not be read, first: {problems[0].file}: "
-                                        f"{problems[0].message}" if problems else "no run folder or MLPerf log here.")
-            raise DawnbenchError(f"{path}: no runs counted. {why}")
-        if chosen.sentence():
-            notes.append(f"{side.upper()}: {path}: {chosen.sentence()}")
-        notes += [f"{side.upper()}: problem: {p.file}{':' + str(p.line) if p.line else ''}: {p.message}"
-                  for p in problems]       # a file not read, a run whose copies cannot be told: said, as analyze does
-        left_out[side] = [{"run": r.run_dir, "reason": why} for r, why in chosen.left_out]
-        flagged[side] = flagged_counted(chosen.counted)
-        disturbed[side] = disturbance(chosen.counted, chosen.left_out, len(samples))
-        targets[side] = target_words([r for g in groups for r in g.results])
-        mine = sum(r.self_reported for g in groups for r in g.results)
-        if any(r.imported for g in groups for r in g.results):
-            notes.append(f"{side.upper()}: {path}: holds runs imported from MLPerf logs, timed by MLPerf's clock "
-                         "(run_start to run_stop, evaluations included), not dawnbench's")
-        logs = sum(1 for g in groups for s in g.samples) - sum(len(g.results) for g in groups)
-        if mine or logs:
-            notes.append(f"{side.upper()}: {path}: self-reported runs: {mine + logs} (the accuracy is the script's or "
-                         "the MLPerf log's own, not dawnbench's scorer on the held split)")
-        sides.append(samples)
-    no_run_twice([listed["a"], listed["b"]])
-    doc = {"a": args.a, "b": args.b, **compared(*sides, (targets["a"], targets["b"]), (disturbed["a"], disturbed["b"])),
-           "left_out": left_out, "flagged_counted": flagged, "notes": notes}
+    doc = compare_paths(args.a, args.b, args.include_suspect)
 
     def show() -> None:
-        print_notes(notes, err)
+        print_notes(doc["notes"], err)
         for side in ("a", "b"):
             runs, tta = doc["runs_" + side], doc["tta_median_" + side + "_s"]
-            target = targets[side] or "the target"          # each line whole, as the verdict is
+            target = doc["targets"][side] or "the target"          # each line whole, as the verdict is
             median = (f"median TTA {tta:.2f} s to {target}" if tta is not None and math.isfinite(tta) else
                       f"no median TTA: at least half its runs did not reach {target}")   # not "inf s"
-            flag = f"; {disturbed[side]}" if disturbed[side] else ""
+            flag = f"; {doc['disturbed'][side]}" if doc["disturbed"][side] else ""
             out.print(f"{side.upper()}: {doc[side]} — {runs} run{'' if runs == 1 else 's'}, "
                       f"{doc['failures_' + side]} failed, {median}{flag}", highlight=False)
         out.print(doc["verdict"], style="bold", highlight=False, soft_wrap=True)   # one line to copy
     emit(args, doc, show)
     return EXIT_OK
-
-
-def _one_configuration(side: str, path: str, groups: list) -> None:
-    """Refuse a side whose runs counted are of several configurations, as `analyze` and `report` group them: pooled,
-    two learning rates would be compared as one configuration with twice the spread."""
-    several = [g for g in groups if g.samples]
-    if len(several) < 2:
-        return
-    named = "; ".join(f"{g.name} (its first run under {Path(path) / g.folder})" for g in several)
-    folders = {g.folder for g in several}
-    how = (f"name a folder that holds one configuration's runs, e.g. {Path(path) / several[0].folder}"
-           if len(folders) == len(several) and "." not in folders else
-           "move each configuration's runs into a folder of its own and name one")
-    raise DawnbenchError(f"{side.upper()}: {path} holds runs of {len(several)} configurations — {named} — and compare "
-                         f"compares one configuration with another, never a pool of several: {how}. `dawnbench analyze "
-                         f"{path}` lists them; `dawnbench report {path} --out DIR` compares each with the first.")
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -28,7 +28,7 @@ from dawnbench.cli.common import (
     slurm_options,
 )
 from dawnbench.cli.display import format_number, format_seconds, format_spread
-from dawnbench.harness.record import Status
+from dawnbench.records.record import Status
 from dawnbench.tasks import DEFAULT_TASK, TASKS
 
 
@@ -128,9 +128,9 @@ def _on_slurm(args: argparse.Namespace, options: Any, slurm: Any, out: Console, 
 
 
 def _report(results: list[Any], args: argparse.Namespace, out: Console, err: Console) -> int:
-    """Each run's card and the §7 summary over the runs every command counts (harness/selection.py)."""
+    """Each run's card and the §7 summary over the runs every command counts (records/selection.py)."""
     from dawnbench.cli.display import result_card, runs_table
-    from dawnbench.harness.selection import disturbance, flagged_counted, select
+    from dawnbench.records.selection import disturbance, flagged_counted, select
     from dawnbench.statistics import summarize
 
     chosen = select(results, args.include_suspect)
@@ -213,7 +213,7 @@ def _sweep_on_slurm(args: argparse.Namespace, options: Any, configs: list[dict[s
     from dawnbench.analysis.sweep import config_name, sweep_rows
     from dawnbench.experiments.slurm import PlannedRun, run_batch
     from dawnbench.experiments.sweep import Sweep, options_for
-    from dawnbench.harness.selection import select
+    from dawnbench.records.selection import select
     from dawnbench.statistics import summarize
 
     planned = []

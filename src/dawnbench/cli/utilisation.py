@@ -132,56 +132,24 @@ def cmd_similarity(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _census(args: argparse.Namespace, out: Console, err: Console) -> int:
-    """``profile MODEL --census``: a step counted on the meta device (profiling/census.py), nothing run."""
-    from dawnbench import bounds
-    from dawnbench.experiments.census import task_model
-    from dawnbench.io import output_dir
-    from dawnbench.profiling.census import census, hf_config_model, write_census
+    """``profile MODEL --census``: a step counted on the meta device (``experiments.census.count``), nothing run.
+    A mode of ``profile`` rather than its own verb because it answers profile's question — a step's ops, FLOPs and
+    bytes — for a model that need not run here; the flags of a measured window do not apply to it."""
+    from dawnbench.experiments.census import count
 
-    if args.batch is None:
-        raise DawnbenchError("--census needs --batch B (samples a step; a language model also --seqlen S).")
-    bounds.check_option("--batch", args.batch)
-    bounds.check_option("--seqlen", args.seqlen)
     for flag in ("steps", "without", "device", "subset"):
         if getattr(args, flag):
             raise DawnbenchError(f"--{flag} does not apply to a census: nothing runs (drop it, or profile without "
                                  "--census).")
-    mode = args.mode or "train"
-    target = args.target
-    if target.lower().endswith(".json"):
-        model = hf_config_model(Path(target), mode, args.head)
-    elif args.head:
-        raise DawnbenchError(f"--head applies to a Hugging Face config; {target}'s entry has its own head.")
-    elif target in TASKS:
-        model = task_model(target, args.entry)
-    else:
-        raise DawnbenchError(f"{target}: a census counts a task's entry ({', '.join(TASKS)}) or a Hugging Face "
-                             "config (a .json file); pass one of those.")
-    if args.seqlen is not None and not model.sequence:
-        raise DawnbenchError(f"--seqlen applies to a language model's config; {target}'s inputs have a fixed shape.")
-    folder = Path(args.out or f"census/{Path(target).stem}-{mode}-b{args.batch}"
-                  + (f"-s{args.seqlen}" if args.seqlen else ""))
-    for step in (folder, *folder.parents):          # written through no link, at any step of the path
-        if step.is_symlink():
-            raise DawnbenchError(f"--out {folder}: {step} is a symbolic link; the census is written only where the "
-                                 "path says, never through a link. Pass the folder it points at.")
-    for name in ("ops.tsv", "summary.json"):
-        if os.path.lexists(folder / name) and not args.force:
-            raise DawnbenchError(f"--out {folder}: it already holds {name}; pass another folder, or --force to "
-                                 "replace it.")
-    if folder.exists() and not folder.is_dir():
-        raise DawnbenchError(f"--out {folder}: that is a file, not a folder. Pass a folder (it is made if it does "
-                             "not exist).")
     with err.status(Text("counting")) as status:
-        doc = census(model, args.batch, args.seqlen, mode, args.precision or "fp32",
-                     progress=lambda phase: status.update(Text(f"counting the {phase}")), optimizer=args.optimizer)
-    write_census(doc, output_dir(folder))    # made only once the step is counted: a refusal leaves nothing
-    summary = {**doc["summary"], "out": str(folder)}
+        summary = count(args.target, args.batch, args.seqlen, args.mode or "train", args.precision or "fp32",
+                        optimizer=args.optimizer, head=args.head, entry=args.entry, out=args.out, force=args.force,
+                        progress=lambda phase: status.update(Text(f"counting the {phase}")))
 
     def show() -> None:
-        c = summary["census"]
+        c, folder = summary["census"], summary["out"]
         memory = c["memory"]
-        out.print(f"{c['model']} · {mode} · batch {c['batch']}" + (f" × {c['seqlen']} tokens" if c["seqlen"] else "")
+        out.print(f"{c['model']} · {c['mode']} · batch {c['batch']}" + (f" × {c['seqlen']} tokens" if c["seqlen"] else "")
                   + f" · {c['precision']}: {c['parameters']:,} parameters, {summary['rows']:,} op rows "
                   f"in {c['seconds']:.1f} s", highlight=False)
         for phase, p in c["phases"].items():

@@ -1,8 +1,15 @@
-"""A task's reference entry as a census model (SPEC §24): its network on the meta device, counted by
-``profiling/census.py`` (here, above the entries, because it builds one)."""
+"""A census as a command counts it (SPEC §24): a task's reference entry as a census model — its network on the
+meta device, counted by ``profiling/census.py`` (here, above the entries, because it builds one) — and ``count``,
+what ``profile MODEL --census`` does, callable from Python.
+
+    summary = count("bert_large.json", batch=8, seqlen=512, precision="bf16", out="census/bert-large")
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -62,3 +69,46 @@ def task_model(task_name: str, entry_name: str | None = None, overrides: dict[st
 
     return CensusModel(name, "entry", Positional(module), inputs, loss, "sgd", False,
                        task.name)
+
+
+def count(target: str, batch: int | None, seqlen: int | None = None, mode: str = "train", precision: str = "fp32",
+          optimizer: str | None = None, head: str | None = None, entry: str | None = None, out: str | Path | None = None,
+          force: bool = False, progress: Callable[[str], None] = lambda phase: None) -> dict[str, Any]:
+    """``profile TARGET --census``: a task's entry (``target`` a task's name) or a Hugging Face config (a ``.json``
+    path) counted at ``batch`` (and ``seqlen``) and written to ``out`` (``census/<name>-<mode>-b<batch>…`` where not
+    given; never through a link, never over another census unless ``force``): the summary written, with ``out``."""
+    from dawnbench import bounds
+    from dawnbench.io import output_dir
+    from dawnbench.profiling.census import census, hf_config_model, write_census
+    from dawnbench.tasks import TASKS
+
+    if batch is None:
+        raise DawnbenchError("--census needs --batch B (samples a step; a language model also --seqlen S).")
+    bounds.check_option("--batch", batch)
+    bounds.check_option("--seqlen", seqlen)
+    if target.lower().endswith(".json"):
+        model = hf_config_model(Path(target), mode, head)
+    elif head:
+        raise DawnbenchError(f"--head applies to a Hugging Face config; {target}'s entry has its own head.")
+    elif target in TASKS:
+        model = task_model(target, entry)
+    else:
+        raise DawnbenchError(f"{target}: a census counts a task's entry ({', '.join(TASKS)}) or a Hugging Face "
+                             "config (a .json file); pass one of those.")
+    if seqlen is not None and not model.sequence:
+        raise DawnbenchError(f"--seqlen applies to a language model's config; {target}'s inputs have a fixed shape.")
+    folder = Path(out or f"census/{Path(target).stem}-{mode}-b{batch}" + (f"-s{seqlen}" if seqlen else ""))
+    for step in (folder, *folder.parents):          # written through no link, at any step of the path
+        if step.is_symlink():
+            raise DawnbenchError(f"--out {folder}: {step} is a symbolic link; the census is written only where the "
+                                 "path says, never through a link. Pass the folder it points at.")
+    for name in ("ops.tsv", "summary.json"):
+        if os.path.lexists(folder / name) and not force:
+            raise DawnbenchError(f"--out {folder}: it already holds {name}; pass another folder, or --force to "
+                                 "replace it.")
+    if folder.exists() and not folder.is_dir():
+        raise DawnbenchError(f"--out {folder}: that is a file, not a folder. Pass a folder (it is made if it does "
+                             "not exist).")
+    doc = census(model, batch, seqlen, mode, precision, progress=progress, optimizer=optimizer)
+    write_census(doc, output_dir(folder))    # made only once the step is counted: a refusal leaves nothing
+    return {**doc["summary"], "out": str(folder)}

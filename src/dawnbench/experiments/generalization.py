@@ -50,8 +50,8 @@ from dawnbench.entries.saved import (
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.evaluation import evaluate
 from dawnbench.harness.options import resolve_device
-from dawnbench.harness.record import check_record, read_result
 from dawnbench.io import atomic_write_json, output_dir, update_json, walk_foreign
+from dawnbench.records.record import check_record, read_result
 from dawnbench.tasks import get_task
 
 VARIANTS = {MODEL_FILE: "at target", FINAL_MODEL_FILE: "end of schedule"}

@@ -48,9 +48,9 @@ from dawnbench.entries import BUILTIN, load_entry_class
 from dawnbench.errors import DawnbenchError
 from dawnbench.experiments.launch import launch
 from dawnbench.experiments.slurm import PlannedRun, SlurmOptions, run_batch
-from dawnbench.harness.record import RunResult, read_result
 from dawnbench.harness.signals import interruptible
 from dawnbench.io import atomic_write_json, output_dir
+from dawnbench.records.record import RunResult, read_result
 from dawnbench.tasks import TASKS
 
 TYPES = ("distributed", "multiple", "mixed")

@@ -37,9 +37,9 @@ from pathlib import Path
 
 from dawnbench.distributed.launch import LaunchOptions, torchrun
 from dawnbench.distributed.world import LAUNCHED_AT_ENV, RUN_DIRS_ENV
-from dawnbench.harness import mllog
-from dawnbench.harness.record import RUNNING, RunResult, Status, read_result
 from dawnbench.io import atomic_write_json
+from dawnbench.records import mllog
+from dawnbench.records.record import RUNNING, RunResult, Status, read_result
 
 
 @dataclass

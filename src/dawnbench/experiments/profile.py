@@ -44,7 +44,6 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.harness.driver import train_context
 from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.options import RunOptions, prepare, seed_everything
-from dawnbench.harness.record import read_result
 from dawnbench.harness.warmup import synthetic_context
 from dawnbench.io import atomic_write_json, dumps, inside, output_dir, read_json, refuse_to_replace
 from dawnbench.precision import labelled, precision_scope
@@ -54,6 +53,7 @@ from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.ops import Window, profile_window, write_ops
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
+from dawnbench.records.record import read_result
 
 
 @dataclass

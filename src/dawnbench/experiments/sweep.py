@@ -14,9 +14,9 @@ from dawnbench.distributed.launch import LaunchOptions
 from dawnbench.experiments.launch import launch as launch_run
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import RunOptions
-from dawnbench.harness.record import RunResult, Status
 from dawnbench.harness.runner import run_many
-from dawnbench.harness.selection import select
+from dawnbench.records.record import RunResult, Status
+from dawnbench.records.selection import select
 from dawnbench.statistics import summarize
 
 RUN_OPTION_KEYS = ("precision", "compile")

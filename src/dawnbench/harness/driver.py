@@ -55,17 +55,17 @@ from dawnbench import data
 from dawnbench.distributed import comm
 from dawnbench.distributed.world import World, worker_seed
 from dawnbench.entries import Entry, Progress, TrainContext
-from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.cost import HarnessCost
 from dawnbench.harness.options import PreparedRun, RunOptions, seed_everything
 from dawnbench.harness.progress import ProgressProbe
-from dawnbench.harness.record import RUNNING, RunResult, Status
 from dawnbench.harness.recorder import Recorder
 from dawnbench.harness.signals import Budgets, StopRun, stop_on_signals
 from dawnbench.harness.warmup import compile_stats, compiler, synthetic_context
 from dawnbench.precision import make_scaler, precision_scope
 from dawnbench.profiling.steps import StepCounter
+from dawnbench.records import mllog
+from dawnbench.records.record import RUNNING, RunResult, Status
 from dawnbench.tasks import Task
 
 BACKSTOP_GRACE_S = 5.0   # with several workers, the budget's timer waits this (and 10 %) for the agreed stop

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from dawnbench.entries.base import Progress
     from dawnbench.harness.progress import ProgressProbe
-    from dawnbench.harness.record import RunResult
+    from dawnbench.records.record import RunResult
 
 
 class RunObserver:

@@ -31,16 +31,16 @@ from dawnbench.distributed import comm
 from dawnbench.distributed.world import World
 from dawnbench.entries import Entry, Progress, saved
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.evaluation import evaluate
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import PreparedRun, RunOptions, interconnect
 from dawnbench.harness.progress import ProgressProbe
-from dawnbench.harness.record import RUNNING, Evaluation, RunRecord, RunResult, Status
 from dawnbench.io import atomic_write_text
 from dawnbench.precision import MLPERF_NAMES
 from dawnbench.profiling.resources import ResourceMonitor
+from dawnbench.records import mllog
+from dawnbench.records.record import RUNNING, Evaluation, RunRecord, RunResult, Status
 
 
 def _refused(err: FileError) -> str:

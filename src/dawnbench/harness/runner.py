@@ -31,9 +31,9 @@ from dawnbench.harness.driver import execute
 from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import P2P_OFF_ENV, PreparedRun, RunOptions, prepare
-from dawnbench.harness.record import RunResult, Status
 from dawnbench.harness.recorder import RankZeroRecorder, Recorder
 from dawnbench.io import atomic_write_json, output_dir
+from dawnbench.records.record import RunResult, Status
 from dawnbench.tasks import Task
 
 

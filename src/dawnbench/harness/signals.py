@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from dawnbench.harness.record import Status
+from dawnbench.records.record import Status
 
 RETRY_S = 0.1  # how soon a stop that a finaliser dropped is raised again
 

@@ -34,13 +34,13 @@ from dawnbench import bounds, data, environment, pricing
 from dawnbench.entries import saved as saved_models
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
-from dawnbench.harness.record import check_record, read_result
 from dawnbench.inference import figures as fig
 from dawnbench.inference.loops import batch_throughput, single_item_latencies
 from dawnbench.inference.scenarios import SCENARIOS, ScenarioSettings, run_scenario
 from dawnbench.io import atomic_write_text, inside, output_dir, read_foreign_text, update_json
 from dawnbench.precision import check_precision, precision_scope
 from dawnbench.profiling.load import watched
+from dawnbench.records.record import check_record, read_result
 from dawnbench.tasks import Task, get_task
 
 INFERENCE_DIR = "inference"

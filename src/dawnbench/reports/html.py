@@ -29,7 +29,6 @@ from dawnbench.analysis import collect, compared, documents, no_run_twice
 from dawnbench.analysis.mlperf import LogProblem
 from dawnbench.analysis.sweep import sweep_rows
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.harness.selection import Selection, disturbance
 from dawnbench.io import (
     atomic_write_text,
     output_dir,
@@ -37,6 +36,7 @@ from dawnbench.io import (
     read_json,
     walk_foreign,
 )
+from dawnbench.records.selection import Selection, disturbance
 from dawnbench.reports import plots
 from dawnbench.statistics import summarize
 from dawnbench.tasks import TASKS

@@ -25,10 +25,10 @@ from typing import Any
 from dawnbench import __version__
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.record import RunResult, Status, read_result
-from dawnbench.harness.selection import disturbed, select
 from dawnbench.io import atomic_write_bytes, atomic_write_text, dumps, output_dir, read_foreign, refuse_to_replace
 from dawnbench.pricing import priced_as, resolve
+from dawnbench.records.record import RunResult, Status, read_result
+from dawnbench.records.selection import disturbed, select
 from dawnbench.statistics import summarize
 from dawnbench.submissions.validate import BOARD_TASKS, ERROR, read_submission
 from dawnbench.tasks import get_task
@@ -102,7 +102,7 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
                     notes: list[str] | None = None) -> list[Path]:
     """One submission (JSON + TSV) for runs of one configuration, under ``out/<Task>/train/``.
 
-    The runs are the ones every command counts (:mod:`dawnbench.harness.selection`), official ones only:
+    The runs are the ones every command counts (:mod:`dawnbench.records.selection`), official ones only:
     an unofficial run (a lowered ``--target``, a subset), an interrupted one, or one flagged as disturbed
     (unless ``include_suspect``) is refused with why, before anything is written — what ``validate``
     would reject is never exported. The TSV and the time are those of the successful run with the

@@ -62,16 +62,13 @@ from dawnbench.distributed.world import World
 from dawnbench.entries import Entry, Progress, TrainContext
 from dawnbench.errors import DawnbenchError, printable
 from dawnbench.experiments.profile import ProfileOptions, summarise, write_profile
-from dawnbench.harness import mllog
 from dawnbench.harness.clock import Clock
 from dawnbench.harness.cost import HarnessCost
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import RunOptions, prepare, seed_everything
 from dawnbench.harness.progress import ProgressProbe
-from dawnbench.harness.record import RunResult, Status
 from dawnbench.harness.recorder import RankZeroRecorder, Verdict
 from dawnbench.harness.runner import new_run_dir
-from dawnbench.harness.selection import disturbance
 from dawnbench.io import MAX_JSON_DEPTH, json_depth
 from dawnbench.precision import PRECISIONS
 from dawnbench.profiling.flops import training_flops_per_sample
@@ -79,6 +76,9 @@ from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.ops import StepWindow
 from dawnbench.profiling.roofs import measure_roofs
 from dawnbench.profiling.steps import StepCounter
+from dawnbench.records import mllog
+from dawnbench.records.record import RunResult, Status
+from dawnbench.records.selection import disturbance
 
 PROFILE_ENV = "DAWNBENCH_PROFILE_STEPS"   # profile a window of a tracked run without editing the script
 PROFILE_WARM_STEPS = 3                    # as `dawnbench profile`'s default --warm-steps

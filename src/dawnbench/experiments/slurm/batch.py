@@ -24,9 +24,9 @@ from dawnbench.experiments.slurm.scheduler import (
     cancel,
     job_states,
 )
-from dawnbench.harness.record import RunResult, read_result
 from dawnbench.harness.signals import interruptible
 from dawnbench.io import atomic_write_json, output_dir
+from dawnbench.records.record import RunResult, read_result
 
 MANIFEST = "batch.json"
 SCHEDULER_PATIENCE_S = 120.0    # how long the watch loop bears a failing scontrol before it gives up

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from dawnbench.errors import DawnbenchError
 from dawnbench.experiments.slurm.scheduler import FAILED, REQUEUED, TIMED_OUT, hostnames
-from dawnbench.harness import mllog
-from dawnbench.harness.record import FINISHED, RUNNING, RunResult, Status, read_result
 from dawnbench.io import atomic_write_json, output_dir, read_foreign_end, read_foreign_text
+from dawnbench.records import mllog
+from dawnbench.records.record import FINISHED, RUNNING, RunResult, Status, read_result
 
 
 def records_in(folder: Path) -> list[Path]:

@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dawnbench.harness import mllog
-from dawnbench.harness.record import RunResult, Status
 from dawnbench.profiling.resources import flagged
+from dawnbench.records import mllog
+from dawnbench.records.record import RunResult, Status
 from dawnbench.tasks import QUICK, TASKS
 
 INTERRUPTED = "interrupted before it finished: it measures nothing (run it again)"

@@ -25,8 +25,8 @@ from pydantic import AfterValidator, Field
 
 from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.harness.mllog import EventLog
 from dawnbench.io import DiskReserve, atomic_write_json, atomic_write_text, read_json
+from dawnbench.records.mllog import EventLog
 
 
 class Status(str, Enum):

@@ -1,0 +1,75 @@
+"""The house's figures (issue 80): src lines, what the command line imports, where documents are declared, the
+longest functions — of this checkout and, with ``--before REV``, of an earlier commit beside it.
+
+    python benchmarks/architecture.py --before e4e6a9c     # before and after a change, stored as evidence
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import bench
+
+LOWER = ("harness", "io", "distributed")       # what the command line should reach only through public functions
+LONG = 60                                       # lines past which a function should say why it is long
+
+
+def figures(tree: Path) -> dict[str, Any]:
+    """The figures of the ``src/dawnbench`` under ``tree``."""
+    src = tree / "src" / "dawnbench"
+    files = sorted(src.rglob("*.py"))
+    lines = sum(len(f.read_text().splitlines()) for f in files)
+    cli_imports: Counter[str] = Counter()
+    declared: Counter[str] = Counter()
+    functions = []
+    for f in files:
+        module = f.relative_to(src).with_suffix("").as_posix()
+        parsed = ast.parse(f.read_text())
+        for node in ast.walk(parsed):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dawnbench."):
+                if module.startswith("cli/"):
+                    cli_imports[node.module.split(".")[1]] += 1
+            elif isinstance(node, ast.ClassDef) and any(getattr(b, "id", "") == "TypedDict" for b in node.bases):
+                declared[module] += 1
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.append((node.end_lineno - node.lineno + 1, f"{module}.{node.name}"))
+    functions.sort(reverse=True)
+    commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    return {"commit": commit, "src_lines": lines, "modules": len(files),
+            "cli_imports_by_package": dict(cli_imports.most_common()),
+            "cli_imports_of_lower_layers": sum(cli_imports[p] for p in LOWER),
+            "cli_packages_imported": len([p for p in cli_imports if p != "cli"]),
+            "modules_declaring_documents": dict(declared.most_common()),
+            "longest_functions": [{"lines": n, "function": name} for n, name in functions[:10]],
+            "long_function_lines": LONG, "functions_over_60_lines": sum(1 for n, _ in functions if n > LONG)}
+
+
+def main() -> None:
+    args = bench.parser(__doc__)
+    args.add_argument("--before", metavar="REV", help="an earlier commit to measure beside this checkout")
+    args = args.parse_args()
+    out = {"after": figures(bench.ROOT)}
+    if args.before:
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(["git", "-C", str(bench.ROOT), "worktree", "add", "-f", "--detach", tmp, args.before],
+                           check=True, capture_output=True)
+            try:
+                out["before"] = figures(Path(tmp))
+            finally:
+                subprocess.run(["git", "-C", str(bench.ROOT), "worktree", "remove", "--force", tmp], check=True)
+    for when, f in out.items():
+        print(f"{when}, {f['commit']}: {f['src_lines']:,} src lines in {f['modules']} modules; the CLI imports "
+              f"{f['cli_packages_imported']} packages, {f['cli_imports_of_lower_layers']} imports of "
+              f"{', '.join(LOWER)}; {len(f['modules_declaring_documents'])} modules declare documents; "
+              f"{f['functions_over_60_lines']} functions over 60 lines, the longest {f['longest_functions'][0]}")
+    bench.store(args, "architecture", out)
+
+
+if __name__ == "__main__":
+    main()
