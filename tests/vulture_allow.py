@@ -33,6 +33,6 @@ DawnbenchCallback, on_train_begin, on_step_begin, on_step_end, on_epoch_end, on_
 on_train_end, on_train_start, on_train_epoch_start, on_train_epoch_end, on_validation_start  # noqa: B018, F821 - names
 on_validation_end, on_exception, should_training_stop, should_stop, imported  # noqa: B018, F821 - names, as above
 # a census's memory, declared for the schema that checks it (profiling/census.py: CensusMemory), read by key
-parameters_bytes, gradients_bytes, activations_bytes, total_bytes  # noqa: B018, F821 - names, as above
+parameters_bytes, gradients_bytes, activations_bytes, activations_fixed_bytes, total_bytes  # noqa: B018, F821 - names, as above
 # a target's fields and forms the results templates read (Jinja: docs/results/templates/README.md.j2 and the rest)
 wording, stretch, moonshot_text  # noqa: B018, F821 - names, as above
