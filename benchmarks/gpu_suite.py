@@ -47,12 +47,12 @@ from dawnbench.entries.cifar10_fast import Cifar10Fast
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError, printable
 from dawnbench.experiments.sweep import run_sweep
-from dawnbench.harness.compliance import check_log
 from dawnbench.harness.options import resolve_device
 from dawnbench.inference import InferenceOptions, measure_run
 from dawnbench.io import output_dir
 from dawnbench.precision import PRECISIONS, check_precision
 from dawnbench.profiling import measure_roofs
+from dawnbench.records.compliance import check_log
 from dawnbench.reports.plots import sweep_figure
 from dawnbench.statistics import summarize
 

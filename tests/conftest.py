@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import tarfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +27,17 @@ SLOW_FIXTURES = {"mnist_run_97", "cifar10_ready", "imagenet_run", "squad_run"}
 # grace after Ctrl-C) at a fifth: dawnbench/waits.py. Set before any test starts a process, so each
 # inherits it; a user's runs keep the waits as written.
 os.environ.setdefault("DAWNBENCH_WAIT_SCALE", "0.2")
+
+
+def _stop(signum: int, _frame: object) -> None:
+    pytest.exit(f"stopped by {signal.Signals(signum).name}", returncode=128 + signum)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite stops when told: SIGTERM (``timeout``'s, a CI runner's) ends the session, even from inside a
+    run under test, which records itself interrupted and then passes the signal on (harness/signals.py)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _stop)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dawnbench.cli import main
-from dawnbench.harness.compliance import check_log
+from dawnbench.records.compliance import check_log
 
 from helpers import run_scripted
 

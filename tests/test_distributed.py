@@ -29,8 +29,8 @@ from dawnbench.entries.small_cnn import SmallCNN
 from dawnbench.errors import DawnbenchError
 from dawnbench.experiments.generalization import score_model
 from dawnbench.experiments.scale import ScaleOptions, run_scale
-from dawnbench.harness.compliance import check_log
 from dawnbench.harness.options import RunOptions
+from dawnbench.records.compliance import check_log
 from dawnbench.tasks import get_task
 
 # --- sharding, seeds, batch sizes (no processes) -----------------------------------------

@@ -78,6 +78,31 @@ def test_sigint_is_interrupted(tiny_task, tmp_path):
     assert json.loads((run_dir / "result.json").read_text())["status"] == "interrupted"
 
 
+def test_a_sigterm_is_passed_on_once_the_run_is_recorded():
+    """A run stops at SIGTERM as interrupted; the program around it (a test suite, a user's script) that handles
+    SIGTERM is then told too, once, after the block, so that it stops as well (the suite's conftest does)."""
+    import os
+    import time
+
+    from dawnbench.harness.signals import StopRun, stop_on_signals
+
+    told: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: told.append(signum))
+    try:
+        stopped = None
+        with stop_on_signals(None) as budgets:
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)                    # the handler's StopRun ends the sleep at once
+            except StopRun as stop:
+                stopped = stop.status
+                budgets.caught()
+            assert not told                      # not before the run holds its stop
+        assert stopped == "interrupted" and told == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def test_sigint_evaluates_first_when_asked(tiny_task, tmp_path):
     result, run_dir = run_scripted(tiny_task, tmp_path, passes=[False, True, True], signal_at=1, eval_on_interrupt=True)
     assert result.status == "interrupted" and result.time_to_accuracy_s is None  # never a TTA, even passing

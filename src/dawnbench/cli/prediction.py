@@ -57,19 +57,11 @@ def _usd(dollars: float) -> str:
 
 
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.io import atomic_write_json
     from dawnbench.prediction.explain import explain
-    from dawnbench.prediction.step import profile_folder
 
-    target = profile_folder(Path(args.profile)) / "explain.json"
-    if target.is_dir():     # refused before the timing, not after it
-        raise DawnbenchError(f"{target}: a folder where explain writes its explain.json. Move it away and run again.")
     with err.status(Text("explaining")) as status:
         doc = explain(Path(args.profile), args.device, progress=lambda line: status.update(Text(line)),
                       max_problems=args.max_problems)
-    target = Path(doc["profile"]) / "explain.json"
-    atomic_write_json(target, doc, indent=1)
-    doc["written"] = str(target)
     emit(args, doc, lambda: _show_explain(doc, args.top, out, args.verbose))
     return EXIT_OK
 

@@ -130,7 +130,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_check_log(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.harness.compliance import check_log
+    from dawnbench.records.compliance import check_log
 
     verdicts = [check_log(Path(d)) for d in args.run_dirs]
 

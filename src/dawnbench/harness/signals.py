@@ -131,8 +131,11 @@ def stop_on_signals(max_wall_seconds: float | None, spent: float = 0.0) -> Itera
         yield Budgets(active=False)  # signals can only be handled in the main thread
         return
     budgets = Budgets(active=True)
+    told: list[int] = []             # the SIGTERMs that arrived: passed on once the run has its record
 
     def on_signal(signum, _frame):
+        if signum == signal.SIGTERM:
+            told.append(signum)
         if not budgets.disarmed:  # a second Ctrl-C while the record is written is ignored
             budgets.fire(_Deadline(time.monotonic(), Status.INTERRUPTED,
                                    f"received {signal.Signals(signum).name}", "signal"))
@@ -157,6 +160,11 @@ def stop_on_signals(max_wall_seconds: float | None, spent: float = 0.0) -> Itera
         signal.setitimer(signal.ITIMER_REAL, 0)
         for s, handler in previous.items():
             signal.signal(s, handler)
+        # A SIGTERM is the whole process's to obey: where the code around the run handles it (a test suite, a
+        # user's program), it is passed on once the record is written, so that they stop too; the command line's
+        # default (none installed) leaves the run's status and exit code as they are.
+        if told and callable(previous[signal.SIGTERM]):
+            previous[signal.SIGTERM](signal.SIGTERM, None)
 
 
 @contextmanager

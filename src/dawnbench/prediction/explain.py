@@ -37,11 +37,13 @@ from typing import Any
 import torch
 
 from dawnbench import precision as precision_rules  # through the module: the answer measure_roofs gets
+from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
+from dawnbench.io import atomic_write_json
 from dawnbench.kernels.passes import statement
 from dawnbench.kernels.run import Planned, cannot_run, fit, free_bytes
 from dawnbench.kernels.timing import TooSlow, time_call
-from dawnbench.prediction.step import Kernel, Step, StepOp, read_step
+from dawnbench.prediction.step import Kernel, Step, StepOp, profile_folder, read_step
 from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.roofs import Roofs, measure_roofs
 
@@ -89,9 +91,13 @@ def _key(kernel: Kernel, precision: str) -> tuple:
 
 
 def explain(path: Path, device_name: str = "auto", progress: Callable[[str], None] = lambda line: None,
-            max_problems: int = MAX_PROBLEMS) -> dict[str, Any]:
-    """The step of ``path`` (a profile folder, or a run folder holding one) as its kernels explain it."""
+            max_problems: int = MAX_PROBLEMS, write: bool = True) -> dict[str, Any]:
+    """The step of ``path`` (a profile folder, or a run folder holding one) as its kernels explain it; ``write``:
+    kept beside the profile as ``explain.json`` (its path in ``written``), as ``dawnbench explain`` does."""
     started = time.perf_counter()
+    target = profile_folder(Path(path)) / "explain.json"
+    if write and target.is_dir():     # refused before the timing, not after it
+        raise DawnbenchError(f"{target}: a folder where explain writes its explain.json. Move it away and run again.")
     notes: list[str] = []
     details: list[str] = []      # one per line of ops.tsv read as unknown or left out: --verbose shows them
     step = read_step(Path(path), notes, details)
@@ -105,8 +111,13 @@ def explain(path: Path, device_name: str = "auto", progress: Callable[[str], Non
         now = measure_roofs(device, precisions=tuple(peaks))
         explained = _explain_ops(step, device, peaks, bandwidth, now, max_problems, notes, progress)
     notes += [*load.notes, *against_last(now.to_dict(), load)]
-    return {**explained, "roofs": roofs, "notes": notes, "details": details, "load": load.summary,
-            "seconds": time.perf_counter() - started}
+    doc = {**explained, "roofs": roofs, "notes": notes, "details": details, "load": load.summary,
+           "seconds": time.perf_counter() - started}
+    if write:
+        written = Path(doc["profile"]) / "explain.json"
+        atomic_write_json(written, doc, indent=1)
+        doc["written"] = str(written)
+    return doc
 
 
 def _explain_ops(step: Step, device: torch.device, peaks: dict[str, float], bandwidth: float, now: Roofs,
