@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
-import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,11 +23,6 @@ from dawnbench.cli.common import (
     emit,
     print_notes,
 )
-from dawnbench.errors import DawnbenchError
-
-# Where rank 0 of the all-reduce workers leaves each finished row for the launcher: a file in a folder
-# of the launcher's own (not the user's --out), named in the workers' environment.
-ALLREDUCE_ROWS_ENV = "DAWNBENCH_ALLREDUCE_ROWS"
 
 
 def _precisions(text: str | None) -> tuple[str, ...] | None:
@@ -50,15 +42,17 @@ def options_from(args: argparse.Namespace) -> Any:
 
 
 def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.distributed.world import World
+    from dawnbench.kernels import launch
 
     options = options_from(args)
-    if World.launched():
-        return _allreduce_worker(options, args)
+    if launch.under_torchrun():
+        launch.worker(options, args.collective_timeout)
+        return EXIT_OK
     options.check()
-    workers = _allreduce_launch_options(args) if "allreduce" in options.suites else None
+    workers = launch.launch_options(args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint,
+                                    args.threads_per_worker) if "allreduce" in options.suites else None
     if workers is not None and workers.node_rank != 0:
-        return _allreduce_peer(options, workers, err)
+        return _joined(launch.join(options, workers), workers, err)
     from dawnbench.kernels.problems import PUBLISHED_SET
     from dawnbench.kernels.run import compared, run_kernels
 
@@ -84,7 +78,7 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
         document = run_kernels(options, progress=progress, announce=announce)
     try:
         if workers is not None:
-            _allreduce(document, options, workers, err)
+            launch.launch(document, options, workers, say=lambda line: err.print(line, highlight=False))
     except KeyboardInterrupt:
         document.doc["interrupted"] = True
         document.finish()
@@ -137,108 +131,14 @@ def _published_devices() -> tuple[str, ...]:
     return DEVICES
 
 
-def _allreduce_launch_options(args: argparse.Namespace) -> Any:
-    from dawnbench.distributed.launch import LaunchOptions
-    from dawnbench.kernels.problems import QUICK_RANKS
-
-    nproc = _default_ranks(QUICK_RANKS) if args.nproc is None else args.nproc   # 0 is refused, not the default
-    options = LaunchOptions(nproc, args.nnodes, args.node_rank, args.rdzv_endpoint, args.threads_per_worker)
-    options.check()
-    return options
-
-
-def _default_ranks(fallback: int) -> int:
-    """One rank per GPU where there are GPUs; else ``fallback`` CPU ranks (at most the cores)."""
-    import psutil
-    import torch
-
-    if torch.cuda.is_available():
-        return torch.cuda.device_count()
-    return max(1, min(fallback, psutil.cpu_count() or 1))
-
-
-def _allreduce(document: Any, options: Any, workers: Any, err: Console) -> None:
-    """All-reduce on ``workers`` torchrun workers; their rows merged into ``document``."""
-    from dawnbench.distributed.launch import torchrun
-    from dawnbench.io import read_json
-    from dawnbench.kernels.run import merge
-    from dawnbench.profiling.resources import ResourceMonitor
-
-    argv = ["kernels", "allreduce", "--out", str(document.out), "--device", options.device,
-            *(["--quick"] if options.quick else [])]
-    err.print(f"all-reduce on {workers.nproc * workers.nnodes} ranks (torchrun)", highlight=False)
-    start = time.perf_counter()
-    gpus = list(range(workers.nproc)) if options.device != "cpu" and _cuda_here() else []
-    with tempfile.TemporaryDirectory(prefix="dawnbench-allreduce-") as scratch:
-        part = Path(scratch) / "rows.json"
-        with ResourceMonitor(document.out / "resources-allreduce.tsv", devices=gpus) as monitor:
-            outcome = torchrun(argv, workers, env={ALLREDUCE_ROWS_ENV: str(part)})
-        rows = read_json(part, "kernel result")["rows"] if part.is_file() else []   # every size rank 0 finished
-    if not outcome.signal:
-        done = {r["params"]["floats"] for r in rows}
-        why = "the all-reduce workers failed: " + ("; ".join(outcome.failures) or "no rows came back")
-        rows += [{"suite": "allreduce", "set": None, "params": {"floats": f}, "pass": "allreduce", "precision": "fp32",
-                  "skipped": why} for f in _allreduce_sizes(options) if f not in done]
-    merge(document, rows, {**monitor.summary(), "launch_and_measure_s": time.perf_counter() - start})
-    if outcome.signal:               # Ctrl-C: the finished sizes are in kernels.json; the caller marks it
-        raise KeyboardInterrupt
-
-
-def _allreduce_peer(options: Any, workers: Any, err: Console) -> int:
-    """Another machine of a multi-node all-reduce: its ranks join node 0's; node 0 writes kernels.json."""
-    from dawnbench.distributed.launch import torchrun
-
-    if options.suites != ("allreduce",):
-        raise DawnbenchError(f"--node-rank {workers.node_rank}: the other machines of a launch join node 0's "
-                             "all-reduce only (the other suites are one machine's): run `kernels allreduce` there.")
-    outcome = torchrun(["kernels", "allreduce", "--out", str(options.out), "--device", options.device,
-                        *(["--quick"] if options.quick else [])], workers)
+def _joined(outcome: Any, workers: Any, err: Console) -> int:
+    """What another machine of a multi-node all-reduce says once its ranks are done."""
     for failure in outcome.failures:
         err.print(failure, style="red", highlight=False, soft_wrap=True)
     if outcome.signal:
         return EXIT_INTERRUPTED
     err.print(f"node {workers.node_rank}'s ranks finished; node 0 writes kernels.json.", highlight=False)
     return EXIT_FAILED_RUN if outcome.failures else EXIT_OK
-
-
-def _cuda_here() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
-def _allreduce_sizes(options: Any) -> list[int]:
-    from dawnbench.kernels import problems
-
-    chosen = problems.quick("allreduce") if options.quick else problems.problems("allreduce", options.set_name)
-    return [p.params["floats"] for p in chosen]
-
-
-def _allreduce_worker(options: Any, args: argparse.Namespace) -> int:
-    """Inside torchrun: measure the all-reduce sizes; rank 0 leaves the rows for the launcher."""
-    from dawnbench.distributed.world import World
-    from dawnbench.harness.options import resolve_device
-    from dawnbench.io import atomic_write_json
-    from dawnbench.kernels import allreduce, problems
-
-    if options.suites != ("allreduce",):
-        raise DawnbenchError("under torchrun, `dawnbench kernels` measures the all-reduce suite only.")
-    device = resolve_device(options.device)
-    world = World.from_env(device)
-    device = world.device(device)
-    world = world.init(device, args.collective_timeout)
-    rows_file = os.environ.get(ALLREDUCE_ROWS_ENV)
-
-    def finished(rows: list[dict[str, Any]]) -> None:   # each size as it ends: Ctrl-C keeps them
-        if world.leader and rows_file:
-            atomic_write_json(Path(rows_file), {"rows": rows})
-
-    try:
-        chosen = problems.quick("allreduce") if options.quick else problems.problems("allreduce", options.set_name)
-        allreduce.measure(chosen, world, device, finished)
-    finally:
-        world.close()
-    return EXIT_OK
 
 
 def kernels_table(doc: dict[str, Any]) -> Table:

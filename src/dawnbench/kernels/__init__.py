@@ -8,7 +8,7 @@ timed on any PyTorch device and compared with the devices DeepBench published.
 * ``problems``  DeepBench's problem lists (carried as package data, Apache-2.0) and ``--quick``;
 * ``passes``    one pass of one problem as a statement to time;
 * ``timing``    ``torch.utils.benchmark`` around it;
-* ``allreduce`` the collective, in the workers torchrun starts;
+* ``allreduce`` the collective, in the workers torchrun starts; ``launch``: starting, joining and being them;
 * ``run``       the plan (estimates, memory, caps), the rows, ``kernels.json`` and ``kernels.csv``;
 * ``compare``   time ratios against the published devices or another ``kernels.json``.
 
