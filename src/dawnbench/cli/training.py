@@ -71,26 +71,17 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _launch(args: argparse.Namespace, options: Any, workers: Any, out: Console, err: Console) -> int:
-    """``run --nproc N``: check everything here, prepare the data, then re-run under torchrun."""
-    from dawnbench.distributed.world import World, per_worker_overrides
-    from dawnbench.experiments.launch import launch
-    from dawnbench.harness.options import prepare
+    """``run --nproc N``: checked and prepared here, then run again under torchrun (experiments/launch.py)."""
+    from dawnbench.experiments.launch import launch_run
 
-    prep = prepare(options)
-    # What the workers would refuse (--scaling strong with an indivisible batch), refused here.
-    per_worker_overrides(options, prep.entry_cls, prep.task,
-                         World(world_size=args.nproc * args.nnodes, backend="gloo"))
-    if not data.is_ready(prep.task.dataset):
-        with err.status(Text(f"preparing {prep.task.dataset}")):
-            data.ensure(prep.task.dataset)
-    launched = launch(args.argv, workers)
+    def ensure(name: str) -> None:
+        if not data.is_ready(name):
+            with err.status(Text(f"preparing {name}")):
+                data.ensure(name)
+
+    launched = launch_run(options, args.argv, workers, args.nproc * args.nnodes, ensure)
     for failure in launched.failures:
         err.print(failure, style="red", highlight=False, soft_wrap=True)
-    if not launched.results and launched.failures and not launched.signal and workers.node_rank == 0:
-        # no worker started (the machines never met): the record says so, as every run's does
-        from dawnbench.harness.runner import record_unstarted
-
-        return _report([record_unstarted(options, prep, "; ".join(launched.failures))], args, out, err)
     if not launched.results:
         if launched.signal:
             return EXIT_INTERRUPTED

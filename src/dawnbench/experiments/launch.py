@@ -32,14 +32,19 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dawnbench.distributed.launch import LaunchOptions, torchrun
 from dawnbench.distributed.world import LAUNCHED_AT_ENV, RUN_DIRS_ENV
 from dawnbench.io import atomic_write_json
 from dawnbench.records import mllog
 from dawnbench.records.record import RUNNING, RunResult, Status, read_result
+
+if TYPE_CHECKING:
+    from dawnbench.harness.options import RunOptions
 
 
 @dataclass
@@ -64,6 +69,24 @@ def launch(argv: list[str], options: LaunchOptions) -> Launched:
     outcome = Launched(signal=done.signal, failures=done.failures, faults=done.faults)
     outcome.results = [_settle(d, outcome) for d in dirs]
     return outcome
+
+
+def launch_run(options: RunOptions, argv: list[str], workers: LaunchOptions, world_size: int,
+               ensure_data: Callable[[str], None] = lambda name: None) -> Launched:
+    """``run --nproc N``: everything the workers would refuse refused here (a ``--scaling strong`` batch that
+    ``world_size`` workers cannot share), the task's data prepared (``ensure_data``), then ``dawnbench <argv>`` under
+    torchrun. Where no worker started (the machines never met), node 0's results are one record saying so."""
+    from dawnbench.distributed.world import World, per_worker_overrides
+    from dawnbench.harness.options import prepare
+    from dawnbench.harness.runner import record_unstarted
+
+    prep = prepare(options)
+    per_worker_overrides(options, prep.entry_cls, prep.task, World(world_size=world_size, backend="gloo"))
+    ensure_data(prep.task.dataset)
+    launched = launch(argv, workers)
+    if not launched.results and launched.failures and not launched.signal and workers.node_rank == 0:
+        launched.results = [record_unstarted(options, prep, "; ".join(launched.failures))]
+    return launched
 
 
 def _settle(run_dir: Path, outcome: Launched) -> RunResult:
