@@ -56,9 +56,9 @@ def _argv(options: KernelOptions) -> list[str]:
             *(["--quick"] if options.quick else [])]
 
 
-def _sizes(options: KernelOptions) -> list[int]:
-    chosen = problems.quick("allreduce") if options.quick else problems.problems("allreduce", options.set_name)
-    return [p.params["floats"] for p in chosen]
+def _chosen(options: KernelOptions) -> list[Any]:
+    """The all-reduce problems the command measures: the quick set's, or its set's."""
+    return problems.quick("allreduce") if options.quick else problems.problems("allreduce", options.set_name)
 
 
 def launch(document: Document, options: KernelOptions, workers: LaunchOptions,
@@ -79,7 +79,7 @@ def launch(document: Document, options: KernelOptions, workers: LaunchOptions,
         done = {r["params"]["floats"] for r in rows}
         why = "the all-reduce workers failed: " + ("; ".join(outcome.failures) or "no rows came back")
         rows += [{"suite": "allreduce", "set": None, "params": {"floats": f}, "pass": "allreduce", "precision": "fp32",
-                  "skipped": why} for f in _sizes(options) if f not in done]
+                  "skipped": why} for f in (p.params["floats"] for p in _chosen(options)) if f not in done]
     merge(document, rows, {**monitor.summary(), "launch_and_measure_s": time.perf_counter() - start})
     if outcome.signal:               # Ctrl-C: the finished sizes are in kernels.json; the caller marks it
         raise KeyboardInterrupt
@@ -111,7 +111,6 @@ def worker(options: KernelOptions, collective_timeout: float | None) -> None:
             atomic_write_json(Path(rows_file), {"rows": rows})
 
     try:
-        chosen = problems.quick("allreduce") if options.quick else problems.problems("allreduce", options.set_name)
-        allreduce.measure(chosen, world, device, finished)
+        allreduce.measure(_chosen(options), world, device, finished)
     finally:
         world.close()
