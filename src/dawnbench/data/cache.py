@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dawnbench.io import atomic_write_bytes
+
 CACHE_FORMAT = 1
 
 
@@ -39,6 +41,19 @@ def trusted_file(path: Path) -> bool:
         return False
     return stat.S_ISREG(infos[0].st_mode) and stat.S_ISDIR(infos[1].st_mode) and all(
         info.st_uid == os.getuid() and not info.st_mode & 0o022 for info in infos)
+
+
+def keep(path: Path, payload: bytes) -> None:
+    """Write ``payload`` at ``path`` in the cache (``kept``) so that :func:`trusted_file` takes it: the folder and
+    the file only the user's, whatever the umask. A cache that cannot be written only costs a later command the
+    work again."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.chmod(0o700)
+        atomic_write_bytes(path, payload, update=True)
+        path.chmod(0o600)
+    except OSError:
+        pass
 
 
 def data_root() -> Path:

@@ -43,9 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import pickle
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -57,7 +55,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from dawnbench.analysis.kernel_classes import shares
-from dawnbench.data.cache import kept, trusted_file
+from dawnbench.data.cache import keep, kept, trusted_file
 from dawnbench.prediction.datasheet import Datasheet, catalog
 from dawnbench.prediction.efficiency import Efficiency
 from dawnbench.prediction.kernel_data import (
@@ -349,31 +347,19 @@ class _ModelUnpickler(pickle.Unpickler):
 
 @lru_cache(maxsize=8)
 def kernel_model(leave_out: tuple[str, ...] = ()) -> KernelModel:
-    """The fitted kernel model, fitted once and kept in the user's cache (``cache_dir()``), keyed by everything the fit
-    depends on: refitted only when its data, its code or a library's version changes."""
+    """The fitted kernel model, fitted once and kept in the user's cache (``$DAWNBENCH_CACHE/models``, else the
+    user's cache directory's), keyed by everything the fit depends on: refitted only when its data, its code or a
+    library's version changes."""
     leave_out = tuple(sorted(leave_out))
-    path = cache_dir() / f"kernel-model-{fit_key(leave_out)}.pickle"
+    path = kept("models") / f"kernel-model-{fit_key(leave_out)}.pickle"
     model = _cached(path)
     if model is None:
         from dawnbench.prediction.calibration import interval, validation_errors
         model = fit(leave_out)
         if not leave_out:                 # a model validated leaves GPUs out itself: its intervals are these
             model.intervals = {kind: interval(by_gpu) for kind, by_gpu in validation_errors(fit).items()}
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.parent.chmod(0o700)      # a folder only the user writes: what _cached trusts (whatever the umask)
-            with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, prefix=".fit-") as file:
-                pickle.dump(model, file)
-            os.chmod(file.name, 0o600)
-            os.replace(file.name, path)
-        except OSError:
-            pass                          # a read-only cache only costs the next call a fit
+        keep(path, pickle.dumps(model))
     return model
-
-
-def cache_dir() -> Path:
-    """``$DAWNBENCH_CACHE``, else the user's cache directory."""
-    return kept("models")
 
 
 def predict_ops(rows: list[dict[str, Any]], sheet: Datasheet, model: KernelModel) -> dict[str, Any]:

@@ -63,10 +63,10 @@ from torch.utils._pytree import tree_flatten
 from typing_extensions import TypedDict
 
 from dawnbench import environment, schema
-from dawnbench.data.cache import kept, trusted_file
+from dawnbench.data.cache import keep, kept, trusted_file
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.io import atomic_write_json, atomic_write_text, read_foreign, read_json
-from dawnbench.profiling.calls import MAX_CALL_CHARS, encode, layouts, meta_cost
+from dawnbench.io import atomic_write_json, read_foreign, read_json
+from dawnbench.profiling.calls import MAX_CALL_CHARS, encode, layouts, meta_cost, traffic
 from dawnbench.profiling.gpu_autocast import TF32_OPS, CudaAutocast
 from dawnbench.profiling.ops import (
     CENSUS_COLUMNS,
@@ -144,8 +144,9 @@ class CensusModel:
 class _Counter(TorchDispatchMode):
     """Every op's shapes, dtype, FLOPs and bytes, grouped by (op, shapes, dtype, args, layout, phase, call)."""
 
-    def __init__(self) -> None:
+    def __init__(self, rows: bool = True) -> None:
         super().__init__()
+        self.keep_rows = rows            # False: only the largest op's bytes (the second batch's count)
         self.phase = "forward"
         self.rows: dict[tuple[str, ...], dict[str, float]] = defaultdict(lambda: {"calls": 0, "flops": 0.0,
                                                                                   "bytes": 0.0})
@@ -156,6 +157,9 @@ class _Counter(TorchDispatchMode):
         out = func(*args, **kwargs)
         if not any(t.device.type == "meta" for t in tree_flatten((args, kwargs, out))[0] if isinstance(t, torch.Tensor)):
             return out                   # host work (an optimizer's step count on the CPU): no kernel of the step
+        if not self.keep_rows:
+            self.largest_op_bytes = max(self.largest_op_bytes, traffic(func, args, kwargs, out))
+            return out
         name = func._overloadpacket.__name__
         inputs, dtype, flops, moved = call_facts(func, args, kwargs, out)
         self.largest_op_bytes = max(self.largest_op_bytes, moved)
@@ -234,7 +238,7 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
     other = 2 if batch == 1 else 1         # a second point: the activations' part that does not grow with the batch
     for p in params:
         p.grad = None
-    second, second_saved = _Counter(), {}
+    second, second_saved = _Counter(rows=False), {}
     _count_step(replace(model, optimizer="none"), model.inputs(other, seqlen, "meta"), mode, precision, second,
                 second_saved, lambda line: None)
     rows = _rows(counter, precision)
@@ -343,14 +347,7 @@ def write_census(doc: dict[str, Any], out: Path) -> None:
     write_ops(doc["rows"], out / "ops.tsv", CENSUS_COLUMNS)
     made = environment.provenance(torch.device("cpu"))   # command, commit and tree, date, machine
     atomic_write_json(out / "summary.json", {**doc["summary"], **made, "out": str(out)})
-    mark = _mark(out)
-    try:                                 # a census read back is recounted where the mark cannot be left: slower only
-        mark.parent.mkdir(parents=True, exist_ok=True)
-        mark.parent.chmod(0o700)          # a folder only the user writes: what read_census trusts
-        atomic_write_text(mark, "")
-        mark.chmod(0o600)
-    except OSError:
-        pass
+    keep(_mark(out), b"")                # read back, this census is not recounted (where the mark can be left)
 
 
 def read_census(folder: Path, notes: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
