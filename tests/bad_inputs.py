@@ -260,7 +260,8 @@ def _folder(w: Path) -> Path:
 def _census(w: Path, change: tuple | None = None, mode: str = "train") -> Path:
     """A census folder as ``profile --census`` writes it (a tiny model's), its summary's ``census`` ``change``d:
     (field, value) — a dict merged into the field's — or (None, value): the whole ``census`` replaced; a memory
-    ``total_bytes`` of None is made the sum of its parts (so that only the part changed is wrong)."""
+    ``total_bytes`` of None is made the sum of its parts (so that only the part changed is wrong), an
+    ``activations_fixed_bytes`` of None all the activations."""
     from dawnbench.profiling.census import census, hf_config_model, write_census
     folder = w / "census"
     write_census(census(hf_config_model(_config(w), mode), 1, 8, mode), folder)
@@ -274,8 +275,11 @@ def _census(w: Path, change: tuple | None = None, mode: str = "train") -> Path:
         else:
             doc["census"][field] = {**doc["census"][field], **value} if isinstance(value, dict) else value
             memory = doc["census"]["memory"]
+            if memory.get("activations_fixed_bytes") is None:     # None: all the activations fixed
+                memory["activations_fixed_bytes"] = memory["activations_bytes"]
             if memory.get("total_bytes", 0) is None:      # None: the parts' sum
-                memory["total_bytes"] = sum(v for k, v in memory.items() if k.endswith("_bytes") and v is not None)
+                memory["total_bytes"] = sum(memory[f"{part}_bytes"] for part in ("parameters", "gradients",
+                                                                                  "optimizer", "activations"))
         (folder / "summary.json").write_text(json.dumps(doc))
     return folder
 
@@ -644,6 +648,8 @@ CASES: list[tuple[str, str, ArgsOf]] = [
         ("all-zero", {p: 0 for p in ("parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                                      "total_bytes")}),
         ("optimizer-past-two-states", {"optimizer_bytes": 10**12, "total_bytes": None}),
+        ("optimizer-state-none-with-adamw", {"optimizer_bytes": 0, "total_bytes": None}),
+        ("activations-none-grow", {"activations_fixed_bytes": None, "total_bytes": None}),
         ("activations-past-forward", {"activations_bytes": 10**15, "total_bytes": None}))],
     *[(f"w8-census-ops-{name}", "refused", (lambda edit: lambda w, run: [
         "predict", _census_ops(w, edit), "--device", "H100"])(edit)) for name, edit in (
@@ -655,7 +661,13 @@ CASES: list[tuple[str, str, ArgsOf]] = [
     *[(f"w8-mlperf-unnamed-{name}", "refused", (lambda given: lambda w, run: [
         "analyze", _unnamed_log(w, *given)])(given)) for name, given in (
         ("accuracy-200", (200, 1, 30.0)), ("accuracy-negative", (-5, 1, 30.0)), ("accuracy-text", ("high", 1, 30.0)),
-        ("million-epochs-in-0.3s", (0.5, 1_000_000, 0.3)))],
+        ("million-epochs-in-0.3s", (0.5, 1_000_000, 0.3)), ("epochs-at-its-start", (0.5, 5, 0.0)))],
+    ("w8-census-gpt2-classification-batch-1", "refused", lambda w, run: [
+        "profile", _config(w, {"model_type": "gpt2", "n_embd": 32, "n_layer": 1, "n_head": 2, "n_positions": 64,
+                               "hidden_size": None, "num_hidden_layers": None, "num_attention_heads": None,
+                               "intermediate_size": None, "max_position_embeddings": None}),
+        "--census", "--batch", "1", "--seqlen", "8", "--head", "classification", "--mode", "inference",
+        "--out", w / "c"]),
     *[(f"w8-census-summary-{name}", "refused", (lambda change: lambda w, run: [
         "predict", _census(w, change), "--device", "H100"])(change)) for name, change in (
         ("inference-of-a-training-step", ("mode", "inference")), ("bf16-of-fp32-rows", ("precision", "bf16")),

@@ -201,3 +201,13 @@ def test_the_same_datasheet_in_two_files_is_one_gpu(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text(json.dumps({**SHEET, "Mem_Bw": 900}))
     with pytest.raises(DawnbenchError, match="different figures"):
         sheets([str(tmp_path / "a.json"), str(tmp_path / "b.json")])
+
+
+def test_the_python_api_refuses_what_is_not_a_path_in_one_paragraph() -> None:
+    from dawnbench.analysis import compare_paths
+    from dawnbench.experiments.census import count
+    from dawnbench.prediction.on_gpu import predict_on_gpus
+    for call in (lambda: compare_paths(None, None), lambda: predict_on_gpus(None, ["H100"]),
+                 lambda: count(None, batch=2)):
+        with pytest.raises(DawnbenchError, match="None"):
+            call()

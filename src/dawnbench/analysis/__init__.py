@@ -259,6 +259,8 @@ def compare_paths(a: str | Path, b: str | Path, include_suspect: bool = False) -
     refused in one paragraph."""
     sides, left_out, notes, targets, flagged, disturbed, listed = [], {}, [], {}, {}, {}, {}
     for side, path in (("a", a), ("b", b)):
+        if not isinstance(path, (str, Path)):
+            raise DawnbenchError(f"{side.upper()}: {path!r} is not a path: give a folder of runs or MLPerf logs.")
         groups, problems = collect(path, include_suspect)
         _one_configuration(side, path, groups)
         listed[side] = [r for g in groups for r in g.listed]

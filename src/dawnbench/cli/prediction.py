@@ -95,8 +95,9 @@ def cmd_predict(args: argparse.Namespace, out: Console, err: Console) -> int:
     if gpus:
         if len(gpus) != len(names):
             others = [n for n in names if n not in gpus]
-            raise DawnbenchError(f"--device {args.device}: {', '.join(gpus)} name GPUs by their datasheets and "
-                                 f"{', '.join(others)} DeepBench's devices or a kernels.json — two predictors; ask "
+            raise DawnbenchError(f"--device {args.device}: {', '.join(gpus)} {'names a GPU' if len(gpus) == 1 else 'name GPUs'} "
+                                 f"by datasheet and {', '.join(others)} DeepBench's devices or a kernels.json — two "
+                                 "predictors; ask "
                                  "for each kind in its own command.")
         with err.status(Text("predicting")) as status:
             doc = predict_on_gpus(Path(args.path), gpus, epochs=args.epochs,

@@ -82,6 +82,10 @@ def count(target: str, batch: int | None, seqlen: int | None = None, mode: str =
     from dawnbench.profiling.census import census, hf_config_model, write_census
     from dawnbench.tasks import TASKS
 
+    if not isinstance(target, (str, Path)):
+        raise DawnbenchError(f"{target!r}: a census counts a task's entry (its name) or a Hugging Face config (a .json "
+                             "path).")
+    target = str(target)
     if batch is None:
         raise DawnbenchError("--census needs --batch B (samples a step; a language model also --seqlen S).")
     bounds.check_option("--batch", batch)

@@ -123,6 +123,9 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
     ``leave_out`` fits the kernel model without those GPUs' timings (the validation's); ``target``: as
     :func:`~dawnbench.prediction.predict.epochs_to_target` reads it."""
     started = time.perf_counter()
+    if not isinstance(path, (str, Path)):
+        raise DawnbenchError(f"{path!r} is not a path: give a census or profile folder.")
+    names = [names] if isinstance(names, str) else names      # one GPU named as itself, not letter by letter
     if not names:
         raise DawnbenchError("--device: name at least one GPU (or gpus: every one of the catalog).")
     for flag, value in (("--epochs", epochs), ("--batch", batch), ("--samples-per-epoch", samples)):

@@ -222,25 +222,26 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
                              f"{MAX_PARAMETERS:,}); check the config's sizes.")
     counter = _Counter()
     saved: dict[int, int] = {}
+    other = 2 if batch == 1 else 1         # a second point: the activations' part that does not grow with the batch
+    second, second_saved = _Counter(rows=False), {}
     try:
         optimizer_bytes = _count_step(model, model.inputs(batch, seqlen, "meta"), mode, precision, counter, saved,
                                       progress)
+        progress("activations at a second batch")
+        for p in params:
+            p.grad = None
+        _count_step(replace(model, optimizer="none"), model.inputs(other, seqlen, "meta"), mode, precision, second,
+                    second_saved, lambda line: None)
     except DawnbenchError:
         raise
     except Exception as err:          # noqa: BLE001 — the model's own code (transformers, an entry) may raise anything
         raise DawnbenchError(f"{model.name}: the census could not trace its {mode} step on the meta device "
                              f"({type(err).__name__}: {str(err).splitlines()[0][:300] if str(err) else '-'}). Either "
-                             "its sizes disagree with each other (a config's heads, key-value heads and widths: check "
-                             "them against the model's documented config), or its forward reads tensor values "
+                             "its config lacks a field the model needs or has sizes that disagree (a pad_token_id, "
+                             "heads, key-value heads and widths: check it against the model's documented config), or "
+                             "its forward reads tensor values "
                              "(data-dependent shapes, .item(), a mixture of experts' routing), which the census "
                              "cannot count without running the model.") from None
-    progress("activations at a second batch")
-    other = 2 if batch == 1 else 1         # a second point: the activations' part that does not grow with the batch
-    for p in params:
-        p.grad = None
-    second, second_saved = _Counter(rows=False), {}
-    _count_step(replace(model, optimizer="none"), model.inputs(other, seqlen, "meta"), mode, precision, second,
-                second_saved, lambda line: None)
     rows = _rows(counter, precision)
     wide = [r for r in rows if r["dtype"] == "float64"]
     if wide:
@@ -362,7 +363,9 @@ def read_census(folder: Path, notes: list[str]) -> tuple[list[dict[str, Any]], d
     if summary.get("batch_size") != counted["batch"]:
         raise FileError(path, f"batch_size is {json.dumps(summary.get('batch_size'))[:20]} but census.batch is "
                               f"{counted['batch']}. {fix}")
+    before = len(notes)
     rows = read_ops(folder, notes, census=True)
+    dropped = notes[before:]
     if not trusted_file(_mark(folder)):          # a census this user's dawnbench wrote, untouched, was counted already
         for row in rows:
             if why := _row_fault(row):
@@ -376,7 +379,8 @@ def read_census(folder: Path, notes: list[str]) -> tuple[list[dict[str, Any]], d
             if not math.isclose(total, stated, rel_tol=ROUNDING, abs_tol=0.5):
                 raise FileError(folder / "ops.tsv", f"its {phase} rows hold {total:.6g} {figure} in all; "
                                                     f"summary.json's census.phases.{phase}.{figure} says {stated:.6g} "
-                                                    f"(a row cut, added or edited). {fix}")
+                                                    f"(a row cut, added or edited"
+                                                    + (f"; {dropped[0]}" if dropped else "") + f"). {fix}")
     return rows, summary
 
 
@@ -447,11 +451,14 @@ def _memory_fault(counted: dict[str, Any]) -> str | None:
     if memory["gradients_bytes"] > (weights if train else 0):
         return (f"gradients_bytes is {memory['gradients_bytes']:,.0f}: at most parameters_bytes in training, 0 in "
                 "inference")
-    if memory["optimizer_bytes"] > (2 * weights + 8 * parameters if train and counted["optimizer"] != "none" else 0):
-        return (f"optimizer_bytes is {memory['optimizer_bytes']:,.0f}: at most two states a weight and a step count "
+    stepped = train and counted["optimizer"] not in (None, OPTIMIZERS["none"][0])
+    if not (0 < memory["optimizer_bytes"] <= 2 * weights + 8 * parameters if stepped else
+            memory["optimizer_bytes"] == 0):
+        return (f"optimizer_bytes is {memory['optimizer_bytes']:,.0f}: one or two states a weight and a step count "
                 "with an optimizer, 0 without one")
-    if memory["activations_fixed_bytes"] > memory["activations_bytes"]:
-        return "activations_fixed_bytes (the part no batch changes) is more than activations_bytes"
+    if not memory["activations_fixed_bytes"] < memory["activations_bytes"]:
+        return ("activations_fixed_bytes (the part no batch changes) is not less than activations_bytes: a step's "
+                "activations grow with its batch")
     if memory["activations_bytes"] > forward * (1 + ROUNDING):
         return (f"activations_bytes is {memory['activations_bytes']:,.0f}, more than the {forward:,.0f} bytes its "
                 "forward and loss moved (every saved tensor is one they read or wrote)")

@@ -375,7 +375,7 @@ def check_point(at: str, epoch: float, samples: float, timed: float, devices: in
             raise ValueError(f"{at} epoch {epoch:g} and samples {samples:g} make an epoch of {per_epoch:,.6g} "
                              f"samples, but an epoch of {task}'s training split holds {size:,}: give the samples "
                              "trained so far and the epochs they make")
-    if timed > 0 and epoch / timed > 1 / bounds.MIN_EPOCH_S:
+    if epoch > max(timed, 0) / bounds.MIN_EPOCH_S:
         raise ValueError(f"{at} epoch {epoch:g} in {timed:g} timed seconds: an epoch is at least one optimizer step "
                          f"({bounds.MIN_EPOCH_S:g} s, a kernel's launch), so no run trains that many")
     if timed > 0 and samples / timed > devices * bounds.MAX_SAMPLES_PER_S:
