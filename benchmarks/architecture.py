@@ -19,6 +19,16 @@ LOWER = ("harness", "io", "distributed")       # what the command line should re
 LONG = 60                                       # lines past which a function should say why it is long
 
 
+def _runs_a_step(node: ast.AST) -> bool:
+    """A call of an entry's ``warmup(ctx)`` or ``train(ctx)`` (not a module's ``train()`` or ``train(False)``):
+    where a training step is set up and driven. An entry's own (its default warm-up) is the entry's, not counted."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr == "warmup":
+        return True
+    return node.func.attr == "train" and len(node.args) == 1 and not isinstance(node.args[0], ast.Constant)
+
+
 def figures(tree: Path) -> dict[str, Any]:
     """The figures of the ``src/dawnbench`` under ``tree``."""
     src = tree / "src" / "dawnbench"
@@ -26,6 +36,7 @@ def figures(tree: Path) -> dict[str, Any]:
     lines = sum(len(f.read_text().splitlines()) for f in files)
     cli_imports: Counter[str] = Counter()
     declared: Counter[str] = Counter()
+    stepping: Counter[str] = Counter()
     functions = []
     for f in files:
         module = f.relative_to(src).with_suffix("").as_posix()
@@ -38,6 +49,8 @@ def figures(tree: Path) -> dict[str, Any]:
                 declared[module] += 1
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 functions.append((node.end_lineno - node.lineno + 1, f"{module}.{node.name}"))
+            elif _runs_a_step(node) and not module.startswith("entries/"):
+                stepping[module] += 1
     functions.sort(reverse=True)
     commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -46,6 +59,7 @@ def figures(tree: Path) -> dict[str, Any]:
             "cli_imports_of_lower_layers": sum(cli_imports[p] for p in LOWER),
             "cli_packages_imported": len([p for p in cli_imports if p != "cli"]),
             "modules_declaring_documents": dict(declared.most_common()),
+            "modules_running_an_entry_step": dict(stepping.most_common()),
             "longest_functions": [{"lines": n, "function": name} for n, name in functions[:10]],
             "long_function_lines": LONG, "functions_over_60_lines": sum(1 for n, _ in functions if n > LONG)}
 
@@ -67,6 +81,7 @@ def main() -> None:
         print(f"{when}, {f['commit']}: {f['src_lines']:,} src lines in {f['modules']} modules; the CLI imports "
               f"{f['cli_packages_imported']} packages, {f['cli_imports_of_lower_layers']} imports of "
               f"{', '.join(LOWER)}; {len(f['modules_declaring_documents'])} modules declare documents; "
+              f"{len(f['modules_running_an_entry_step'])} run an entry's step; "
               f"{f['functions_over_60_lines']} functions over 60 lines, the longest {f['longest_functions'][0]}")
     bench.store(args, "architecture", out)
 

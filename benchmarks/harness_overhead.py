@@ -41,8 +41,7 @@ from rich.console import Console
 from dawnbench import RunOptions, data, run_many
 from dawnbench.cli.display import LiveProgress
 from dawnbench.entries import TrainContext, load_entry_class
-from dawnbench.harness.options import seed_everything
-from dawnbench.harness.warmup import synthetic_context
+from dawnbench.harness.core import seed_everything, synthetic_context
 from dawnbench.records.record import RunResult
 from dawnbench.tasks import get_task
 

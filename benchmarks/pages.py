@@ -256,9 +256,9 @@ def reference() -> dict[Path, str]:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(REFERENCE / "templates"),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
     from dawnbench import pricing
-    from dawnbench.analysis import documents, mlperf, schedule
+    from dawnbench.analysis import mlperf, schedule
     from dawnbench.profiling import ops
-    from dawnbench.records import record
+    from dawnbench.records import documents, record
     from dawnbench.submissions import validate
 
     kinds = {"result.json": record.RunResult, "evaluation": record.Evaluation, "ops.tsv": ops.OpRow,

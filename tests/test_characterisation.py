@@ -22,7 +22,7 @@ from dawnbench.data.squad import generate
 from dawnbench.entries import TrainContext, load_entry_class
 from dawnbench.entries.cifar10_resnet18 import ResNet18, learning_rate
 from dawnbench.entries.squad_drqa import Text, features
-from dawnbench.harness.evaluation import evaluate
+from dawnbench.harness.core import evaluate
 from dawnbench.profiling.flops import training_flops_per_sample
 from dawnbench.tasks import get_task
 

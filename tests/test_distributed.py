@@ -105,8 +105,7 @@ def test_every_built_in_entry_trains_under_ddp(name, task, mnist_ready, cifar10_
     from dawnbench import data
     from dawnbench.entries import load_entry_class
     from dawnbench.entries.base import run_for_steps
-    from dawnbench.harness.driver import train_context
-    from dawnbench.harness.warmup import synthetic_context
+    from dawnbench.harness.core import synthetic_context, train_context
 
     dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
     try:

@@ -1,4 +1,4 @@
-"""The one door the analysis commands read through (analysis/documents.py): a file of the wrong shape is a
+"""The one door the analysis commands read through (records/documents.py): a file of the wrong shape is a
 one-paragraph error naming its field; a value that cannot be true leaves its row or document out with a
 note — never drawn, counted or compared silently."""
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from dawnbench.analysis import documents
 from dawnbench.analysis.roofline import roofline
 from dawnbench.analysis.similarity import similarity
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.kernels import compare
+from dawnbench.records import documents
 
 from bad_inputs import _summary, kernels_doc
 from helpers import write_run

@@ -90,7 +90,7 @@ def test_a_row_faster_than_every_probe_raises_its_documents_roof(tmp_path):
     every row's fraction follows, and the reader keeps every row."""
     from pathlib import Path
 
-    from dawnbench.analysis import documents
+    from dawnbench.records import documents
 
     doc = run.Document(KernelOptions(out=tmp_path), CPU, ROOFS)
     params = {"m": 1760, "n": 16, "k": 1760, "a_transposed": False, "b_transposed": False}

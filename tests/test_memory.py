@@ -14,9 +14,8 @@ from dawnbench.cli import main
 from dawnbench.data.cache import write_dataset
 from dawnbench.entries.base import run_for_steps
 from dawnbench.harness import memory
-from dawnbench.harness.driver import train_context
+from dawnbench.harness.core import synthetic_context, train_context
 from dawnbench.harness.options import RunOptions, prepare
-from dawnbench.harness.warmup import synthetic_context
 from dawnbench.profiling.memory import AllocatorBytes, LiveBytes, live_bytes
 from dawnbench.tasks import TOP1, Task
 

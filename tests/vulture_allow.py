@@ -19,7 +19,7 @@ _rnn_forward, _rnn_backward  # noqa: B018, F821 - names, as above
 # kept for the tests that read them: a LoadGen run's query trace, the IDX writer of generated sets, the event
 # log's line parser, the CPU decoder the GPU pipeline is checked against, the check of typed figures
 issued, completed, queries, write_idx, parse_line, pillow_decoder, typed_figures  # noqa: B018, F821 - names
-# fields of the documents' declarations (TypedDicts of analysis/documents.py, profiling/ops.py, submissions/
+# fields of the documents' declarations (TypedDicts of records/documents.py, profiling/ops.py, submissions/
 # validate.py): pydantic reads them; the code reads the documents by key
 a_transposed, b_transposed, bandwidth_bytes_per_s, bytes_per_s, filter_h, filter_w  # noqa: B018, F821 - names, as above
 flops_per_s, fraction_of_peak, fraction_of_roof, memory_bound_share  # noqa: B018, F821 - names, as above

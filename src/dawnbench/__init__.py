@@ -10,7 +10,8 @@ The CLI (``dawnbench``) is a thin layer over this API::
         ...
 
 Names are imported on first use, so commands that never train (``validate``,
-``leaderboard``, ``analyze``) start without loading PyTorch.
+``leaderboard``, ``analyze``) start without loading PyTorch. The CLI reaches the harness, ``io`` and
+``distributed`` only through these names (an import-linter contract in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -31,6 +32,23 @@ _LAZY = {
     "get_task": "dawnbench.tasks",
     "track": "dawnbench.tracking",
     "Tracker": "dawnbench.tracking",
+    # what a front end (the CLI is one) needs around a run: checking options, watching progress, launching workers
+    "prepare": "dawnbench.harness.options",
+    "resolve_device": "dawnbench.harness.options",
+    "RunObserver": "dawnbench.harness.observer",
+    "ProgressProbe": "dawnbench.harness.progress",
+    "TrainingStatus": "dawnbench.harness.progress",
+    "LaunchOptions": "dawnbench.distributed.launch",
+    "World": "dawnbench.distributed.world",
+    "under_launcher": "dawnbench.distributed.world",
+    "SCALINGS": "dawnbench.distributed.world",
+    "DEFAULT_COLLECTIVE_TIMEOUT_S": "dawnbench.distributed.world",
+    # how dawnbench reads what it is handed and writes what it makes (the same rules for a caller's own tools)
+    "read_json": "dawnbench.io",
+    "dumps": "dawnbench.io",
+    "output_dir": "dawnbench.io",
+    "atomic_write_json": "dawnbench.io",
+    "replacing_nothing": "dawnbench.io",
 }
 
 

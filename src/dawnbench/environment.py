@@ -11,7 +11,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import torch
+
+
+def device_sync(device: torch.device) -> Callable[[], None] | None:
+    """What waits for ``device``'s queued work before a clock is read: ``device`` itself, not the current
+    device (a process timing cuda:1 would otherwise wait on cuda:0); None on a CPU, whose ops are synchronous."""
+    import torch
+
+    return (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
 
 
 def cpu_model() -> str:

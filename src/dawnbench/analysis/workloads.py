@@ -15,7 +15,7 @@ kernel results, each turned into workload documents with the configuration that 
   workload per measured row. It is shaped like a profile's summary (``step``, ``resources``,
   ``memory_bound_share``), so every reader treats it like one.
 
-Every file is read through :mod:`~dawnbench.analysis.documents`: one named on the command line
+Every file is read through :mod:`~dawnbench.records.documents`: one named on the command line
 that is not a sound document of its kind is an error naming the field; one found while walking a
 folder (without following links) is left out with a note, as are rows and documents whose values
 cannot be true.
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dawnbench.analysis import documents
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json, walk_foreign
 from dawnbench.precision import labelled
+from dawnbench.records import documents
 
 NAMES = ("result.json", "summary.json", "kernels.json")
 MIB = 2**20
@@ -91,7 +91,7 @@ class Collected:
 
 def collect(paths: Sequence[str | Path], per_problem: bool = False) -> Collected:
     """Every run, profile and kernel workload under ``paths`` (see the module docstring), each read
-    through :mod:`~dawnbench.analysis.documents`. A file named on the command line that is not a sound
+    through :mod:`~dawnbench.records.documents`. A file named on the command line that is not a sound
     document of its kind is an error; one found in a folder is left out with a note."""
     found = Collected()
     for root in map(Path, paths):

@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 
 from rich.text import Text
 
-from dawnbench import __version__, bounds
+from dawnbench import __version__, bounds, replacing_nothing
 from dawnbench.cli import (
     catalog,
     inference,
@@ -40,7 +40,6 @@ from dawnbench.cli import (
 )
 from dawnbench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ShownConsole, int_list
 from dawnbench.errors import DawnbenchError, clipped, printable
-from dawnbench.io import replacing_nothing
 
 
 def _said(parse: Callable[[str], Any]) -> Callable[[str], Any]:

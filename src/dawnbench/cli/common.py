@@ -15,9 +15,8 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
-from dawnbench import bounds
+from dawnbench import bounds, dumps, output_dir
 from dawnbench.errors import DawnbenchError, printable
-from dawnbench.io import dumps, output_dir
 from dawnbench.precision import PRECISIONS
 
 EXIT_OK, EXIT_FAILED_RUN, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -160,7 +159,7 @@ def run_argv(args: argparse.Namespace) -> list[str]:
 
 def run_options(args: argparse.Namespace) -> Any:
     """The :class:`~dawnbench.harness.options.RunOptions` the parsed run options ask for."""
-    from dawnbench.harness.options import RunOptions
+    from dawnbench import RunOptions
 
     return RunOptions(task=args.task, entry=args.entry, seed=args.seed, runs=args.runs,
                       target=args.target, max_epochs=args.max_epochs, max_seconds=args.max_seconds,
@@ -178,7 +177,7 @@ def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True, s
     """Many workers (SPEC §13): torchrun's flags, and how the batch scales (``launcher=False``:
     ``scale``, which chooses the worker counts itself, takes only the last two; ``scaling=False``:
     a command with no batch to scale, ``kernels``)."""
-    from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
+    from dawnbench import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
 
     group = parser.add_argument_group("many workers (re-runs the command under torchrun)")
     if launcher:
@@ -202,7 +201,7 @@ def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True, s
 def launch_options(args: argparse.Namespace) -> Any:
     """The :class:`~dawnbench.distributed.launch.LaunchOptions` the worker flags ask for, checked —
     also when ``--nproc`` is absent, so a value out of range is refused rather than ignored."""
-    from dawnbench.distributed.launch import LaunchOptions
+    from dawnbench import LaunchOptions
 
     options = LaunchOptions(1 if args.nproc is None else args.nproc, args.nnodes, args.node_rank, args.rdzv_endpoint,
                             args.threads_per_worker)

@@ -13,15 +13,15 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from dawnbench import RunObserver
 from dawnbench.environment import describe_hardware
-from dawnbench.harness.observer import RunObserver
 from dawnbench.records.record import RunResult, Status
 from dawnbench.records.selection import disturbance, disturbed
 from dawnbench.tasks import QUICK
 
 if TYPE_CHECKING:
+    from dawnbench import ProgressProbe, TrainingStatus
     from dawnbench.entries import Progress as TrainProgress
-    from dawnbench.harness.progress import ProgressProbe, TrainingStatus
 
 STATUS_STYLE = {Status.SUCCESS: "bold green", Status.NOT_REACHED: "yellow", Status.DIVERGED: "red",
                 Status.ABORTED: "red", Status.INTERRUPTED: "magenta", Status.TIMEOUT: "red", Status.RUNNING: "cyan"}

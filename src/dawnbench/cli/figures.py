@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dawnbench.io import read_json
+from dawnbench import read_json
 from dawnbench.reports import plots
 from dawnbench.reports.profile_figures import (
     cdf_figure,

@@ -29,9 +29,9 @@ from dawnbench.tasks import DEFAULT_TASK, TASKS
 
 
 def cmd_scale(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench import prepare
     from dawnbench.cli.figures import scale_resources_figure
     from dawnbench.experiments.scale import SCALE_FILE, ScaleOptions, run_scale
-    from dawnbench.harness.options import prepare
     from dawnbench.reports.plots import scale_figure
 
     prepare(run_options(args))  # every run option checked here, before any worker is launched
@@ -79,9 +79,9 @@ def cmd_jobs(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     import torch
 
+    from dawnbench import prepare
     from dawnbench.cli.figures import jobs_figure
     from dawnbench.experiments.jobs import JOBS_FILE, JobsOptions, check, run_jobs
-    from dawnbench.harness.options import prepare
 
     options = run_options(args)
     prepare(options)  # every run option checked here, before any run starts

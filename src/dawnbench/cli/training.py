@@ -35,9 +35,8 @@ from dawnbench.tasks import DEFAULT_TASK, TASKS
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from torch.distributed.elastic.multiprocessing.errors import record
 
+    from dawnbench import World, run_many, under_launcher
     from dawnbench.cli.display import LiveProgress
-    from dawnbench.distributed.world import World, under_launcher
-    from dawnbench.harness.runner import run_many
 
     options = run_options(args)
     workers = launch_options(args)  # checked even without --nproc: out of range is refused, never ignored
@@ -106,8 +105,8 @@ def _slurm_progress(err: Console, status: Any, what: str) -> Any:
 
 def _on_slurm(args: argparse.Namespace, options: Any, slurm: Any, out: Console, err: Console) -> int:
     """``run --runs N --executor slurm``: one job per seed (an array), then the statistics as here."""
+    from dawnbench import prepare
     from dawnbench.experiments.slurm import PlannedRun, run_batch
-    from dawnbench.harness.options import prepare
 
     prepare(options)  # every option checked before anything is submitted
     base = _batch_argv(options)
@@ -162,10 +161,10 @@ def _warn_first_run(summary: dict[str, Any], counted: list[Any], err: Console) -
 
 
 def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench import prepare
     from dawnbench.analysis.sweep import config_name, parse_grid
     from dawnbench.cli.display import LiveProgress
     from dawnbench.experiments.sweep import options_for, run_sweep
-    from dawnbench.harness.options import prepare
     from dawnbench.reports.plots import sweep_figure
 
     configs = parse_grid(args.grid)

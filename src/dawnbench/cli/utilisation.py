@@ -72,9 +72,9 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_roofline(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from dawnbench import atomic_write_json, output_dir
     from dawnbench.analysis.roofline import roofline
     from dawnbench.cli.figures import roofline_figure_of
-    from dawnbench.io import atomic_write_json, output_dir
 
     doc = roofline(args.paths)
     folder = output_dir(Path(args.out))
@@ -102,7 +102,7 @@ def cmd_classes(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_machine(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.harness.options import resolve_device
+    from dawnbench import resolve_device
     from dawnbench.profiling.machine import describe_machine
 
     with err.status(Text("measuring the roofs")):

@@ -48,7 +48,7 @@ from dawnbench.entries.saved import (
     recorded_entry,
 )
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.evaluation import evaluate
+from dawnbench.harness.core import evaluate
 from dawnbench.harness.options import resolve_device
 from dawnbench.io import atomic_write_json, output_dir, update_json, walk_foreign
 from dawnbench.records.record import check_record, read_result

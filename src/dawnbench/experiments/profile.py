@@ -36,23 +36,22 @@ from typing import Any
 from torch import nn
 
 from dawnbench import bounds, data, environment
-from dawnbench.analysis import documents
 from dawnbench.analysis.kernel_classes import classify
 from dawnbench.entries import Entry
 from dawnbench.entries.saved import recorded_entry
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.driver import train_context
+from dawnbench.harness.core import stepping, train_context, warm_up
 from dawnbench.harness.memory import plan_memory
-from dawnbench.harness.options import RunOptions, prepare, seed_everything
-from dawnbench.harness.warmup import synthetic_context
+from dawnbench.harness.options import RunOptions, prepare
 from dawnbench.io import atomic_write_json, dumps, inside, output_dir, read_json, refuse_to_replace
-from dawnbench.precision import labelled, precision_scope
+from dawnbench.precision import labelled
 from dawnbench.profiling.dispatch import measure_dispatch
 from dawnbench.profiling.flops import training_flops_per_sample
 from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.ops import Window, profile_window, write_ops
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
+from dawnbench.records import documents
 from dawnbench.records.record import read_result
 
 
@@ -114,15 +113,11 @@ def strip_modules(model: nn.Module, classes: tuple[str, ...]) -> int:
 
 
 def _window(entry: Entry, prep: Any, opts: ProfileOptions, out: Path) -> tuple[Window, dict[str, Any]]:
-    task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
+    task = prep.task
     scored = data.open_split(task.dataset, task.scored_split, mmap=True)
-    seed_everything(opts.seed)
-    with precision_scope(opts.precision, device, own):
-        entry.warmup(synthetic_context(train_context(entry, task, opts.seed, opts.precision), scored))
-    seed_everything(opts.seed)
-    with precision_scope(opts.precision, device, own):
-        window = profile_window(entry.train(train_context(entry, task, opts.seed, opts.precision)), device,
-                                opts.steps, opts.warm_steps, out / "trace.json")
+    warm_up(entry, train_context(entry, task, opts.seed, opts.precision), scored, opts.seed)
+    with stepping(entry, train_context(entry, task, opts.seed, opts.precision), opts.seed) as steps:
+        window = profile_window(steps, prep.device, opts.steps, opts.warm_steps, out / "trace.json")
     flop_check = None
     probe = entry.flop_model()
     batch = entry.hp.get("batch_size")

@@ -1,6 +1,6 @@
 """The run clock (SPEC §2): one monotonic clock, timed and untimed segments.
 
-    clock = Clock(sync=torch.cuda.synchronize)   # sync only on an accelerator
+    clock = Clock(sync=device_sync(device))     # None on a CPU: its ops are synchronous
     clock.start()
     with clock.segment("train"): ...             # counts toward time-to-accuracy
     with clock.segment("eval"): ...              # recorded as eval_s, not timed

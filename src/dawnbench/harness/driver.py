@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -56,42 +56,17 @@ from dawnbench.distributed import comm
 from dawnbench.distributed.world import World, worker_seed
 from dawnbench.entries import Entry, Progress, TrainContext
 from dawnbench.harness.clock import Clock
+from dawnbench.harness.core import compile_stats, in_precision, timed, train_context, train_steps, warm_up
 from dawnbench.harness.cost import HarnessCost
-from dawnbench.harness.options import PreparedRun, RunOptions, seed_everything
+from dawnbench.harness.options import PreparedRun, RunOptions
 from dawnbench.harness.progress import ProgressProbe
 from dawnbench.harness.recorder import Recorder
 from dawnbench.harness.signals import Budgets, StopRun, stop_on_signals
-from dawnbench.harness.warmup import compile_stats, compiler, synthetic_context
-from dawnbench.precision import make_scaler, precision_scope
 from dawnbench.profiling.steps import StepCounter
 from dawnbench.records import mllog
 from dawnbench.records.record import RUNNING, RunResult, Status
-from dawnbench.tasks import Task
 
 BACKSTOP_GRACE_S = 5.0   # with several workers, the budget's timer waits this (and 10 %) for the agreed stop
-
-
-def train_context(entry: Entry, task: Task, seed: int, precision: str, compile_mode: str | None = None,
-                  world: World | None = None, timer: comm.CommTimer | None = None,
-                  on_stream: Callable[[Any], None] = lambda stream: None,
-                  max_epochs: float | None = None) -> TrainContext:
-    """A fresh context for ``entry``'s ``train`` — one for warm-up, one for the run, so no
-    loss-scaler state leaks from one to the other. ``timer`` times the run's DDP steps;
-    ``on_stream`` is handed each epoch's stream of a streamed dataset (its pipeline, its workers)."""
-    world = world or World()
-
-    def stream(**options: Any) -> Any:
-        epoch_stream = data.train_stream(task.dataset, seed=seed, rank=world.rank, world_size=world.world_size,
-                                         device=entry.device, **options)
-        on_stream(epoch_stream)
-        return epoch_stream
-
-    return TrainContext(task=task, seed=seed, device=entry.device, hparams=entry.hp,
-                        load_train=lambda: data.load_train(task.dataset, task.train_split, task.train_limit),
-                        precision=precision, scaler=make_scaler(precision, entry.device, entry.own_precisions),
-                        compile=compiler(compile_mode), rank=world.rank, world_size=world.world_size,
-                        backend=world.backend, distribute=comm.ddp_wrapper(world, timer), stream=stream,
-                        max_epochs=max_epochs)
 
 
 def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, recorder: Recorder,
@@ -100,7 +75,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
     setup began (``time.time()``: the process's start, or the previous run's end) — its setup_s, and what
     ``max_wall_seconds`` counts from."""
     setup_s = max(0.0, time.time() - since) if since is not None else 0.0
-    task, device, own = prep.task, prep.device, prep.entry_cls.own_precisions
+    task, device = prep.task, prep.device
     entry = prep.entry_cls(task, device, options.overrides)
     if prep.eval_batch_size is not None:
         entry.eval_batch_size = prep.eval_batch_size  # planned: fits the machine, at most the scored split
@@ -122,18 +97,16 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
         try:
             result = recorder.open(entry, world)
             recorder.monitor(world.local_peers(), world.local_devices(device))  # the run's workers and GPUs here
-            seed_everything(worker_seed(seed, world.rank))
             recorder.start(mllog.INIT_START)
             before = compile_stats()
-            with clock.segment("init"), precision_scope(prep.precision, device, own), budgets.stage(
+            with clock.segment("init"), budgets.stage(
                     options.max_init_seconds, Status.TIMEOUT,
                     f"the warm-up (init) took longer than max_init_seconds={options.max_init_seconds:g}",
                     "max_init_seconds"):
-                entry.warmup(synthetic_context(context(), scored))
+                warm_up(entry, context(), scored, worker_seed(seed, world.rank))
             compile_s = (compile_stats() - before)["seconds"] if prep.compile else None
             result.compile_s = compile_s
             recorder.end(mllog.INIT_STOP, {"compile_s": compile_s})
-            seed_everything(worker_seed(seed, world.rank))
             before = compile_stats()
             world.barrier()  # every worker is ready: the clock starts after a barrier
             clock.start()
@@ -145,7 +118,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
                 probe = ProgressProbe(counter, lambda: clock.timed_s, per_step, train_count,
                                       options.max_epochs or entry.hp.get("epochs"))
                 recorder.training_started(probe)
-                gen = entry.train(context(timer.start() if timer else None))
+                gen = train_steps(entry, context(timer.start() if timer else None), worker_seed(seed, world.rank))
                 ended = _drive(gen, entry, prep.precision, clock, recorder, world, timer, options, budgets, cost)
             if options.continue_after_target:
                 recorder.save_final(entry)
@@ -222,8 +195,7 @@ def _drive(gen: Generator[Progress, None, None], entry: Entry, precision: str, c
             left += world.distributed * (BACKSTOP_GRACE_S + 0.1 * options.max_seconds)
             why = f"max_seconds={options.max_seconds:g} of timed training passed before the entry's next yield"
         try:
-            with clock.segment("train"), cost.timed(), \
-                    precision_scope(precision, entry.device, entry.own_precisions), \
+            with timed(clock, cost), in_precision(entry, precision), \
                     budgets.stage(left, Status.NOT_REACHED, why, "max_seconds"):
                 with cost.entry():
                     progress = next(gen, None)

@@ -57,10 +57,8 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from dawnbench import data
 from dawnbench.entries import Entry, TrainContext
-from dawnbench.harness.driver import train_context
-from dawnbench.harness.options import PreparedRun, RunOptions, seed_everything
-from dawnbench.harness.warmup import synthetic_context
-from dawnbench.precision import precision_scope
+from dawnbench.harness.core import in_precision, stepping, synthetic_context, train_context
+from dawnbench.harness.options import PreparedRun, RunOptions
 from dawnbench.profiling.memory import live_bytes
 from dawnbench.profiling.steps import StepLimitReached
 
@@ -143,22 +141,19 @@ def _probe(prep: PreparedRun, options: RunOptions, entry_overrides: dict[str, An
             probe.step = {d: live.peak[d] - probe.base.get(d, 0) for d in live.live}
             raise StepLimitReached
 
-    seed_everything(options.seed)
-    gen = entry.train(ctx)
     handle = register_optimizer_step_post_hook(after_step)
     try:
-        with live, precision_scope(prep.precision, device, entry.own_precisions):
-            next(gen, None)
+        with stepping(entry, ctx, options.seed) as steps, live:
+            next(steps, None)
     except StepLimitReached:
         pass
     finally:
         handle.remove()
-        gen.close()
     if probe.steps == 1:        # the schedule yielded after one step: the first is the step
         probe.step = probe.setup
     if probe.steps and ctx.synthetic_inputs is not None:
         inputs = ctx.synthetic_inputs(eval_batch)
-        with live, torch.inference_mode(), precision_scope(prep.precision, device, entry.own_precisions):
+        with live, torch.inference_mode(), in_precision(entry, prep.precision):
             live.mark()
             before = dict(live.live)
             entry.predict(inputs)

@@ -8,19 +8,17 @@ resolved — or raises a :class:`~dawnbench.errors.DawnbenchError` that says wha
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from dawnbench import bounds, environment, pricing
 from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S
 from dawnbench.entries import Entry, load_entry_class
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.warmup import COMPILE_MODES
+from dawnbench.harness.core import COMPILE_MODES
 from dawnbench.precision import check_precision
 from dawnbench.tasks import QUICK, QUICK_TRIALS, Task, get_task, quick
 
@@ -90,12 +88,6 @@ class PreparedRun:
     memory_plan: dict[str, Any] | None = None   # what harness.memory decided, recorded in every run
     eval_batch_size: int | None = None         # the planned evaluation batch (None: the entry's own)
     emulated: str | None = None                # why the precision is not native here (prepare(emulated_ok=True))
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
 
 
 def resolve_device(name: str) -> torch.device:

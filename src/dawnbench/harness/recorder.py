@@ -32,7 +32,7 @@ from dawnbench.distributed.world import World
 from dawnbench.entries import Entry, Progress, saved
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.harness.clock import Clock
-from dawnbench.harness.evaluation import evaluate
+from dawnbench.harness.core import evaluate
 from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import PreparedRun, RunOptions, interconnect
 from dawnbench.harness.progress import ProgressProbe

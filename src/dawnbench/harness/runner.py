@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import torch
 
 from dawnbench import data
 from dawnbench.distributed.world import World, announce_run_dir, per_worker_overrides
 from dawnbench.entries import Entry
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.clock import Clock
+from dawnbench.harness.core import clock_for
 from dawnbench.harness.driver import execute
 from dawnbench.harness.memory import plan_memory
 from dawnbench.harness.observer import RunObserver
@@ -72,7 +72,7 @@ def run_seed(options: RunOptions, prep: PreparedRun, seed: int, run_dir: Path | 
              world: World | None = None, since: float | None = None) -> RunResult:
     """One seed on this worker: rank 0 records it in ``run_dir`` (default: a new folder
     under ``options.out_dir``); ``since``: when its setup began (see :func:`execute`)."""
-    clock = clock or Clock(sync=torch.cuda.synchronize if prep.device.type == "cuda" else None)
+    clock = clock or clock_for(prep.device)
     world = world or World()
     if world.leader:
         run_dir = run_dir or new_run_dir(options.out_dir, prep.task.name, prep.entry_cls.name, seed)

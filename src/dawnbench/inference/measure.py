@@ -32,13 +32,15 @@ import torch
 
 from dawnbench import bounds, data, environment, pricing
 from dawnbench.entries import saved as saved_models
+from dawnbench.environment import device_sync
 from dawnbench.errors import DawnbenchError
+from dawnbench.harness.core import in_precision
 from dawnbench.harness.options import resolve_device
 from dawnbench.inference import figures as fig
 from dawnbench.inference.loops import batch_throughput, single_item_latencies
 from dawnbench.inference.scenarios import SCENARIOS, ScenarioSettings, run_scenario
 from dawnbench.io import atomic_write_text, inside, output_dir, read_foreign_text, update_json
-from dawnbench.precision import check_precision, precision_scope
+from dawnbench.precision import check_precision
 from dawnbench.profiling.load import watched
 from dawnbench.records.record import check_record, read_result
 from dawnbench.tasks import Task, get_task
@@ -111,7 +113,7 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
     entry_cls = saved_models.entry_class_of(run_dir, saved["entry"], options.trust_entry)
     instance, price = _price(options, result)
     device = resolve_device(options.device)
-    sync = torch.cuda.synchronize if device.type == "cuda" else None
+    sync = device_sync(device)
     precision = options.precision or result.get("precision", "fp32")
     check_precision(precision, device, entry_cls)
 
@@ -125,13 +127,13 @@ def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
 
         def scoped_predict(batch: Any) -> Any:
             # autocast is thread-local and LoadGen calls from its own threads: enter it per call there
-            with precision_scope(precision, device, entry.own_precisions):
+            with in_precision(entry, precision):
                 return entry.predict(batch)
         partial = options.max_items is not None and options.max_items < split.count
         if partial:
             split = split.head(options.max_items)
 
-        with precision_scope(precision, device, entry.own_precisions), \
+        with in_precision(entry, precision), \
                 watched("the latency and throughput measurement") as load:  # once: nothing added per query
             status(f"latency: {split.count:,} items one at a time")
             single = single_item_latencies(entry.predict, split, task.metric, options.warmup_items, sync,

@@ -10,7 +10,7 @@ TFLOP/s (their convolution column follows no single formula). Published times ex
 training set only, and are checked first (:mod:`~dawnbench.kernels.published`): a published row
 that disagrees with itself or implies more than its device's physical peak is left out of every
 mean, listed under ``left_out`` with its reason, and counted in its group's ``left_out``; another
-machine's file is read through :mod:`dawnbench.analysis.documents`, and its rows that cannot be
+machine's file is read through :mod:`dawnbench.records.documents`, and its rows that cannot be
 true (a time not positive, a rate above its own roof) are listed under ``left_out`` the same way.
 
 Precisions: fp32 and tf32 rows are compared with the published fp32 rows, bf16 and fp16 with the
@@ -28,10 +28,10 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from dawnbench.analysis import documents
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 from dawnbench.kernels.published import DEVICES, PUBLISHED_PRECISION, problem_key, sheet
+from dawnbench.records import documents
 
 
 def check_target(target: str, out: Path | None = None) -> None:
@@ -55,7 +55,7 @@ def check_target(target: str, out: Path | None = None) -> None:
 
 
 def other_document(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """Another machine's kernels.json, checked (:mod:`dawnbench.analysis.documents`): the document with the
+    """Another machine's kernels.json, checked (:mod:`dawnbench.records.documents`): the document with the
     rows that can be compared, and a note for each row left out."""
     file = path / "kernels.json" if path.is_dir() else path
     try:

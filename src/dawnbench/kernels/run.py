@@ -34,7 +34,6 @@ import torch
 
 from dawnbench import bounds, environment
 from dawnbench import precision as precision_rules  # through the module: the answer measure_roofs gets
-from dawnbench.analysis import documents
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
 from dawnbench.io import atomic_write_json, atomic_write_text, dumps, output_dir
@@ -47,6 +46,7 @@ from dawnbench.profiling.calls import meta_cost
 from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
+from dawnbench.records import documents
 
 CALLS = 5                    # a warm-up call and at least four timed ones: what a row's estimate counts
 CAP_S, QUICK_CAP_S = 30.0, 10.0  # seconds a row may take, by default

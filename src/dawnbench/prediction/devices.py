@@ -53,7 +53,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dawnbench.analysis import documents
 from dawnbench.analysis.kernel_classes import SUITE_OF
 from dawnbench.environment import vector_extensions
 from dawnbench.errors import DawnbenchError
@@ -69,6 +68,7 @@ from dawnbench.kernels.published import (
     sheet,
 )
 from dawnbench.prediction.step import Kernel
+from dawnbench.records import documents
 
 NEIGHBOURS = 5
 SOFTENING = 0.25     # squared log2-distance: a neighbour's weight stays finite at distance 0

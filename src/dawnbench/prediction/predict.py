@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench import bounds, data, pricing
-from dawnbench.analysis import documents
 from dawnbench.analysis.kernel_classes import CONV_FWD, CONV_INPUTS, CONV_PARAMS, MATMUL, RECURRENT
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
@@ -40,6 +39,7 @@ from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.devices import DeviceModel, device_model
 from dawnbench.prediction.step import Step, read_step
 from dawnbench.profiling.dispatch import kind_of
+from dawnbench.records import documents
 from dawnbench.tasks import TASKS, get_task
 
 NO_CURVE_NEEDED = {MATMUL, CONV_FWD, CONV_INPUTS, CONV_PARAMS, RECURRENT}   # costed by their DeepBench problems

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dawnbench.analysis import documents
 from dawnbench.analysis.kernel_classes import (
     CONV_BACKWARD,
     CONV_FWD,
@@ -52,6 +51,7 @@ from dawnbench.io import inside, read_json
 from dawnbench.kernels.problems import APPLICATIONS, Problem, flops
 from dawnbench.profiling.load import disturbance_of
 from dawnbench.profiling.ops import grouped_notes, read_ops
+from dawnbench.records import documents
 
 GEMMS = {"mm", "addmm", "bmm", "baddbmm"}
 RNN_LAYERS = {"mkldnn_rnn_layer": "forward", "mkldnn_rnn_layer_backward": "backward", "_cudnn_rnn": "forward",

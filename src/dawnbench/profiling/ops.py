@@ -51,6 +51,7 @@ from torch.utils._pytree import tree_flatten
 from typing_extensions import TypedDict  # pydantic reads typing_extensions' TypedDict on Python < 3.12
 
 from dawnbench import bounds, schema
+from dawnbench.environment import device_sync
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import atomic_write_text, read_foreign_text
 from dawnbench.profiling.calls import MAX_CALL_CHARS, check_call, encode, layouts, traffic, with_shapes
@@ -298,7 +299,7 @@ class StepWindow:
             raise DawnbenchError(f"--steps must be at least 1, not {steps}.")
         self.device, self.steps, self.warm_steps = device, steps, warm_steps
         self.rank, self.world_size = rank, world_size
-        self._sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+        self._sync = device_sync(device) or (lambda: None)
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
         # A schedule that always records is the default's behaviour plus the ProfilerStep#N markers.
         self._prof = profile(activities=activities, record_shapes=True, schedule=lambda _step: ProfilerAction.RECORD)

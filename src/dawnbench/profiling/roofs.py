@@ -25,6 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from dawnbench.environment import device_sync
 from dawnbench.precision import PRECISIONS, supported_precisions, tf32_flags
 
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -97,7 +98,7 @@ def measure_bandwidth(device: torch.device, seconds: float = 0.5) -> float:
 
 @cache
 def _bandwidth(device: torch.device, seconds: float, threads: int) -> float:
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    sync = device_sync(device) or (lambda: None)
     numel = (1 << 28) if device.type == "cuda" else (1 << 26)  # 1 GiB / 256 MiB of fp32
     src = torch.ones(numel, device=device)
     dst = torch.empty_like(src)
@@ -124,7 +125,7 @@ def _precision_roof(device: torch.device, precision: str, seconds_per_probe: flo
     """Each probe's best FLOP/s at ``precision`` (``emulated``: on problems a quarter the size in each
     dimension that grows work — an emulated bf16 matmul of the usual size took a minute a call on an AVX2
     EPYC, at 0.3 GFLOP/s)."""
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    sync = device_sync(device) or (lambda: None)
     with tf32_flags(precision == "tf32"):
         return {name: _best_rate(fn, work, sync, seconds_per_probe)
                 for name, (fn, work) in _probes(device, DTYPES[precision], 4 if emulated else 1).items()}

@@ -25,7 +25,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from dawnbench import __version__
-from dawnbench.analysis import collect, compared, documents, no_run_twice
+from dawnbench.analysis import collect, compared, no_run_twice
 from dawnbench.analysis.mlperf import LogProblem
 from dawnbench.analysis.sweep import sweep_rows
 from dawnbench.errors import DawnbenchError, FileError
@@ -36,6 +36,7 @@ from dawnbench.io import (
     read_json,
     walk_foreign,
 )
+from dawnbench.records import documents
 from dawnbench.records.selection import Selection, disturbance
 from dawnbench.reports import plots
 from dawnbench.statistics import summarize

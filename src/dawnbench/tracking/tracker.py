@@ -62,10 +62,10 @@ from dawnbench.distributed.world import World
 from dawnbench.entries import Entry, Progress, TrainContext
 from dawnbench.errors import DawnbenchError, printable
 from dawnbench.experiments.profile import ProfileOptions, summarise, write_profile
-from dawnbench.harness.clock import Clock
+from dawnbench.harness.core import clock_for, seed_everything, timed
 from dawnbench.harness.cost import HarnessCost
 from dawnbench.harness.observer import RunObserver
-from dawnbench.harness.options import RunOptions, prepare, seed_everything
+from dawnbench.harness.options import RunOptions, prepare
 from dawnbench.harness.progress import ProgressProbe
 from dawnbench.harness.recorder import RankZeroRecorder, Verdict
 from dawnbench.harness.runner import new_run_dir
@@ -341,7 +341,7 @@ class Tracker:
         self.dir: Path | None = None
         self.result: RunResult | None = None
         self._entry = cls(self.prep.task, self.prep.device)
-        self._clock = Clock(sync=torch.cuda.synchronize if self.prep.device.type == "cuda" else None)
+        self._clock = clock_for(self.prep.device)
         self._cost = HarnessCost()
         self._recorder: _Recorder | None = None
         self._hooks = ExitStack()        # what lives from start to finish: the step counter, the profiler's hook
@@ -519,8 +519,7 @@ class Tracker:
         self._recorder.start(mllog.BLOCK_START, {"first_epoch_num": self._last.epoch,
                                                  "samples_count": self._last.samples})
         self._timing = ExitStack()
-        self._timing.enter_context(self._clock.segment("train"))
-        self._timing.enter_context(self._cost.timed())
+        self._timing.enter_context(timed(self._clock, self._cost))
         self._timing.enter_context(self._cost.entry())   # the script's own code, until it calls back
 
     def _pause(self, samples: int) -> None:
