@@ -99,6 +99,18 @@ def test_a_benchmark_stores_its_figures_with_what_made_them(tmp_path):
     assert doc["dirty"] in (True, False, None) and (doc["commit"] is None or re.fullmatch(r"[0-9a-f]{40}", doc["commit"]))
 
 
+def test_only_the_training_core_runs_an_entrys_step():
+    """The house's figures (benchmarks/architecture.py) as rules: no module but harness/core.py calls an entry's
+    ``warmup`` or ``train`` (an entry's own default warm-up aside), and the command line imports nothing of the
+    harness, io or distributed (the import-linter contract allows indirect imports; this counts direct ones)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import architecture
+
+    figures = architecture.figures(ROOT)
+    assert figures["modules_running_an_entry_step"] == {"harness/core": 2}
+    assert figures["cli_imports_of_lower_layers"] == 0
+
+
 @pytest.mark.slow   # the prediction fits the kernel model where the user's cache holds none (a minute on 2 cores)
 def test_the_architecture_pages_python_example_runs_without_the_command_line(tmp_path, monkeypatch, capsys):
     """docs/architecture.md's "From Python" block, run as written: compare's verdict and a GPU prediction."""

@@ -235,6 +235,7 @@ def cmd_generalize(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    # Long: argparse's declarations, one flag per statement.
     gen = add_command(sub, "generalize", cmd_generalize, "score saved models on shifted and unseen data (SPEC §15)")
     gen.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories, or folders of them")
     gen.add_argument("--suite", choices=["shifted", "none"], default="shifted",

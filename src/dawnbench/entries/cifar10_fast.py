@@ -175,6 +175,7 @@ class Cifar10Fast(Entry):
         return net.to(memory_format=torch.channels_last)
 
     def train(self, ctx: TrainContext) -> Iterator[Progress]:
+        # Long: a recipe reads top to bottom, in the order things happen (data, model, optimizer, epochs).
         hp, device = self.hp, ctx.device
         # Data: cached uint8 → normalised float on the device, padded once for translation.
         images, labels = ctx.load_train()

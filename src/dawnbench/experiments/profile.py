@@ -267,30 +267,35 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
 
     if opts.without:
         status(f"the same window without {', '.join(opts.without)}")
-        stripped = prep.entry_cls(prep.task, prep.device, opts.overrides)
-        build, removed = stripped.make_model, []
-
-        def make_model() -> nn.Module:
-            model = build()
-            removed.append(strip_modules(model, opts.without))
-            return model
-        stripped.make_model = make_model  # type: ignore[method-assign]
-        with ResourceMonitor(out / "without" / "resources.tsv", devices=devices) as monitor2:
-            window2, extra2 = _window(stripped, prep, opts, out / "without")
-        summary2 = summarise(window2, extra2, opts, roofs)
-        summary2["resources"] = monitor2.summary()
-        summary2.update({k: summary[k] for k in ("emulated",) if k in summary})
-        summary2["variant"] = f"without {','.join(opts.without)}"  # its own configuration in `similarity`
-        summary2["title"] = title + f" · without {','.join(opts.without)}"
-        summary2["out"] = str(out / "without")
-        write_profile(window2, summary2, out / "without")
-        summary["without"] = {"modules": list(opts.without), "removed": removed[-1],
-                              "samples_per_s": summary2["samples_per_s"], "step_s": summary2["step"]["time_s"],
-                              "speedup": summary["step"]["time_s"] / summary2["step"]["time_s"],
-                              "memory_bound_share": summary2["memory_bound_share"],
-                              "out": str(out / "without")}
+        summary["without"] = _without(prep, opts, summary, roofs, devices, out)
     atomic_write_json(out / "summary.json", summary, indent=1)
     return summary
+
+
+def _without(prep: Any, opts: ProfileOptions, summary: dict[str, Any], roofs: Roofs, devices: list[int],
+             out: Path) -> dict[str, Any]:
+    """The same window with ``opts.without``'s module classes replaced by identities, written to ``out/without``;
+    its change against ``summary``."""
+    stripped = prep.entry_cls(prep.task, prep.device, opts.overrides)
+    build, removed = stripped.make_model, []
+
+    def make_model() -> nn.Module:
+        model = build()
+        removed.append(strip_modules(model, opts.without))
+        return model
+    stripped.make_model = make_model  # type: ignore[method-assign]
+    with ResourceMonitor(out / "without" / "resources.tsv", devices=devices) as monitor:
+        window, extra = _window(stripped, prep, opts, out / "without")
+    variant = summarise(window, extra, opts, roofs)
+    variant["resources"] = monitor.summary()
+    variant.update({k: summary[k] for k in ("emulated",) if k in summary})
+    variant["variant"] = f"without {','.join(opts.without)}"  # its own configuration in `similarity`
+    variant["title"] = summary["title"] + f" · without {','.join(opts.without)}"
+    variant["out"] = str(out / "without")
+    write_profile(window, variant, out / "without")
+    return {"modules": list(opts.without), "removed": removed[-1], "samples_per_s": variant["samples_per_s"],
+            "step_s": variant["step"]["time_s"], "speedup": summary["step"]["time_s"] / variant["step"]["time_s"],
+            "memory_bound_share": variant["memory_bound_share"], "out": str(out / "without")}
 
 
 def _check_without(entry: Entry, classes: tuple[str, ...]) -> None:

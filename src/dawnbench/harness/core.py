@@ -114,7 +114,13 @@ def synthetic_context(ctx: TrainContext, scored: Split) -> TrainContext:
 
 def warm_up(entry: Entry, ctx: TrainContext, scored: Split, seed: int) -> None:
     """The entry's warm-up (SPEC §2: init), seeded and in the run's precision, on synthetic data of the task's
-    forms (``scored``: the scored split, whose form the synthetic inputs take)."""
+    forms (``scored``: the scored split, whose form the synthetic inputs take). On a GPU, the run's GPU is made
+    the current one (a stream or graph an entry makes lands on it, not on cuda:0) and cuDNN's autotuner is on,
+    so the convolution algorithms are chosen here, in the warm-up, not on the clock."""
+    if entry.device.type == "cuda":
+        if entry.device.index is not None:    # "cuda" alone is the current GPU already
+            torch.cuda.set_device(entry.device)
+        torch.backends.cudnn.benchmark = True
     seed_everything(seed)
     with in_precision(entry, ctx.precision):
         entry.warmup(synthetic_context(ctx, scored))

@@ -74,6 +74,7 @@ def execute(options: RunOptions, prep: PreparedRun, seed: int, world: World, rec
     """One run of one seed on this worker; rank 0's ``recorder`` writes its record. ``since``: when the run's
     setup began (``time.time()``: the process's start, or the previous run's end) — its setup_s, and what
     ``max_wall_seconds`` counts from."""
+    # Long: the run's order in one place — every worker makes the collectives in this order (module docstring).
     setup_s = max(0.0, time.time() - since) if since is not None else 0.0
     task, device = prep.task, prep.device
     entry = prep.entry_cls(task, device, options.overrides)

@@ -113,6 +113,7 @@ class Datasheet:
 def check(doc: Any, where: str, origin: str | None = None) -> Datasheet:
     """A datasheet document, each figure within what a GPU can be and consistent with the others; its ``origin`` is
     ``where`` unless given (the catalog's entries are the only ones whose measurements the model learned from)."""
+    # Long: one check per datasheet field, then the checks between fields, in the order a reader fixes them.
     if not isinstance(doc, dict):
         raise DawnbenchError(f"{where}: not a JSON object. {FIX}")
     figures: dict[str, float] = {}

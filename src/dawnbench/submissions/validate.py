@@ -290,6 +290,7 @@ def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
     """A submission ``dawnbench export`` wrote says what its runs were in ``misc.dawnbench``: its fields must be
     what they can be, agree with each other (successes of runs, one record per seed) and with the TSV it travels
     with (the representative run's time to the threshold is the median's, or below it with an even count)."""
+    # Long: one check per agreement between misc.dawnbench, its runs and its TSV, each its own problem line.
     misc = (sub.fields.get("misc") or {}).get("dawnbench") if isinstance(sub.fields.get("misc"), dict) else None
     if misc is None:
         return
@@ -439,6 +440,16 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
         problems.append(Problem(name, 1, ERROR, f"header lacks {', '.join(missing)}; it has "
                                 f"{', '.join(columns) or 'nothing'} (tab-separated: epoch, hours, the metric)"))
         return
+    parsed = _tsv_rows(lines, header, columns, needed, name, problems)
+    if parsed:
+        _scale_accuracy(parsed, columns, name, problems)
+        _judge_rows(sub, parsed, name)
+
+
+def _tsv_rows(lines: list[str], header: list[str], columns: dict[str, int], needed: list[str], name: str,
+              problems: list[Problem]) -> list[tuple[int, dict[str, float]]] | None:
+    """The data rows as numbers by column, each with its line; None when a row has a cell that is no number
+    (each said) or there is no row."""
     parsed: list[tuple[int, dict[str, float]]] = []
     unreadable = 0          # rows with a cell that is no number: each said, then the log is not judged further
     for number, raw_line in enumerate(lines[1:], 2):
@@ -464,17 +475,29 @@ def _read_tsv(sub: Submission, tsv: Path, root: Path) -> None:
             problems.append(Problem(name, number, WARNING, "more cells than header columns; extras ignored"))
         parsed.append((number, row))
     if unreadable:
-        return
+        return None
     if not parsed:
         problems.append(Problem(name, None, ERROR, "has no data rows"))
-        return
-    for column in (c for c in ACCURACY_COLUMNS if c in columns):  # one scale per column, from its largest value
+        return None
+    return parsed
+
+
+def _scale_accuracy(parsed: list[tuple[int, dict[str, float]]], columns: dict[str, int], name: str,
+                    problems: list[Problem]) -> None:
+    """Each accuracy column on its own scale, told from its largest value (a fraction becomes percent), warned."""
+    for column in (c for c in ACCURACY_COLUMNS if c in columns):
         factor = _scale_factor(column, max(r.get(column, 0.0) for _, r in parsed))
         if factor != 1.0:
             problems.append(_scale_warning(column, factor, name, 1))
             for _, r in parsed:
                 if column in r:
                     r[column] *= factor
+
+
+def _judge_rows(sub: Submission, parsed: list[tuple[int, dict[str, float]]], name: str) -> None:
+    """The rows' physics, in order (hours from 0 and never back, accuracies and epochs in range), kept in
+    ``sub.rows``; the training time is the first row at the threshold, above the task's floor."""
+    problems, task = sub.problems, sub.task
     last_hours, last_epoch, warned_epoch = 0.0, -math.inf, False
     for number, row in parsed:
         if not 0 <= row["hours"] <= MAX_HOURS:
