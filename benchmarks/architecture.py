@@ -63,6 +63,7 @@ def figures(tree: Path) -> dict[str, Any]:
             "cli_imports_of_lower_layers": sum(cli_imports[p] for p in LOWER),
             "cli_packages_imported": len([p for p in cli_imports if p != "cli"]),
             "modules_declaring_documents": dict(declared.most_common()),
+            "packages_declaring_documents": sorted({m.split("/")[0] for m in declared}),
             "modules_running_an_entry_step": dict(stepping.most_common()),
             "longest_functions": [{"lines": n, "function": name, "says_why": said} for n, name, said in functions[:10]],
             "long_function_lines": LONG, "functions_over_60_lines": sum(1 for n, *_ in functions if n > LONG),
@@ -85,7 +86,8 @@ def main() -> None:
     for when, f in out.items():
         print(f"{when}, {f['commit']}: {f['src_lines']:,} src lines in {f['modules']} modules; the CLI imports "
               f"{f['cli_packages_imported']} packages, {f['cli_imports_of_lower_layers']} imports of "
-              f"{', '.join(LOWER)}; {len(f['modules_declaring_documents'])} modules declare documents; "
+              f"{', '.join(LOWER)}; {len(f['modules_declaring_documents'])} modules in "
+              f"{len(f['packages_declaring_documents'])} packages declare documents; "
               f"{len(f['modules_running_an_entry_step'])} run an entry's step; "
               f"{f['functions_over_60_lines']} functions over 60 lines ({f['functions_over_60_lines_without_a_reason']} without "
               f"a reason), the longest {f['longest_functions'][0]}")

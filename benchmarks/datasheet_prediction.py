@@ -49,8 +49,9 @@ from dawnbench.prediction.datasheet import catalog
 from dawnbench.prediction.efficiency import Efficiency
 from dawnbench.prediction.gpu_model import COMPUTE, ClassModel, fit, predict_ops
 from dawnbench.prediction.kernel_data import timings
-from dawnbench.profiling.census import census, hf_config_model, write_census
+from dawnbench.profiling.census import census, hf_config_model
 from dawnbench.profiling.gpu_autocast import CudaAutocast
+from dawnbench.records.census import write_census
 from dawnbench.tasks import get_task
 
 import bench

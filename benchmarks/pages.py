@@ -255,18 +255,15 @@ def reference() -> dict[Path, str]:
     """The reference pages (``docs/reference/templates/NAME.md.j2`` → ``docs/reference/NAME.md``)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(REFERENCE / "templates"),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
-    from dawnbench import pricing
-    from dawnbench.analysis import mlperf, schedule
-    from dawnbench.profiling import ops
-    from dawnbench.records import documents, record
-    from dawnbench.submissions import validate
+    from dawnbench.analysis import mlperf
+    from dawnbench.records import documents, ops, record
 
     kinds = {"result.json": record.RunResult, "evaluation": record.Evaluation, "ops.tsv": ops.OpRow,
              "summary.json": documents.ProfileSummary, "step": documents.Step, "roofs": documents.Roofs,
              "kernels.json": documents.KernelsDocument, "kernel row": documents.KernelRow,
              **{f"{suite} problem": kind for suite, kind in documents.PARAMS.items()},
-             "scale.json": schedule.ScaleTable, "scale row": schedule.ScaleRow, "misc.dawnbench": validate.DawnbenchMisc,
-             "instance": pricing.Instance}
+             "scale.json": documents.ScaleTable, "scale row": documents.ScaleRow,
+             "misc.dawnbench": documents.DawnbenchMisc, "instance": documents.Instance}
     from dawnbench import bounds, tasks
 
     env.globals.update(declared=lambda name: declared(kinds[name]), schema=schema, bounds=bounds, floors=tasks.FLOORS_S,

@@ -207,8 +207,8 @@ def problems(args) -> None:
     """applications.csv from every stored profile (see the module docstring)."""
     from dawnbench.analysis.kernel_classes import COMMUNICATION, SUITE_OF, op_class
     from dawnbench.kernels.problems import APPLICATION_SHARE
-    from dawnbench.profiling.calls import kernel_identity
-    from dawnbench.profiling.ops import read_ops
+    from dawnbench.opcalls.calls import kernel_identity
+    from dawnbench.records.ops import read_ops
 
     chosen: dict[tuple[str, str], dict] = {}
     for folder in sorted(MACHINES.glob("*/profiles/*")):

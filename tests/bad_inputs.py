@@ -262,7 +262,8 @@ def _census(w: Path, change: tuple | None = None, mode: str = "train") -> Path:
     (field, value) — a dict merged into the field's — or (None, value): the whole ``census`` replaced; a memory
     ``total_bytes`` of None is made the sum of its parts (so that only the part changed is wrong), an
     ``activations_fixed_bytes`` of None all the activations."""
-    from dawnbench.profiling.census import census, hf_config_model, write_census
+    from dawnbench.profiling.census import census, hf_config_model
+    from dawnbench.records.census import write_census
     folder = w / "census"
     write_census(census(hf_config_model(_config(w), mode), 1, 8, mode), folder)
     if change is not None:

@@ -11,7 +11,7 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.prediction.datasheet import FIELDS, catalog, catalog_name, check, datasheet
 from dawnbench.prediction.gpu_model import kernel_model
 from dawnbench.prediction.kernel_data import Kernel
-from dawnbench.profiling.ops import PHASES, read_ops
+from dawnbench.records.ops import PHASES, read_ops
 
 from helpers import run_cli
 

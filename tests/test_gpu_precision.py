@@ -15,7 +15,7 @@ from dawnbench.prediction.datasheet import catalog, check
 from dawnbench.prediction.efficiency import Efficiency, headroom
 from dawnbench.prediction.kernel_data import launches
 from dawnbench.profiling.gpu_autocast import CudaAutocast
-from dawnbench.profiling.ops import read_ops
+from dawnbench.records.ops import read_ops
 
 from helpers import run_cli
 
@@ -244,7 +244,8 @@ def test_a_census_refuses_a_step_in_float64(tmp_path: Path) -> None:
 def test_a_census_read_back_recounts_every_row_and_takes_lists_past_a_dimension(tmp_path: Path) -> None:
     """Every row's FLOPs and bytes are recounted from its call, and the optimizer's rows of a model of more than
     2**31 parameters (their lists' elements in all, past any one dimension) are read, not left out."""
-    from dawnbench.profiling.census import census, hf_config_model, read_census, write_census
+    from dawnbench.profiling.census import census, hf_config_model
+    from dawnbench.records.census import read_census, write_census
     (tmp_path / "config.json").write_text(json.dumps({**TINY_BERT, "vocab_size": 40_000_000, "hidden_size": 64}))
     doc = census(hf_config_model(tmp_path / "config.json", "train"), 1, 8, "train")
     assert doc["summary"]["census"]["parameters"] > 2**31

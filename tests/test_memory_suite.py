@@ -14,10 +14,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from dawnbench.cli import main
 from dawnbench.errors import DawnbenchError
 from dawnbench.kernels.problems import applications, problems, quick
+from dawnbench.opcalls.calls import check_call, encode, layouts, replay, traffic
 from dawnbench.prediction.devices import DeviceModel
 from dawnbench.prediction.predict import predict
-from dawnbench.profiling.calls import check_call, encode, layouts, replay, traffic
-from dawnbench.profiling.ops import UNMATCHED, grouped_notes, read_ops, write_ops
+from dawnbench.records.ops import UNMATCHED, grouped_notes, read_ops, write_ops
 
 
 class _Recorder(TorchDispatchMode):

@@ -19,7 +19,7 @@ from dawnbench.prediction.devices import DeviceModel
 from dawnbench.prediction.predict import predict
 from dawnbench.prediction.step import Kernel, map_op, read_step
 from dawnbench.prediction.validate import errors_table, leave_one_out, validate
-from dawnbench.profiling.ops import TSV_COLUMNS, parse_args, parse_shapes, write_ops
+from dawnbench.records.ops import TSV_COLUMNS, parse_args, parse_shapes, write_ops
 
 CONV_ARGS = "stride=1x1 padding=1x1 dilation=1x1 groups=1 transposed=0 output_padding=0x0"
 

@@ -19,7 +19,7 @@ _rnn_forward, _rnn_backward  # noqa: B018, F821 - names, as above
 # kept for the tests that read them: a LoadGen run's query trace, the IDX writer of generated sets, the event
 # log's line parser, the CPU decoder the GPU pipeline is checked against, the check of typed figures
 issued, completed, queries, write_idx, parse_line, pillow_decoder, typed_figures  # noqa: B018, F821 - names
-# fields of the documents' declarations (TypedDicts of records/documents.py, profiling/ops.py, submissions/
+# fields of the documents' declarations (TypedDicts of records/documents.py, records/ops.py, submissions/
 # validate.py): pydantic reads them; the code reads the documents by key
 a_transposed, b_transposed, bandwidth_bytes_per_s, bytes_per_s, filter_h, filter_w  # noqa: B018, F821 - names, as above
 flops_per_s, fraction_of_peak, fraction_of_roof, memory_bound_share  # noqa: B018, F821 - names, as above
@@ -32,7 +32,7 @@ interference, entry_file, dirty, priced_as, others_cpu_s, others_share  # noqa: 
 DawnbenchCallback, on_train_begin, on_step_begin, on_step_end, on_epoch_end, on_evaluate  # noqa: B018, F821 - names
 on_train_end, on_train_start, on_train_epoch_start, on_train_epoch_end, on_validation_start  # noqa: B018, F821 - names
 on_validation_end, on_exception, should_training_stop, should_stop, imported  # noqa: B018, F821 - names, as above
-# a census's memory, declared for the schema that checks it (profiling/census.py: CensusMemory), read by key
+# a census's memory, declared for the schema that checks it (records/census.py: CensusMemory), read by key
 parameters_bytes, gradients_bytes, activations_bytes, activations_fixed_bytes, total_bytes  # noqa: B018, F821 - names, as above
 # a target's fields and forms the results templates read (Jinja: docs/results/templates/README.md.j2 and the rest)
 wording, stretch, moonshot_text  # noqa: B018, F821 - names, as above

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.profiling.ops import read_ops
+from dawnbench.records.ops import read_ops
 
 MATMUL, CONV_FWD, CONV_INPUTS, CONV_PARAMS = ("matrix multiply", "convolution forward",
                                                "convolution backward wrt inputs",

@@ -28,14 +28,12 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
-
-from pydantic import AfterValidator, Field
-from typing_extensions import NotRequired, TypedDict  # pydantic reads these on Python < 3.12
+from typing import Any
 
 from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
+from dawnbench.records.documents import ScaleTable
 
 SEARCH_LIMIT = 200_000  # candidates (allocations × orders) searched exhaustively
 
@@ -89,33 +87,6 @@ def load_job(path: Path) -> Job:
         raise DawnbenchError(f"{path}: no row has a tta_s: the job never reached its target, so it cannot be "
                              "scheduled. Re-run `dawnbench scale` until it does.")
     return Job(str(doc.get("job") or path.parent.name or path.stem), tta)
-
-
-def _speedups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """No more workers make a job faster by more than their ratio × ``bounds.OVER_WORKERS``: more workers bring more
-    cache and memory, a little superlinearity, never 8,999,999,255×."""
-    timed = sorted((row["workers"], row["tta_s"]) for row in rows if row.get("tta_s") is not None)
-    for (few, slow), (many, fast) in itertools.combinations(timed, 2):
-        if many > few and slow / fast > many / few * bounds.OVER_WORKERS:
-            raise ValueError(f"rows: {many} workers are {slow / fast:.3g}× faster than {few}, more than "
-                             f"{bounds.OVER_WORKERS:g} × the {many / few:g}× the workers give: so large a speedup "
-                             "is not one job's scaling")
-    return rows
-
-
-class ScaleRow(TypedDict):
-    workers: Annotated[int, Field(strict=True, ge=1, le=bounds.MACHINES)]  # accelerators (or processes) the job ran on
-    tta_s: NotRequired[schema.PositiveSeconds | None]  # its median time to accuracy; null: never reached
-
-
-ScaleRows = Annotated[list[ScaleRow], Field(min_length=1, max_length=bounds.MACHINES), AfterValidator(_speedups)]
-
-
-class ScaleTable(TypedDict):
-    """A ``scale.json`` as ``dawnbench scale`` writes it (what ``schedule`` reads of it)."""
-
-    rows: ScaleRows                                     # one per worker count
-    job: NotRequired[schema.Text | None]                # its name in the schedule (default: the folder's)
 
 
 def place(jobs: list[Job], workers: list[int], accelerators: int) -> Schedule:

@@ -17,7 +17,7 @@ from dawnbench.reports.profile_figures import (
 
 def profile_figures(summary: dict[str, Any]) -> list[Path]:
     """``cdf.png`` and ``roofline.png`` beside a profile's ``ops.tsv`` (and its ``without/`` variant's)."""
-    from dawnbench.profiling.ops import read_ops
+    from dawnbench.records.ops import read_ops
 
     drawn = []
     docs = [summary] + ([read_json(Path(summary["without"]["out"]) / "summary.json", "profile")]

@@ -289,7 +289,7 @@ def profile_table(summary: dict, out_dir, top: int = 12) -> Table:
                         f"{steps} step{'s' if steps != 1 else ''}, {format_seconds(summary['window_s'])}", caption=caption)
     for col in ("op", "input shapes", "calls", "time %", "GFLOP/s", "GB/s", "FLOP/B", "bound"):
         table.add_column(col, justify="left" if col in ("op", "input shapes", "bound") else "right")
-    from dawnbench.profiling.ops import read_ops
+    from dawnbench.records.ops import read_ops
 
     for r in read_ops(out_dir)[:top]:
         def num(key: str, scale: float = 1.0, fmt: str = "{:,.1f}") -> str:

@@ -79,7 +79,8 @@ def count(target: str, batch: int | None, seqlen: int | None = None, mode: str =
     given; never through a link, never over another census unless ``force``): the summary written, with ``out``."""
     from dawnbench import bounds
     from dawnbench.io import output_dir
-    from dawnbench.profiling.census import census, hf_config_model, write_census
+    from dawnbench.profiling.census import census, hf_config_model
+    from dawnbench.records.census import write_census
     from dawnbench.tasks import TASKS
 
     if not isinstance(target, (str, Path)):

@@ -48,10 +48,11 @@ from dawnbench.precision import labelled
 from dawnbench.profiling.dispatch import measure_dispatch
 from dawnbench.profiling.flops import training_flops_per_sample
 from dawnbench.profiling.load import against_last, watched
-from dawnbench.profiling.ops import Window, profile_window, write_ops
+from dawnbench.profiling.ops import Window, profile_window
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
 from dawnbench.records import documents
+from dawnbench.records.ops import write_ops
 from dawnbench.records.record import read_result
 
 

@@ -17,7 +17,7 @@
   graph: inputs and parameters together.
 
 * A replay (the applications set and the memory suite, ``problems.py``): the recorded op call made again
-  (``profiling/calls.py``), its tensors in the dtypes, shapes and strides it ran with; a ValueError says why it
+  (``opcalls/calls.py``), its tensors in the dtypes, shapes and strides it ran with; a ValueError says why it
   cannot be (a call this PyTorch refuses).
 
 Inputs are in the precision's type (fp32 for fp32 and tf32, bfloat16, float16); the library
@@ -35,8 +35,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from dawnbench.kernels.problems import Problem, conv_output
+from dawnbench.opcalls.calls import replay
 from dawnbench.precision import tf32_flags
-from dawnbench.profiling.calls import replay
 
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}

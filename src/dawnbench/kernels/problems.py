@@ -22,7 +22,7 @@ application's layer: DeepBench's have none); all-reduce ``floats``. Its passes (
 
 **The applications set** (``applications.csv``, written by ``benchmarks/application_problems.py`` from the
 reference entries' profiles, never by hand): every op call that carried at least ``APPLICATION_SHARE`` of some
-entry's profiled step, as the recorded call (``profiling/calls.py``: the op, its shapes, strides and arguments), with
+entry's profiled step, as the recorded call (``opcalls/calls.py``: the op, its shapes, strides and arguments), with
 the entry, precision and op it came from and its share of that step. Its memory-bound classes (elementwise,
 normalisation, pooling, reductions and softmax, copies and layout changes, optimizer) are the **memory suite**
 (SPEC §19's fifth suite); its matrix multiplies, convolutions and recurrent layers are the gemm, conv and rnn suites'
@@ -41,7 +41,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from dawnbench.profiling.calls import footprint
+from dawnbench.opcalls.calls import footprint
 
 SUITES = ("gemm", "conv", "rnn", "allreduce", "memory")
 SETS = ("training", "inference_server", "inference_device", "applications")

@@ -41,8 +41,8 @@ from dawnbench.kernels import compare, problems
 from dawnbench.kernels.passes import ELEMENT_BYTES, statement
 from dawnbench.kernels.problems import PASSES, SETS, SUITES, Problem
 from dawnbench.kernels.timing import TooSlow, time_call
+from dawnbench.opcalls.calls import meta_cost
 from dawnbench.precision import PRECISIONS
-from dawnbench.profiling.calls import meta_cost
 from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs

@@ -36,10 +36,10 @@ import torch
 from dawnbench import bounds
 from dawnbench.analysis.kernel_classes import MATMUL, RECURRENT
 from dawnbench.errors import DawnbenchError
+from dawnbench.opcalls.calls import decode, positional, replay, strides_like, tensor_specs
+from dawnbench.opcalls.formulas import op_flops
 from dawnbench.prediction.step import Step, StepOp, map_op
-from dawnbench.profiling.calls import decode, positional, replay, strides_like, tensor_specs
-from dawnbench.profiling.flops import op_flops
-from dawnbench.profiling.ops import parse_args, parse_shapes
+from dawnbench.records.ops import parse_args, parse_shapes
 
 STATE_ARGS = {"weight", "bias", "running_mean", "running_var", "save_mean", "save_invstd", "save_var",
               "weight_g", "weight_v"}

@@ -302,7 +302,8 @@ FIT_DATA = ("prediction/neusight/kernels.csv.gz", "prediction/neusight/labels.cs
                                                                       "opt_13", "switchxl4")),
             "prediction/gpu_model.py", "prediction/efficiency.py", "prediction/kernel_data.py",
             "prediction/calibration.py", "prediction/datasheet.py", "profiling/census.py", "profiling/gpu_autocast.py",
-            "profiling/ops.py", "profiling/calls.py", "profiling/flops.py", "kernels/published.py")
+            "profiling/ops.py", "records/ops.py", "records/census.py", "opcalls/calls.py", "opcalls/formulas.py",
+            "kernels/published.py")
 
 
 def fit_key(leave_out: tuple[str, ...]) -> str:

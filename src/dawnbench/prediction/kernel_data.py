@@ -31,7 +31,7 @@ from dawnbench.analysis.kernel_classes import CONV_BACKWARD, CONV_FWD, ELEMENTWI
 from dawnbench.errors import DawnbenchError
 from dawnbench.kernels.published import sheet
 from dawnbench.prediction.datasheet import catalog_name
-from dawnbench.profiling.ops import parse_args, parse_shapes
+from dawnbench.records.ops import parse_args, parse_shapes
 
 CLASSES = ("gemm", "conv", "softmax", "layernorm", "elementwise")
 NEUSIGHT_CLASS = {"bmm": "gemm", "linear": "gemm", "conv": "conv", "softmax": "softmax", "ln": "layernorm"}

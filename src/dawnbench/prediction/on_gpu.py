@@ -37,8 +37,8 @@ from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, dat
 from dawnbench.prediction.gpu_model import kernel_model, predict_ops
 from dawnbench.prediction.predict import _run_facts, at_least_a_step, epoch_samples, epochs_to_target
 from dawnbench.prediction.step import Step, profile_folder, read_step
-from dawnbench.profiling.census import read_census
-from dawnbench.profiling.ops import PHASES
+from dawnbench.records.census import read_census
+from dawnbench.records.ops import PHASES
 
 # What a GPU holds beside a step's tensors (stated allowances, not measured here): the CUDA context with cuBLAS's and
 # cuDNN's workspaces and the driver's reserve — about half a GiB with lazy module loading (CUDA_MODULE_LOADING=LAZY,

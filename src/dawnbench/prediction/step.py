@@ -50,8 +50,8 @@ from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import inside, read_json
 from dawnbench.kernels.problems import APPLICATIONS, Problem, flops
 from dawnbench.profiling.load import disturbance_of
-from dawnbench.profiling.ops import grouped_notes, read_ops
 from dawnbench.records import documents
+from dawnbench.records.ops import grouped_notes, read_ops
 
 GEMMS = {"mm", "addmm", "bmm", "baddbmm"}
 RNN_LAYERS = {"mkldnn_rnn_layer": "forward", "mkldnn_rnn_layer_backward": "backward", "_cudnn_rnn": "forward",

@@ -13,37 +13,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from typing_extensions import TypedDict
-
 from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError
+from dawnbench.records.documents import Catalog
 
 _SPOT = re.compile(r"spot|preemptible|low[-_ ]?priority", re.IGNORECASE)
-
-
-class Instance(TypedDict):
-    """A row of the catalog: one instance type, its on-demand price, the month and source it was read from."""
-
-    name: schema.Text
-    provider: schema.Text
-    region: schema.Text
-    accelerator: schema.Text | None           # null: a CPU instance
-    accelerator_count: schema.Count
-    vcpus: schema.PositiveCount
-    usd_per_hour: schema.UsdPerHour
-    as_of: schema.Text
-    source: schema.Text                       # a key of the catalog's `sources`
-
-
-class Catalog(TypedDict):
-    """The catalog: its rows and their sources. It has no date of its own — each row has its month (``as_of``):
-    one date for the whole would claim rows read two years apart were read together."""
-
-    pricing: schema.Text
-    note: schema.Message
-    sources: dict[schema.Text, schema.Message]
-    not_on_demand: dict[schema.Text, schema.Message]
-    instances: list[Instance]
 
 
 @lru_cache(maxsize=1)

@@ -9,7 +9,7 @@ the same way, so they watch the same thing over what they measure::
     doc["load"] = load.summary           # others' CPU-seconds, their share; "interference" when past the rule
     notes += load.notes
 
-The rule is the monitor's (``resources.past_the_rule``): other processes took more than a twentieth of the CPUs
+The rule is the monitor's (``records.selection.past_the_rule``): other processes took more than a twentieth of the CPUs
 this process may use, and at least ten clock ticks of CPU time (below that the kernel's accounting cannot tell).
 
 A roof measured under load is low: 20.7 GFLOP/s on a 2-core machine whose roof was 191 an hour before.
@@ -28,17 +28,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import psutil
-from pydantic import Field
-from typing_extensions import TypedDict  # pydantic reads typing_extensions' TypedDict on Python < 3.12
 
 from dawnbench import schema
 from dawnbench.data.cache import data_root
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import atomic_write_json, read_json
-from dawnbench.profiling.resources import busy_seconds, flagged, past_the_rule, taken_from_own
+from dawnbench.profiling.resources import busy_seconds, taken_from_own
+from dawnbench.records.documents import Last
+from dawnbench.records.selection import flagged, past_the_rule
 
 ROOF_CHANGE = 0.30   # a roof this far from the machine's last undisturbed one is said
 
@@ -92,16 +92,8 @@ def watched(what: str = "the measurement") -> Iterator[Load]:
 
 
 def disturbance_of(summary: dict[str, Any] | None) -> str | None:
-    """Why a measurement counts as disturbed (``resources.flagged``: its sentence, else its own figures)."""
+    """Why a measurement counts as disturbed (``records.selection.flagged``: its sentence, else its own figures)."""
     return flagged(summary, "others_share", "seconds", "the CPUs this process may use while it measured")
-
-
-class Last(TypedDict):
-    """The last undisturbed roofs of a machine, as :func:`against_last` stores them."""
-
-    flops: dict[schema.Precision, schema.FlopRate]      # FLOP/s per precision
-    bandwidth_bytes_per_s: schema.ByteRate
-    date: Annotated[str, Field(strict=True, max_length=10)]   # YYYY-MM-DD
 
 
 def _machine_file(device: str) -> tuple[Path, str]:

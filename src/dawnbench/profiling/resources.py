@@ -33,7 +33,7 @@ The summary therefore reports the CPU seconds other processes took while the clo
 timing, and ``interference`` when they took more than 5 % of the run's own CPUs (its processes'
 affinity, capped by Slurm's allocation on the node: another job on the other cores takes nothing
 from it) over the timed region — a TTA measured then is suspect — and at least
-``INTERFERENCE_MIN_S`` CPU-seconds:
+``INTERFERENCE_MIN_S`` CPU-seconds (the rule: ``records/selection.py``):
 the kernel accounts CPU time in clock ticks (10 ms), so over a timed region of a few milliseconds
 one tick of rounding reads as "65 % of the machine", and an amount below ten ticks cannot be told
 from that rounding.
@@ -52,8 +52,8 @@ from typing import Any
 
 import psutil
 
-INTERFERENCE_SHARE = 0.05   # others' share of the machine's CPU capacity, timed region
-INTERFERENCE_MIN_S = 0.1    # and at least this many CPU-seconds: ten clock ticks, past the accounting's rounding
+from dawnbench.records.selection import past_the_rule
+
 MB = 1e6
 
 CPU_COLUMNS = ("t_s", "proc_cpu_pct", "cpu_machine_pct", "sys_cpu_pct", "others_cpu_pct", "run_rss_bytes",
@@ -69,27 +69,6 @@ def taken_from_own(others_s: float, seconds: float, cores: int, own: int) -> tup
     measurement may use (the others' cores absorb theirs first): CPU-seconds taken, and their share of ``own``."""
     taken = max(0.0, others_s - (cores - own) * seconds)
     return taken, taken / (seconds * own) if seconds > 0 else 0.0
-
-
-def past_the_rule(taken_s: float, share: float) -> bool:
-    """Interference: more than ``INTERFERENCE_SHARE`` of the measurement's CPUs, and at least ``INTERFERENCE_MIN_S``."""
-    return share > INTERFERENCE_SHARE and taken_s >= INTERFERENCE_MIN_S
-
-
-def flagged(summary: dict[str, Any] | None, share_key: str, seconds_key: str, what: str) -> str | None:
-    """Why a measurement counts as disturbed: its ``interference`` sentence — or, where that is absent from a
-    summary whose own figures (others' share of its CPUs, its seconds, its CPUs) say others took more than the rule
-    allows, those figures: a flag is never trusted only as written, the measurement it came from decides.
-    ``what``: the measurement, in the sentence ("the run's CPUs while its clock was timing")."""
-    summary = summary or {}
-    if summary.get("interference"):
-        return summary["interference"]
-    share, seconds, own = (summary.get(k) for k in (share_key, seconds_key, "own_cpus"))
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (share, seconds, own)) and \
-            past_the_rule(share * seconds * own, share):
-        return (f"other processes took {100 * share:.0f} % of {what} (its own figures, {share_key}; its interference "
-                "sentence is missing)")
-    return None
 
 
 def busy_seconds(times: Any) -> float:

@@ -6,7 +6,7 @@
 
 ``roofline``, ``similarity``, ``kernels --compare``, ``explain``, ``predict`` and ``report`` read
 ``kernels.json``, a profile's ``summary.json`` and run records only through these functions (``ops.tsv``
-through :func:`dawnbench.profiling.ops.read_ops`, run records through
+through :func:`dawnbench.records.ops.read_ops`, run records through
 :func:`dawnbench.records.record.check_record`). Each document is declared below as a typed dictionary
 whose fields carry what they can physically be (``dawnbench/schema.py``); the declaration is the check,
 the error and the field table of docs/reference/documents.md. Two kinds of problem:
@@ -24,6 +24,7 @@ the error and the field table of docs/reference/documents.md. Two kinds of probl
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -32,8 +33,8 @@ from typing_extensions import NotRequired, TypedDict  # pydantic reads typing_ex
 
 from dawnbench import bounds, schema
 from dawnbench.errors import FileError
+from dawnbench.opcalls.calls import check_call
 from dawnbench.precision import EMULATED_ON_CPU
-from dawnbench.profiling.calls import check_call
 from dawnbench.records.record import Measured, MetricValue, check_record
 
 KERNELS_VERSION = 1
@@ -126,7 +127,7 @@ def _replayable(call: str) -> str:
 
 
 class ReplayProblem(TypedDict):
-    """A recorded op call of the applications set (kernels/problems.py, profiling/calls.py)."""
+    """A recorded op call of the applications set (kernels/problems.py, opcalls/calls.py)."""
 
     op: schema.Text                                 # aten::native_layer_norm
     call: Annotated[str, AfterValidator(_replayable)]   # the call as one line of JSON
@@ -331,3 +332,91 @@ def run(doc: Any, path: Path) -> tuple[dict[str, Any] | None, list[str]]:
         return None, [f"{path}: left out: fraction_of_peak {fraction:.3g}: above the roof it was measured "
                       "against, physically impossible"]
     return doc, []
+
+
+# --- a scale.json, as `dawnbench scale` writes it and `schedule` reads it --------------------------------
+def _speedups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """No more workers make a job faster by more than their ratio × ``bounds.OVER_WORKERS``: more workers bring more
+    cache and memory, a little superlinearity, never 8,999,999,255×."""
+    timed = sorted((row["workers"], row["tta_s"]) for row in rows if row.get("tta_s") is not None)
+    for (few, slow), (many, fast) in itertools.combinations(timed, 2):
+        if many > few and slow / fast > many / few * bounds.OVER_WORKERS:
+            raise ValueError(f"rows: {many} workers are {slow / fast:.3g}× faster than {few}, more than "
+                             f"{bounds.OVER_WORKERS:g} × the {many / few:g}× the workers give: so large a speedup "
+                             "is not one job's scaling")
+    return rows
+
+
+class ScaleRow(TypedDict):
+    workers: Annotated[int, Field(strict=True, ge=1, le=bounds.MACHINES)]  # accelerators (or processes) the job ran on
+    tta_s: NotRequired[schema.PositiveSeconds | None]  # its median time to accuracy; null: never reached
+
+
+ScaleRows = Annotated[list[ScaleRow], Field(min_length=1, max_length=bounds.MACHINES), AfterValidator(_speedups)]
+
+
+class ScaleTable(TypedDict):
+    """A ``scale.json`` as ``dawnbench scale`` writes it (what ``schedule`` reads of it)."""
+
+    rows: ScaleRows                                     # one per worker count
+    job: NotRequired[schema.Text | None]                # its name in the schedule (default: the folder's)
+
+
+# --- misc.dawnbench of a submission `dawnbench export` wrote ---------------------------------------------
+class Flagged(TypedDict):
+    """A run of an export that other processes disturbed while its clock ran (``resources.interference``)."""
+
+    seed: schema.Seed | None
+    interference: schema.Message                        # what the resource monitor said
+
+
+class DawnbenchMisc(TypedDict):
+    """``misc.dawnbench`` of a submission ``dawnbench export`` wrote: what its runs were."""
+
+    task: schema.Text
+    runs: schema.PositiveCount                          # counted (records/selection: a seed once)
+    successes: schema.Count                             # of them, reached the target
+    success_fraction: schema.Share | None
+    tta_median_s: schema.PositiveSeconds | None         # of the successes: the TSV's run
+    seeds: list[schema.Seed | None]                     # of the runs counted
+    representative_seed: NotRequired[schema.Seed | None]  # the run whose TSV travels with it
+    official: schema.Flag                               # every run kept the task's own target and data
+    subset: NotRequired[schema.Text | None]             # null: the full data; "quick", or an imported subset's name
+    flagged: NotRequired[list[Flagged]]                 # runs other processes disturbed (--include-suspect)
+    self_reported: NotRequired[schema.Flag]             # the accuracy is the runs' own, not the harness's scorer's
+    priced_as: NotRequired[schema.Name | None]          # the catalog instance costPerHour is read from (--instance)
+
+
+# --- a machine's last undisturbed roofs, kept in the user's cache (profiling/load.py) -----------------------
+class Last(TypedDict):
+    """The last undisturbed roofs of a machine, as :func:`against_last` stores them."""
+
+    flops: dict[schema.Precision, schema.FlopRate]      # FLOP/s per precision
+    bandwidth_bytes_per_s: schema.ByteRate
+    date: Annotated[str, Field(strict=True, max_length=10)]   # YYYY-MM-DD
+
+
+# --- the price catalog (pricing/catalog.json) ------------------------------------------------------------
+class Instance(TypedDict):
+    """A row of the catalog: one instance type, its on-demand price, the month and source it was read from."""
+
+    name: schema.Text
+    provider: schema.Text
+    region: schema.Text
+    accelerator: schema.Text | None           # null: a CPU instance
+    accelerator_count: schema.Count
+    vcpus: schema.PositiveCount
+    usd_per_hour: schema.UsdPerHour
+    as_of: schema.Text
+    source: schema.Text                       # a key of the catalog's `sources`
+
+
+class Catalog(TypedDict):
+    """The catalog: its rows and their sources. It has no date of its own — each row has its month (``as_of``):
+    one date for the whole would claim rows read two years apart were read together."""
+
+    pricing: schema.Text
+    note: schema.Message
+    sources: dict[schema.Text, schema.Message]
+    not_on_demand: dict[schema.Text, schema.Message]
+    instances: list[Instance]

@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dawnbench.profiling.resources import flagged
 from dawnbench.records import mllog
 from dawnbench.records.record import RunResult, Status
 from dawnbench.tasks import QUICK, TASKS
@@ -55,6 +54,31 @@ LOG_HEAD_BYTES = 1 << 20    # a run writes run_start after a few dozen lines say
 UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own threshold on its full data, and "
               "`dawnbench validate` rejects the rest — run without --target/--subset/--quick to submit (a tracked script: "
               "without target= or profile_steps)")
+
+
+INTERFERENCE_SHARE = 0.05   # others' share of the machine's CPU capacity, timed region
+INTERFERENCE_MIN_S = 0.1    # and at least this many CPU-seconds: ten clock ticks, past the accounting's rounding
+
+
+def past_the_rule(taken_s: float, share: float) -> bool:
+    """Interference: more than ``INTERFERENCE_SHARE`` of the measurement's CPUs, and at least ``INTERFERENCE_MIN_S``."""
+    return share > INTERFERENCE_SHARE and taken_s >= INTERFERENCE_MIN_S
+
+
+def flagged(summary: dict[str, Any] | None, share_key: str, seconds_key: str, what: str) -> str | None:
+    """Why a measurement counts as disturbed: its ``interference`` sentence — or, where that is absent from a
+    summary whose own figures (others' share of its CPUs, its seconds, its CPUs) say others took more than the rule
+    allows, those figures: a flag is never trusted only as written, the measurement it came from decides.
+    ``what``: the measurement, in the sentence ("the run's CPUs while its clock was timing")."""
+    summary = summary or {}
+    if summary.get("interference"):
+        return summary["interference"]
+    share, seconds, own = (summary.get(k) for k in (share_key, seconds_key, "own_cpus"))
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (share, seconds, own)) and \
+            past_the_rule(share * seconds * own, share):
+        return (f"other processes took {100 * share:.0f} % of {what} (its own figures, {share_key}; its interference "
+                "sentence is missing)")
+    return None
 
 
 @dataclass
@@ -102,7 +126,7 @@ def _seed_key(r: RunResult) -> tuple | None:
 
 
 def disturbed(r: RunResult) -> str | None:
-    """Why a run counts as disturbed (``resources.flagged``: its monitor's sentence, else the record's own figures
+    """Why a run counts as disturbed (:func:`flagged`: its monitor's sentence, else the record's own figures
     of what others took while its clock ran)."""
     return flagged(r.resources, "others_share_timed", "timed_s_sampled", "the run's CPUs while its clock was timing")
 

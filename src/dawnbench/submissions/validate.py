@@ -41,8 +41,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from typing_extensions import NotRequired, TypedDict  # pydantic reads these on Python < 3.12
-
 from dawnbench import bounds, schema
 from dawnbench.errors import FileError
 from dawnbench.io import (
@@ -53,6 +51,7 @@ from dawnbench.io import (
     walk_foreign,
 )
 from dawnbench.pricing import instances, priced_as
+from dawnbench.records.documents import DawnbenchMisc
 from dawnbench.tasks import FLOORS_S
 
 ERROR, WARNING = "error", "warning"
@@ -260,30 +259,6 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         _read_tsv(sub, json_path.with_suffix(".tsv"), root)
         _check_dawnbench_misc(sub, line)
     return sub
-
-
-class Flagged(TypedDict):
-    """A run of an export that other processes disturbed while its clock ran (``resources.interference``)."""
-
-    seed: schema.Seed | None
-    interference: schema.Message                        # what the resource monitor said
-
-
-class DawnbenchMisc(TypedDict):
-    """``misc.dawnbench`` of a submission ``dawnbench export`` wrote: what its runs were."""
-
-    task: schema.Text
-    runs: schema.PositiveCount                          # counted (harness/selection: a seed once)
-    successes: schema.Count                             # of them, reached the target
-    success_fraction: schema.Share | None
-    tta_median_s: schema.PositiveSeconds | None         # of the successes: the TSV's run
-    seeds: list[schema.Seed | None]                     # of the runs counted
-    representative_seed: NotRequired[schema.Seed | None]  # the run whose TSV travels with it
-    official: schema.Flag                               # every run kept the task's own target and data
-    subset: NotRequired[schema.Text | None]             # null: the full data; "quick", or an imported subset's name
-    flagged: NotRequired[list[Flagged]]                 # runs other processes disturbed (--include-suspect)
-    self_reported: NotRequired[schema.Flag]             # the accuracy is the runs' own, not the harness's scorer's
-    priced_as: NotRequired[schema.Name | None]          # the catalog instance costPerHour is read from (--instance)
 
 
 def _check_dawnbench_misc(sub: Submission, line: Any) -> None:

@@ -365,7 +365,7 @@ def _call(func: Any, recorded: dict[str, Any], device: torch.device) -> tuple[An
 def meta_cost(text: str) -> tuple[float, float]:
     """(FLOPs, bytes) of one call, counted on PyTorch's ``meta`` device (shapes only, nothing allocated) — what the
     call will cost, whatever a file claims; (0, 0) for a call that cannot be made."""
-    from dawnbench.profiling.flops import op_flops
+    from dawnbench.opcalls.formulas import op_flops
 
     try:
         func, recorded = decode(text)
