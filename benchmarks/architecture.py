@@ -2,13 +2,17 @@
 longest functions — of this checkout and, with ``--before REV``, of an earlier commit beside it.
 
     python benchmarks/architecture.py --before e4e6a9c     # before and after a change, stored as evidence
+    python benchmarks/architecture.py --before e4e6a9c --tests   # and the fast tier's time in each, one after the other
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
+import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -70,17 +74,33 @@ def figures(tree: Path) -> dict[str, Any]:
             "functions_over_60_lines_without_a_reason": sum(1 for n, _, said in functions if n > LONG and not said)}
 
 
+def fast_tier(tree: Path) -> dict[str, Any]:
+    """The fast tier (``python -m pytest``) run in ``tree``, its own ``src`` first on the path; its summary and time."""
+    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=tree, env=env,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    last = (proc.stdout.strip().splitlines() or [""])[-1]
+    return {"exit": proc.returncode, "summary": last, "wall_s": round(wall, 1)}
+
+
 def main() -> None:
     args = bench.parser(__doc__)
     args.add_argument("--before", metavar="REV", help="an earlier commit to measure beside this checkout")
+    args.add_argument("--tests", action="store_true", help="time the fast tier in each tree, one after the other")
     args = args.parse_args()
     out = {"after": figures(bench.ROOT)}
+    if args.tests:
+        out["after"]["fast_tier"] = fast_tier(bench.ROOT)
     if args.before:
         with tempfile.TemporaryDirectory() as tmp:
             subprocess.run(["git", "-C", str(bench.ROOT), "worktree", "add", "-f", "--detach", tmp, args.before],
                            check=True, capture_output=True)
             try:
                 out["before"] = figures(Path(tmp))
+                if args.tests:
+                    out["before"]["fast_tier"] = fast_tier(Path(tmp))
             finally:
                 subprocess.run(["git", "-C", str(bench.ROOT), "worktree", "remove", "--force", tmp], check=True)
     for when, f in out.items():

@@ -255,8 +255,7 @@ def reference() -> dict[Path, str]:
     """The reference pages (``docs/reference/templates/NAME.md.j2`` → ``docs/reference/NAME.md``)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(REFERENCE / "templates"),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
-    from dawnbench.analysis import mlperf
-    from dawnbench.records import documents, ops, record
+    from dawnbench.records import documents, mlperf, ops, record
 
     kinds = {"result.json": record.RunResult, "evaluation": record.Evaluation, "ops.tsv": ops.OpRow,
              "summary.json": documents.ProfileSummary, "step": documents.Step, "roofs": documents.Roofs,

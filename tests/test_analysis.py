@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from dawnbench.analysis import analyze, collect
-from dawnbench.analysis.mlperf import LogError, read_log
 from dawnbench.analysis.sweep import parse_grid
 from dawnbench.errors import DawnbenchError
+from dawnbench.records.mlperf import LogError, read_log
 
 from helpers import run_cli, write_run
 

@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dawnbench.analysis.mlperf import LogError, LogProblem, is_mlperf_log, read_log
 from dawnbench.errors import DawnbenchError, FileError
+from dawnbench.records.mlperf import LogError, LogProblem, is_mlperf_log, read_log
 from dawnbench.records.record import RunResult, read_result
 from dawnbench.records.selection import Selection, disturbance, flagged_counted, run_start_mark, select
 from dawnbench.statistics import RunSample, compare, summarize
@@ -190,32 +190,8 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         groups.setdefault(key, Group("", folder))
         runs.append((key, item))
 
-    if root.is_file():
-        add(root, read_log)
-    for dirpath, dirnames, filenames in os.walk(root):  # links to folders are not followed
-        here = Path(dirpath)
-        # a link is not followed (a folder handed over is data), and said, so that no run goes missing unnoticed
-        for name in sorted({*dirnames, *filenames}):
-            if (here / name).is_symlink():
-                problems.append(LogProblem(str(here / name), None, "a symbolic link, not followed (dawnbench reads "
-                                           "only what lies in the folder it is given): " +
-                                           ("copy the run here instead" if (here / name).exists() else
-                                            "it points at nothing that exists; remove it, or copy the run it meant "
-                                            "here")))
-        dirnames[:] = [d for d in dirnames if not (here / d).is_symlink()]
-        if "result.json" in filenames:
-            if not (here / "result.json").is_symlink():     # a linked record: said once, above
-                add(here, _read_run_dir)
-            for name in sorted(d for d in dirnames if (here / d / "result.json").is_file()):
-                problems.append(LogProblem(str(here / name), None, "a run folder inside another run's folder, not "
-                                           "read (a run's own files are not runs): move it out beside the other"))
-            dirnames.clear()  # a run directory's own files are not runs
-            continue
-        dirnames.sort()
-        for name in sorted(filenames):
-            file = here / name
-            if file.suffix in (".txt", ".log") and is_mlperf_log(file):  # regular files only
-                add(file, read_log)
+    for where, read in _documents_under(root, problems):
+        add(where, read)
     # chosen among every run read, together: a second record of one seed counts once, and so does a copy whose
     # record was edited — its configuration too, which puts it in a group of its own (the same run_start)
     chosen = select([r for _, r in runs], include_suspect)
@@ -234,6 +210,37 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
     order = sorted(groups, key=lambda k: (0, k, ()) if isinstance(k, str) else
                    (1, "", (*k[:3], k[3] or "", *k[4:7])))
     return [groups[k] for k in order], problems
+
+
+def _documents_under(root: Path, problems: list[LogProblem]) -> Iterator[tuple[Path, Callable[[Path], Any]]]:
+    """Each run folder and MLPerf log under ``root`` (or ``root`` itself), with its reader, in name order; links
+    are not followed and said, and a run folder inside another run's is said and not read."""
+    if root.is_file():
+        yield root, read_log
+    for dirpath, dirnames, filenames in os.walk(root):  # links to folders are not followed
+        here = Path(dirpath)
+        # a link is not followed (a folder handed over is data), and said, so that no run goes missing unnoticed
+        for name in sorted({*dirnames, *filenames}):
+            if (here / name).is_symlink():
+                problems.append(LogProblem(str(here / name), None, "a symbolic link, not followed (dawnbench reads "
+                                           "only what lies in the folder it is given): " +
+                                           ("copy the run here instead" if (here / name).exists() else
+                                            "it points at nothing that exists; remove it, or copy the run it meant "
+                                            "here")))
+        dirnames[:] = [d for d in dirnames if not (here / d).is_symlink()]
+        if "result.json" in filenames:
+            if not (here / "result.json").is_symlink():     # a linked record: said once, above
+                yield here, _read_run_dir
+            for name in sorted(d for d in dirnames if (here / d / "result.json").is_file()):
+                problems.append(LogProblem(str(here / name), None, "a run folder inside another run's folder, not "
+                                           "read (a run's own files are not runs): move it out beside the other"))
+            dirnames.clear()  # a run directory's own files are not runs
+            continue
+        dirnames.sort()
+        for name in sorted(filenames):
+            file = here / name
+            if file.suffix in (".txt", ".log") and is_mlperf_log(file):  # regular files only
+                yield file, read_log
 
 
 def analyze(path: str | Path, include_suspect: bool = False) -> dict[str, Any]:

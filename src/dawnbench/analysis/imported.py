@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench import bounds, schema
-from dawnbench.analysis.mlperf import LogError, LogProblem, in_time_order, mllog_records, read_log
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.runner import new_run_dir
 from dawnbench.io import atomic_write_json, atomic_write_text, read_foreign_text
+from dawnbench.records.mlperf import LogError, LogProblem, in_time_order, mllog_records, read_log
 from dawnbench.records.record import Evaluation, RunResult, Status, check_record, epochs_tsv
 from dawnbench.tasks import TASKS, get_task
 

@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,24 +56,7 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.kernels.problems import PUBLISHED_SET
     from dawnbench.kernels.run import compared, run_kernels
 
-    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                   TimeRemainingColumn(), TextColumn("{task.fields[line]}", markup=False), console=err,
-                   transient=False)
-    task = None
-
-    def announce(estimate_s: float, rows: int) -> None:
-        nonlocal task
-        err.print(f"{rows} rows; about {estimate_s:.0f} s at this machine's roofs (a lower bound)", highlight=False)
-        task = bar.add_task("kernels", total=rows, line="")
-
-    def progress(done: int, total: int, eta_s: float, row: dict[str, Any]) -> None:
-        what = f"{row['suite']} {row['pass']} {row['precision']}"
-        if row.get("skipped"):
-            line = f"{what}: skipped"
-        else:
-            line = f"{what}: " + (f"{row['gbps']:.1f} GB/s" if row["suite"] == "memory" else f"{row['gflops']:.1f} GFLOP/s")
-        bar.update(task, completed=done, line=line)
-
+    bar, announce, progress = _progress_bar(err)
     with bar, terminated_as_interrupt():   # `kill` or a timeout: the rows so far kept, the file marked interrupted
         document = run_kernels(options, progress=progress, announce=announce)
     try:
@@ -105,6 +88,28 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
         print_notes(doc.get("notes", []), err)
     emit(args, doc, show)
     return EXIT_INTERRUPTED if doc.get("interrupted") else EXIT_OK
+
+def _progress_bar(err: Console) -> tuple[Progress, Callable[[float, int], None], Callable[..., None]]:
+    """The bar of rows measured, the line that announces them, and what each measured row says on it."""
+    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                   TimeRemainingColumn(), TextColumn("{task.fields[line]}", markup=False), console=err,
+                   transient=False)
+    task = None
+
+    def announce(estimate_s: float, rows: int) -> None:
+        nonlocal task
+        err.print(f"{rows} rows; about {estimate_s:.0f} s at this machine's roofs (a lower bound)", highlight=False)
+        task = bar.add_task("kernels", total=rows, line="")
+
+    def progress(done: int, total: int, eta_s: float, row: dict[str, Any]) -> None:
+        what = f"{row['suite']} {row['pass']} {row['precision']}"
+        if row.get("skipped"):
+            line = f"{what}: skipped"
+        else:
+            line = f"{what}: " + (f"{row['gbps']:.1f} GB/s" if row["suite"] == "memory" else f"{row['gflops']:.1f} GFLOP/s")
+        bar.update(task, completed=done, line=line)
+    return bar, announce, progress
+
 
 
 @contextlib.contextmanager

@@ -223,9 +223,7 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
     # beside it, as entry_file
     entry_file = opts.entry if opts.entry is not None and opts.entry != prep.entry_cls.name else None
     opts.entry = prep.entry_cls.name
-    title = f"{prep.task.name} · {prep.entry_cls.name} · {labelled(opts.precision, prep.emulated)} · " \
-        f"{opts.steps} step{'s' if opts.steps != 1 else ''}" + "".join(
-        f" · {k}={json.dumps(v)}" for k, v in opts.overrides.items())
+    title = _title(prep, opts)
     status("planning memory")  # as `run` does: never an allocation the machine cannot hold
     plan = plan_memory(run_options, prep)
     if plan.refusal:
@@ -271,6 +269,12 @@ def run_profile(opts: ProfileOptions, status=lambda msg: None) -> dict[str, Any]
         summary["without"] = _without(prep, opts, summary, roofs, devices, out)
     atomic_write_json(out / "summary.json", summary, indent=1)
     return summary
+
+
+def _title(prep: Any, opts: ProfileOptions) -> str:
+    """``TASK · ENTRY · PRECISION · N steps`` and each ``--set`` as ``KEY=VALUE``: the profile's one-line name."""
+    return (f"{prep.task.name} · {prep.entry_cls.name} · {labelled(opts.precision, prep.emulated)} · {opts.steps} "
+            f"step{'s' if opts.steps != 1 else ''}" + "".join(f" · {k}={json.dumps(v)}" for k, v in opts.overrides.items()))
 
 
 def _without(prep: Any, opts: ProfileOptions, summary: dict[str, Any], roofs: Roofs, devices: list[int],

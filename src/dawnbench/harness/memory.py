@@ -253,17 +253,35 @@ def plan_memory(options: RunOptions, prep: PreparedRun, workers_here: int = 1, w
     def needs(batch: int) -> dict[str, int]:
         return _resident(train(batch))
 
+    _choose_batch(plan, entry_cls, task.name, explicit, needs, share, now, workers_here, count, world_size)
+    batch = plan.batch_size or asked
+    plan.estimate_bytes = needs(batch)
+    eval_batch = next((e for e in _halvings(eval_asked)
+                       if _fits(_resident(evaluation(e, batch)), share, FIT_SHARE)), 1)
+    plan.eval_batch_size = eval_batch
+    plan.eval_estimate_bytes = _resident(evaluation(eval_batch, batch))
+    plan.seconds = time.perf_counter() - start
+    return plan
+
+
+def _choose_batch(plan: MemoryPlan, entry_cls: type[Entry], task: str, explicit: bool,
+                  needs: Callable[[int], dict[str, int]], share: dict[str, int], now: dict[str, int], workers_here: int,
+                  count: int, world_size: int) -> None:
+    """The batch ``plan`` trains at: an asked (or untunable) batch kept or refused; a recipe's whose learning rate
+    follows the batch halved until it fits and leaves ``MIN_STEPS`` steps an epoch on each of ``world_size``
+    workers' share of ``count`` training items."""
+    asked = plan.asked
     if explicit or not entry_cls.lr_scales_with_batch:
         if not _fits(needs(asked), share, REFUSE_SHARE if explicit else FIT_SHARE):
             what = f"--set batch_size={asked}" if explicit else f"entry '{entry_cls.name}''s default batch of {asked}"
-            plan.refusal = _refusal(entry_cls, task.name, asked, what, needs, share, now, workers_here,
+            plan.refusal = _refusal(entry_cls, task, asked, what, needs, share, now, workers_here,
                                     REFUSE_SHARE if explicit else FIT_SHARE)
     else:
         per_worker = count // max(1, world_size)
         candidates = [b for b in _halvings(asked) if b == 1 or b * MIN_STEPS <= per_worker]
         chosen = next((b for b in candidates if _fits(needs(b), share, FIT_SHARE)), None)
         if chosen is None:
-            plan.refusal = _refusal(entry_cls, task.name, 1, f"entry '{entry_cls.name}''s default batch of {asked}, "
+            plan.refusal = _refusal(entry_cls, task, 1, f"entry '{entry_cls.name}''s default batch of {asked}, "
                                     "halved down to 1 (its learning rate follows the batch),", needs, share, now,
                                     workers_here, FIT_SHARE)
         elif chosen != asked:
@@ -273,14 +291,6 @@ def plan_memory(options: RunOptions, prep: PreparedRun, workers_here: int = 1, w
                 why.append(f"at least {MIN_STEPS} steps per epoch on the {count} training items")
             plan.note = (f"batch_size {asked} → {chosen} for {' and '.join(why)}; the learning rate follows "
                          "the global batch (linear scaling rule)")
-    batch = plan.batch_size or asked
-    plan.estimate_bytes = needs(batch)
-    eval_batch = next((e for e in _halvings(eval_asked)
-                       if _fits(_resident(evaluation(e, batch)), share, FIT_SHARE)), 1)
-    plan.eval_batch_size = eval_batch
-    plan.eval_estimate_bytes = _resident(evaluation(eval_batch, batch))
-    plan.seconds = time.perf_counter() - start
-    return plan
 
 
 def _refusal(entry_cls: type[Entry], task: str, batch: int, what: str, needs: Callable[[int], dict[str, int]],

@@ -104,6 +104,7 @@ def _price(options: InferenceOptions, result: dict[str, Any]) -> tuple[str | Non
 def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,
                 status: Callable[[str], None] = lambda msg: None) -> dict[str, Any]:
     """Measure the saved model of ``run_dir``; return the ``inference`` object written to it."""
+    # Long: the module docstring's steps in order, then the inference document's fields in one literal.
     options = options or InferenceOptions()
     run_dir = Path(run_dir)
     _check_options(options)

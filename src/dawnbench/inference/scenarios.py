@@ -127,6 +127,7 @@ def run_scenario(scenario: str, predict: Callable[[Any], Any], split: MemorySpli
                  sync: Callable[[], None] | None = None) -> ScenarioRun:
     """Drive one LoadGen scenario against ``predict`` on the items of ``split`` (held in memory,
     so that any query can be answered at once); logs go to ``out_dir``."""
+    # Long: LoadGen's callbacks (issue, flush, the answering thread) share the query queue, so they live here together.
     if scenario not in SCENARIOS:
         raise DawnbenchError(f"--scenario {scenario}: unknown; choose from {', '.join(SCENARIOS)}.")
     lg = _loadgen()

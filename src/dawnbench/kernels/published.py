@@ -134,6 +134,8 @@ def _rows(name: str, device: str) -> list[dict[str, str]]:
 @cache
 def sheet(device: str) -> Sheet:
     """``device``'s published training-set times, checked (see the module docstring)."""
+    # Long: one section per published file (GEMM, convolution, RNN, all-reduce), each with its columns and checks;
+    # the checks close over the sheet they fill.
     out = Sheet(device)
     spec = devices()[device]
 

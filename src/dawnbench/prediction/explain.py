@@ -123,39 +123,8 @@ def explain(path: Path, device_name: str = "auto", progress: Callable[[str], Non
 def _explain_ops(step: Step, device: torch.device, peaks: dict[str, float], bandwidth: float, now: Roofs,
                  max_problems: int, notes: list[str], progress: Callable[[str], None]) -> dict[str, Any]:
     """Each op of ``step`` timed by its kernels here, or costed by the roofline; the step's explained share."""
-    raised = step.roofs.get("raised") or {}
-    for precision, peak in peaks.items():
-        rate = now.flops.get(precision)                  # measured now: the probes' best
-        peak = float((raised.get(precision) or {}).get("probes_best") or peak)   # the profile's probes, not a raise
-        if rate and abs(rate / peak - 1) > ROOF_TOLERANCE:
-            notes.append(f"the {precision} roof measured now ({rate / 1e9:,.0f} GFLOP/s) is {rate / peak:.2f}× the "
-                         f"profile's probes: the profile was made on another machine, or under other load")
-    cache: dict[tuple, float | str] = {}
-    weight: dict[tuple, float] = defaultdict(float)     # measured op time per distinct problem: the heaviest timed
-    for op in step.ops:
-        for k in _timed(op):
-            weight[_key(k, op.precision if op.precision in peaks else "fp32")] += op.seconds
-    chosen = sorted(weight, key=lambda k: -weight[k])
-    # the heaviest problems that hold COVERED of the timed ops' time: the long tail of tiny calls is not worth the
-    # seconds its timing takes (each problem is timed for at least timing.MIN_RUN_S)
-    whole, running, enough = sum(weight.values()), 0.0, len(chosen)
-    for i, key in enumerate(chosen):
-        running += weight[key]
-        if running >= COVERED * whole:
-            enough = i + 1
-            break
-    tail = chosen[enough:]
-    for key in tail:
-        cache[key] = f"not timed: one of the {len(tail)} lightest problems, {1 - COVERED:.0%} of the op time together"
-    if tail:
-        notes.append(f"{len(tail)} of {len(chosen)} distinct kernel problems not timed (together under "
-                     f"{1 - COVERED:.0%} of the op time): their ops are costed by the roofline")
-    chosen = chosen[:enough]
-    for key in chosen[max_problems:]:
-        cache[key] = f"not timed: past the {max_problems} heaviest distinct problems (--max-problems)"
-    if len(chosen) > max_problems:
-        notes.append(f"{len(chosen) - max_problems} of {len(chosen) + len(tail)} distinct kernel problems not timed "
-                     f"(past --max-problems {max_problems}): their ops are costed by the roofline")
+    _against_the_profiles_roofs(step, peaks, now, notes)
+    cache, chosen = _problems_to_time(step, peaks, max_problems, notes)
     total = min(len(chosen), max_problems)
     progress(f"timing {total} kernel problems of {sum(1 for op in step.ops if _timed(op))} ops here "
              f"(at most {KERNEL_CAP_S:g} s each)")
@@ -202,3 +171,47 @@ def _explain_ops(step: Step, device: torch.device, peaks: dict[str, float], band
         "classes": classes,
         "gaps": sorted(rows, key=lambda r: -abs(r["measured_s"] - r["predicted_s"]))[:GAPS],
         "ops": rows}
+
+
+def _against_the_profiles_roofs(step: Step, peaks: dict[str, float], now: Roofs, notes: list[str]) -> None:
+    """A note where the roofs measured now are not the profile's (another machine, or other load)."""
+    raised = step.roofs.get("raised") or {}
+    for precision, peak in peaks.items():
+        rate = now.flops.get(precision)                  # measured now: the probes' best
+        peak = float((raised.get(precision) or {}).get("probes_best") or peak)   # the profile's probes, not a raise
+        if rate and abs(rate / peak - 1) > ROOF_TOLERANCE:
+            notes.append(f"the {precision} roof measured now ({rate / 1e9:,.0f} GFLOP/s) is {rate / peak:.2f}× the "
+                         f"profile's probes: the profile was made on another machine, or under other load")
+
+
+def _problems_to_time(step: Step, peaks: dict[str, float], max_problems: int,
+                      notes: list[str]) -> tuple[dict[tuple, float | str], list[tuple]]:
+    """The distinct kernel problems worth timing, heaviest first — those holding ``COVERED`` of the timed ops' time,
+    at most ``max_problems`` — and, for the rest, why each is costed by the roofline instead."""
+    cache: dict[tuple, float | str] = {}
+    weight: dict[tuple, float] = defaultdict(float)     # measured op time per distinct problem: the heaviest timed
+    for op in step.ops:
+        for k in _timed(op):
+            weight[_key(k, op.precision if op.precision in peaks else "fp32")] += op.seconds
+    chosen = sorted(weight, key=lambda k: -weight[k])
+    # the heaviest problems that hold COVERED of the timed ops' time: the long tail of tiny calls is not worth the
+    # seconds its timing takes (each problem is timed for at least timing.MIN_RUN_S)
+    whole, running, enough = sum(weight.values()), 0.0, len(chosen)
+    for i, key in enumerate(chosen):
+        running += weight[key]
+        if running >= COVERED * whole:
+            enough = i + 1
+            break
+    tail = chosen[enough:]
+    for key in tail:
+        cache[key] = f"not timed: one of the {len(tail)} lightest problems, {1 - COVERED:.0%} of the op time together"
+    if tail:
+        notes.append(f"{len(tail)} of {len(chosen)} distinct kernel problems not timed (together under "
+                     f"{1 - COVERED:.0%} of the op time): their ops are costed by the roofline")
+    chosen = chosen[:enough]
+    for key in chosen[max_problems:]:
+        cache[key] = f"not timed: past the {max_problems} heaviest distinct problems (--max-problems)"
+    if len(chosen) > max_problems:
+        notes.append(f"{len(chosen) - max_problems} of {len(chosen) + len(tail)} distinct kernel problems not timed "
+                     f"(past --max-problems {max_problems}): their ops are costed by the roofline")
+    return cache, chosen

@@ -44,6 +44,13 @@ from dawnbench.records.ops import PHASES
 # cuDNN's workspaces and the driver's reserve — about half a GiB with lazy module loading (CUDA_MODULE_LOADING=LAZY,
 # PyTorch's default since CUDA 11.7) — and the caching allocator's rounding and fragmentation, a tenth of the tensors.
 CONTEXT_BYTES = 0.5 * 2**30
+# What every GPU prediction assumes, said with it
+ASSUMPTIONS = ("ops run one after another on one stream (eager PyTorch): no overlap between kernels, no host time "
+               "between them", "the same epochs to target on every GPU",
+               "matrix multiplies and convolutions in bf16, fp16 or tf32 at the tensor-core rate, with the tensor "
+               "cores' efficiency learned from DeepBench's fp16 times (V100, T4)",
+               "a GPU not measured comes as close to its datasheet as its power per FLOP allows "
+               "(prediction/efficiency.py)")
 INTERVAL_FROM = {"measured": "NeuSight's whole models on GPUs measured, fp32 (each GPU's own whole models left out)",
                  "unseen": "NeuSight's whole models, each GPU left out of what the model learned, fp32 (no "
                            "tensor-core whole model was validated: the interval of a lower precision is fp32's)"}
@@ -123,26 +130,14 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
     ``leave_out`` fits the kernel model without those GPUs' timings (the validation's); ``target``: as
     :func:`~dawnbench.prediction.predict.epochs_to_target` reads it."""
     started = time.perf_counter()
-    if not isinstance(path, (str, Path)):
-        raise DawnbenchError(f"{path!r} is not a path: give a census or profile folder.")
-    names = [names] if isinstance(names, str) else names      # one GPU named as itself, not letter by letter
-    if not names:
-        raise DawnbenchError("--device: name at least one GPU (or gpus: every one of the catalog).")
-    for flag, value in (("--epochs", epochs), ("--batch", batch), ("--samples-per-epoch", samples)):
-        bounds.check_option(flag, value)
-    gpus = sheets(names)
+    gpus = _checked(path, names, epochs, batch, samples)
     notes: list[str] = []
     details: list[str] = []
     # a summary.json that is there but not a plain file (a FIFO, a folder) is refused by its reader, saying so
     folder = Path(path) if os.path.lexists(Path(path) / "summary.json") else profile_folder(Path(path))
     rows, summary, step = read_rows(folder, notes, batch, details)
     census = summary.get("census") or {}
-    if census.get("mode") == "inference" and (epochs, samples, target) != (None, None, None):
-        raise DawnbenchError(f"{folder} is an inference census: it trains nothing, so it has no epochs or time to "
-                             "a target; drop --epochs, --samples-per-epoch and --target (its step is predicted).")
-    if target is not None and census.get("kind") == "huggingface":
-        raise DawnbenchError(f"--target {target:g}: {folder} is a census of a model, which has no task and so no "
-                             "metric a target could be of; give the epochs to your own target with --epochs.")
+    _nothing_it_lacks(folder, census, epochs, samples, target)
     run = _run_facts(folder) if step is not None else None
     if samples is not None:
         per_epoch, per_epoch_from = samples, "--samples-per-epoch"
@@ -167,38 +162,65 @@ def predict_on_gpus(path: Path, names: list[str], epochs: float | None = None,
         summary.get("precision"), "kernel_model": model.describe(), "memory_needed_bytes": memory_needed,
         "samples_per_epoch": per_epoch, "samples_per_epoch_from": per_epoch_from, "steps_per_epoch": steps_per_epoch,
         **goal,
-        "assumptions": ["ops run one after another on one stream (eager PyTorch): no overlap between kernels, no "
-                        "host time between them", "the same epochs to target on every GPU",
-                        "matrix multiplies and convolutions in bf16, fp16 or tf32 at the tensor-core rate, with the "
-                        "tensor cores' efficiency learned from DeepBench's fp16 times (V100, T4)",
-                        "a GPU not measured comes as close to its datasheet as its power per FLOP allows "
-                        "(prediction/efficiency.py)"],
+        "assumptions": list(ASSUMPTIONS),
         "notes": notes, "details": details, "devices": []}
     if not census:
         doc["assumptions"].append("a measured profile's memory is not known here: whether the step fits is not checked")
     for i, sheet in enumerate(gpus, 1):
         progress(f"predicting {len(rows):,} ops on {sheet.name} ({i} of {len(gpus)})")
-        row: dict[str, Any] = {"device": sheet.describe(), **held(census, sheet)}
-        predicted = predict_ops(rows, sheet, model)
-        step_s = predicted["op_s"]
-        epoch_s = step_s * steps_per_epoch if steps_per_epoch else None
-        tta_s = epoch_s * target_epochs if epoch_s is not None and target_epochs else None
-        bounds_of = model.interval(sheet, doc["precision"] or "fp32")
-        if bounds_of is not None:
-            low, high, kind = bounds_of
-            row["interval"] = {"level": LEVEL, "low": low, "high": high, "from": INTERVAL_FROM[kind],
-                               **{f"{what}_s": [v * low, v * high] if v is not None else None for what, v in
-                                  (("step", step_s), ("epoch", epoch_s), ("tta", tta_s))}}
-        row.update({**{f"{p}_s": predicted["phases"].get(p) for p in PHASES}, "step_s": step_s,
-                    "classes": predicted["classes"], "rests_on": predicted["rests_on"], "notes": predicted["notes"],
-                    "efficiency": predicted["offsets"],
-                    "epoch_s": epoch_s, "tta_s": tta_s,
-                    "cost": costs(sheet, tta_s if tta_s is not None else step_s),
-                    "cost_of": "the time to target" if tta_s is not None else "one step"})
-        doc["devices"].append(row)
+        doc["devices"].append(_on_gpu(sheet, rows, model, census, doc["precision"] or "fp32", steps_per_epoch,
+                                      target_epochs))
     doc["ranking"] = ranking(doc["devices"])
     doc["seconds"] = time.perf_counter() - started
     return doc
+
+
+def _checked(path: Any, names: list[str] | str, epochs: float | None, batch: int | None,
+             samples: int | None) -> list[Datasheet]:
+    """The GPUs named, each a datasheet, once the other arguments are what they can be (one paragraph if not)."""
+    if not isinstance(path, (str, Path)):
+        raise DawnbenchError(f"{path!r} is not a path: give a census or profile folder.")
+    names = [names] if isinstance(names, str) else names      # one GPU named as itself, not letter by letter
+    if not names:
+        raise DawnbenchError("--device: name at least one GPU (or gpus: every one of the catalog).")
+    for flag, value in (("--epochs", epochs), ("--batch", batch), ("--samples-per-epoch", samples)):
+        bounds.check_option(flag, value)
+    return sheets(names)
+
+
+def _nothing_it_lacks(folder: Path, census: dict[str, Any], epochs: float | None, samples: int | None,
+                      target: float | None) -> None:
+    """An inference census has no epochs and a model's census no task: asking for them is refused, saying why."""
+    if census.get("mode") == "inference" and (epochs, samples, target) != (None, None, None):
+        raise DawnbenchError(f"{folder} is an inference census: it trains nothing, so it has no epochs or time to "
+                             "a target; drop --epochs, --samples-per-epoch and --target (its step is predicted).")
+    if target is not None and census.get("kind") == "huggingface":
+        raise DawnbenchError(f"--target {target:g}: {folder} is a census of a model, which has no task and so no "
+                             "metric a target could be of; give the epochs to your own target with --epochs.")
+
+
+def _on_gpu(sheet: Datasheet, rows: list[dict[str, Any]], model: Any, census: dict[str, Any], precision: str,
+            steps_per_epoch: float | None, target_epochs: float | None) -> dict[str, Any]:
+    """One GPU's row: the step, its phases and kernel classes, the epoch and the time to target, each with the
+    interval the kernel model's validation measured, whether the step fits, and what it costs."""
+    row: dict[str, Any] = {"device": sheet.describe(), **held(census, sheet)}
+    predicted = predict_ops(rows, sheet, model)
+    step_s = predicted["op_s"]
+    epoch_s = step_s * steps_per_epoch if steps_per_epoch else None
+    tta_s = epoch_s * target_epochs if epoch_s is not None and target_epochs else None
+    bounds_of = model.interval(sheet, precision)
+    if bounds_of is not None:
+        low, high, kind = bounds_of
+        row["interval"] = {"level": LEVEL, "low": low, "high": high, "from": INTERVAL_FROM[kind],
+                           **{f"{what}_s": [v * low, v * high] if v is not None else None for what, v in
+                              (("step", step_s), ("epoch", epoch_s), ("tta", tta_s))}}
+    row.update({**{f"{p}_s": predicted["phases"].get(p) for p in PHASES}, "step_s": step_s,
+                "classes": predicted["classes"], "rests_on": predicted["rests_on"], "notes": predicted["notes"],
+                "efficiency": predicted["offsets"],
+                "epoch_s": epoch_s, "tta_s": tta_s,
+                "cost": costs(sheet, tta_s if tta_s is not None else step_s),
+                "cost_of": "the time to target" if tta_s is not None else "one step"})
+    return row
 
 
 def held(census: dict[str, Any], sheet: Datasheet) -> dict[str, Any]:

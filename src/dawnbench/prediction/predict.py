@@ -179,6 +179,13 @@ def _target(value: float | None) -> str:
     return "the target" if value is None else f"{value:g}"
 
 
+# What every prediction of a profile assumes, said with it
+ASSUMPTIONS = ("the framework's time between ops is not predicted: on a published device it is hidden under the ops — "
+               "but never below the host's floor (the ops a step issues, each at the host's measured cost of issuing "
+               "one, where the profile was taken) — on a measured machine of the profile's kind it is the profile's "
+               "own", "the same epochs to target on every device (the same recipe, precision and batch)",
+               "one device, no data-loading stall")
+
 def predict(path: Path, device_names: list[str], epochs: float | None = None,
             progress: Callable[[str], None] = lambda line: None, batch: int | None = None,
             target: float | None = None) -> dict[str, Any]:
@@ -229,33 +236,34 @@ def predict(path: Path, device_names: list[str], epochs: float | None = None,
                      "framework_share": framework / measured_step.step_s},
         "samples_per_epoch": per_epoch, "samples_per_epoch_from": per_epoch_from,
         "steps_per_epoch": steps_per_epoch, **goal,
-        "assumptions": [
-            "the framework's time between ops is not predicted: on a published device it is hidden under the ops — "
-            "but never below the host's floor (the ops a step issues, each at the host's measured cost of issuing "
-            "one, where the profile was taken) — on a measured machine of the profile's kind it is the profile's own",
-            "the same epochs to target on every device (the same recipe, precision and batch)",
-            "one device, no data-loading stall"],
+        "assumptions": list(ASSUMPTIONS),
         "mapped_share_of_op_time": sum(o.seconds for o in step.ops if o.kernels) / step.op_s,
         "own_call_share_of_op_time": sum(o.seconds for o in step.ops if o.replay is not None) / step.op_s,
         "notes": notes, "details": details, "devices": []}
     for i, model in enumerate(models, 1):
         progress(f"predicting {len(step.ops):,} ops on {model.name} ({i} of {len(models)})")
-        predicted = predict_step(step, model)
-        beside = framework if model.kind == "measured" and model.device_type == step.device else 0.0
-        step_s = predicted["op_s"] + beside
-        host_bound = not beside and step_s < host_floor
-        if host_bound:
-            predicted["notes"].insert(0,
-                f"the host binds: its ops alone take {step_s * 1e3:.3g} ms a step here, less than the "
-                f"{host_floor * 1e3:.3g} ms its host needs to issue them ({floor_from}): the step is the host's")
-            step_s = host_floor
-        epoch_s = step_s * steps_per_epoch if steps_per_epoch else None
-        tta_s = epoch_s * target_epochs if epoch_s is not None and target_epochs else None
-        doc["devices"].append({"device": model.describe(), **predicted, "framework_s": beside,
-                               "host_floor_s": host_floor, "host_bound": host_bound, "step_s": step_s,
-                               "epoch_s": epoch_s, "tta_s": tta_s, "cost": _costs(model, tta_s)})
+        doc["devices"].append(_on_device(model, step, framework, host_floor, floor_from, steps_per_epoch, target_epochs))
     doc["seconds"] = time.perf_counter() - started
     return doc
+
+
+def _on_device(model: Any, step: Step, framework: float, host_floor: float, floor_from: str,
+               steps_per_epoch: float | None, target_epochs: float | None) -> dict[str, Any]:
+    """One device's row: its ops' time, the framework's beside them on a machine of the profile's kind, never below
+    the host's floor; the epoch, the time to target and what it costs."""
+    predicted = predict_step(step, model)
+    beside = framework if model.kind == "measured" and model.device_type == step.device else 0.0
+    step_s = predicted["op_s"] + beside
+    host_bound = not beside and step_s < host_floor
+    if host_bound:
+        predicted["notes"].insert(0,
+            f"the host binds: its ops alone take {step_s * 1e3:.3g} ms a step here, less than the "
+            f"{host_floor * 1e3:.3g} ms its host needs to issue them ({floor_from}): the step is the host's")
+        step_s = host_floor
+    epoch_s = step_s * steps_per_epoch if steps_per_epoch else None
+    tta_s = epoch_s * target_epochs if epoch_s is not None and target_epochs else None
+    return {"device": model.describe(), **predicted, "framework_s": beside, "host_floor_s": host_floor,
+            "host_bound": host_bound, "step_s": step_s, "epoch_s": epoch_s, "tta_s": tta_s, "cost": _costs(model, tta_s)}
 
 
 def host_floor_s(step: Step) -> tuple[float, str]:

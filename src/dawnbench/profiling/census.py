@@ -163,6 +163,7 @@ def census(model: CensusModel, batch: int, seqlen: int | None, mode: str, precis
     optimizer step; ``inference``: forward under ``no_grad``) in ``precision`` as a GPU runs it (the module
     docstring), stepping ``optimizer`` (``adamw``, ``sgd`` or ``none``; the model's own where not given): the rows
     of ``ops.tsv`` and the summary."""
+    # Long: one step counted in the order it runs (checks, the model built, traced, its memory), then its summary.
     started = time.perf_counter()
     if optimizer is not None:
         if mode != "train":

@@ -148,6 +148,7 @@ def read_ops(out: Path, notes: list[str] | None = None, census: bool = False) ->
     and field; a table that is not the one ``dawnbench profile`` writes (its header, its columns, no row left, no
     time in all) is one paragraph naming the file and the line. ``census``: the table of ``profile --census``
     (a phase a row, no times)."""
+    # Long: one check per column and per kind of impossible row, each its own note naming the line.
     path = Path(out) / "ops.tsv"
     fix = "It is not the op table `dawnbench profile` writes; profile again."
     try:

@@ -26,7 +26,6 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from dawnbench import __version__
 from dawnbench.analysis import collect, compared, no_run_twice
-from dawnbench.analysis.mlperf import LogProblem
 from dawnbench.analysis.sweep import sweep_rows
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import (
@@ -37,6 +36,7 @@ from dawnbench.io import (
     walk_foreign,
 )
 from dawnbench.records import documents
+from dawnbench.records.mlperf import LogProblem
 from dawnbench.records.selection import Selection, disturbance
 from dawnbench.reports import plots
 from dawnbench.statistics import summarize

@@ -149,21 +149,7 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
         notes.append("no price: the entry has no costPerHour and will not appear on the training-cost board. "
                      "Pass --cost-per-hour USD or --instance NAME (`dawnbench prices`) to price it.")
     doc["timestamp"] = (chosen.get("started_at") or "")[:10] or _file_date(chosen_dir / "result.json")
-    doc["misc"] = {"dawnbench": {
-        "version": __version__, "task": chosen["task"], "subset": chosen.get("subset"), "runs": summary["runs"],
-        "successes": summary["successes"], "success_fraction": summary["success_fraction"],
-        "tta_median_s": summary["tta_median_s"], "tta_cov": summary["tta_cov"],
-        "olympic_mean_s": summary["olympic_mean_s"], "seeds": [r.get("seed") for r in results],
-        "representative_seed": chosen.get("seed"), "official": all(r.get("official") for r in results),
-        # the accuracy is the runs' own (a tracked script's evaluation, an imported MLPerf log), not the harness's
-        "self_reported": any(r.get("self_reported") for r in results),
-        "precision": chosen.get("precision", "fp32"), "compile": chosen.get("compile"),
-        "hparams": chosen.get("hparams"), "priced_at_export": price is not None,
-        # the catalog instance costPerHour is read from, where it is (not the hardware; a price of one's own: null)
-        "priced_as": priced_as(chosen.get("instance"), doc.get("costPerHour")),
-        # --include-suspect: the runs whose clocks other processes disturbed travel with the submission, named
-        "flagged": [{"seed": r.seed, "interference": why} for r in map(RunResult.from_dict, results)
-                    for why in [disturbed(r)] if why]}}
+    doc["misc"] = {"dawnbench": _misc(chosen, results, summary, price, doc.get("costPerHour"))}
     stem = "_".join(_slug(s) for s in (author, chosen["entry"], doc["hardware"].split(",")[0],
                                        "mlperf-log" if chosen.get("imported") else "pytorch"))
     folder = output_dir(output_dir(out_dir) / _board_folder(chosen["task"], chosen["run_dir"]) / "train")
@@ -175,6 +161,27 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
     atomic_write_text(json_path, text)
     atomic_write_bytes(tsv_path, tsv)
     return [json_path, tsv_path]
+
+
+def _misc(chosen: dict[str, Any], results: list[dict[str, Any]], summary: dict[str, Any], price: float | None,
+          cost_per_hour: float | None) -> dict[str, Any]:
+    """``misc.dawnbench``: what DAWNBench has no field for — the runs, their successes and spread, the seeds, the
+    configuration, where the price is read from and which runs were flagged (records/documents.py declares it)."""
+    return {
+        "version": __version__, "task": chosen["task"], "subset": chosen.get("subset"), "runs": summary["runs"],
+        "successes": summary["successes"], "success_fraction": summary["success_fraction"],
+        "tta_median_s": summary["tta_median_s"], "tta_cov": summary["tta_cov"],
+        "olympic_mean_s": summary["olympic_mean_s"], "seeds": [r.get("seed") for r in results],
+        "representative_seed": chosen.get("seed"), "official": all(r.get("official") for r in results),
+        # the accuracy is the runs' own (a tracked script's evaluation, an imported MLPerf log), not the harness's
+        "self_reported": any(r.get("self_reported") for r in results),
+        "precision": chosen.get("precision", "fp32"), "compile": chosen.get("compile"),
+        "hparams": chosen.get("hparams"), "priced_at_export": price is not None,
+        # the catalog instance costPerHour is read from, where it is (not the hardware; a price of one's own: null)
+        "priced_as": priced_as(chosen.get("instance"), cost_per_hour),
+        # --include-suspect: the runs whose clocks other processes disturbed travel with the submission, named
+        "flagged": [{"seed": r.seed, "interference": why} for r in map(RunResult.from_dict, results)
+                    for why in [disturbed(r)] if why]}
 
 
 def _as_validate_reads_it(json_path: Path, files: dict[str, bytes]) -> None:

@@ -197,49 +197,12 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
     text = _decode(raw, name, problems)
     if text is None:
         return sub
-    repeated: list[str] = []
-    try:
-        fields = strict_loads(text, object_pairs_hook=_noting_repeats(repeated))
-    except json.JSONDecodeError as err:
-        problems.append(Problem(name, err.lineno, ERROR, f"not valid JSON: {err.msg} (column {err.colno})"))
-        return sub
-    except RecursionError:
-        problems.append(Problem(name, None, ERROR, "JSON nested far too deep; a submission is one flat object"))
-        return sub
-    except ValueError as err:
-        problems.append(Problem(name, None, ERROR, f"{err}; write plain numbers"))
-        return sub
-    if json_depth(fields) > MAX_JSON_DEPTH:
-        problems.append(Problem(name, None, ERROR, f"JSON nested more than {MAX_JSON_DEPTH} deep; a submission "
-                                "is one flat object"))
-        return sub
-    if not isinstance(fields, dict):
-        problems.append(Problem(name, 1, ERROR, "the JSON must be an object with the DAWNBench fields"))
+    fields = _parsed(text, name, problems)
+    if fields is None:
         return sub
     sub.fields = fields
     line = lambda key: _field_line(text, key)
-    for key in repeated:     # JSON keeps the last: a second "author" would replace the first unseen
-        problems.append(Problem(name, line(key), ERROR, f"'{key}' is given more than once (JSON keeps only the last, "
-                                "which the board would show): keep one"))
-
-    for key, kind_ in REQUIRED.items():
-        if key not in fields:
-            problems.append(Problem(name, None, ERROR, f"required field '{key}' is missing"))
-        elif not isinstance(fields[key], kind_):
-            problems.append(Problem(name, line(key), ERROR, f"'{key}' must be a string, "
-                                    f"not {type(fields[key]).__name__}"))
-        elif not fields[key].strip():
-            # a blank hardware or author ranks beside real entries as if it said something
-            problems.append(Problem(name, line(key), ERROR, f"'{key}' is empty; a submission says who made it, "
-                                    f"with what and on which machine: fill it in"))
-        elif len(fields[key]) > bounds.MAX_TEXT:     # a board's cell, not a document
-            problems.append(Problem(name, line(key), ERROR, f"'{key}' is {len(fields[key]):,} characters long: "
-                                    f"write it in at most {bounds.MAX_TEXT:,}"))
-        elif key != "timestamp":     # (a timestamp holding one is no date: said once, below)
-            try:        # a board prints it as it is: a control or bidirectional mark would turn the row around
-                schema.printed_sentence(fields[key])
-            except ValueError as err:
-                problems.append(Problem(name, line(key), ERROR, f"'{key}' {err}"))
+    _check_required(fields, name, line, problems)
     if isinstance(fields.get("version"), str) and fields["version"] != "v1.0":
         problems.append(Problem(name, line("version"), WARNING, f"version {fields['version']!r}; "
                                 "this validator knows v1.0"))
@@ -259,6 +222,55 @@ def read_submission(json_path: str | Path, root: str | Path | None = None) -> Su
         _read_tsv(sub, json_path.with_suffix(".tsv"), root)
         _check_dawnbench_misc(sub, line)
     return sub
+
+
+def _parsed(text: str, name: str, problems: list[Problem]) -> dict[str, Any] | None:
+    """The submission's JSON object, or None with the reason in ``problems`` (a repeated key is said, and kept)."""
+    repeated: list[str] = []
+    try:
+        fields = strict_loads(text, object_pairs_hook=_noting_repeats(repeated))
+    except json.JSONDecodeError as err:
+        problems.append(Problem(name, err.lineno, ERROR, f"not valid JSON: {err.msg} (column {err.colno})"))
+        return None
+    except RecursionError:
+        problems.append(Problem(name, None, ERROR, "JSON nested far too deep; a submission is one flat object"))
+        return None
+    except ValueError as err:
+        problems.append(Problem(name, None, ERROR, f"{err}; write plain numbers"))
+        return None
+    if json_depth(fields) > MAX_JSON_DEPTH:
+        problems.append(Problem(name, None, ERROR, f"JSON nested more than {MAX_JSON_DEPTH} deep; a submission "
+                                "is one flat object"))
+        return None
+    if not isinstance(fields, dict):
+        problems.append(Problem(name, 1, ERROR, "the JSON must be an object with the DAWNBench fields"))
+        return None
+    for key in repeated:     # JSON keeps the last: a second "author" would replace the first unseen
+        problems.append(Problem(name, _field_line(text, key), ERROR, f"'{key}' is given more than once (JSON keeps "
+                                "only the last, which the board would show): keep one"))
+    return fields
+
+
+def _check_required(fields: dict[str, Any], name: str, line: Any, problems: list[Problem]) -> None:
+    """Each required field present, a non-blank string a board can print as it is, of a cell's length."""
+    for key, kind_ in REQUIRED.items():
+        if key not in fields:
+            problems.append(Problem(name, None, ERROR, f"required field '{key}' is missing"))
+        elif not isinstance(fields[key], kind_):
+            problems.append(Problem(name, line(key), ERROR, f"'{key}' must be a string, "
+                                    f"not {type(fields[key]).__name__}"))
+        elif not fields[key].strip():
+            # a blank hardware or author ranks beside real entries as if it said something
+            problems.append(Problem(name, line(key), ERROR, f"'{key}' is empty; a submission says who made it, "
+                                    f"with what and on which machine: fill it in"))
+        elif len(fields[key]) > bounds.MAX_TEXT:     # a board's cell, not a document
+            problems.append(Problem(name, line(key), ERROR, f"'{key}' is {len(fields[key]):,} characters long: "
+                                    f"write it in at most {bounds.MAX_TEXT:,}"))
+        elif key != "timestamp":     # (a timestamp holding one is no date: said once, below)
+            try:        # a board prints it as it is: a control or bidirectional mark would turn the row around
+                schema.printed_sentence(fields[key])
+            except ValueError as err:
+                problems.append(Problem(name, line(key), ERROR, f"'{key}' {err}"))
 
 
 def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
