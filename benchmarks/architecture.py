@@ -20,6 +20,8 @@ from typing import Any
 import bench
 
 LOWER = ("harness", "io", "distributed")       # what the command line should reach only through public functions
+MAKERS = {"harness", "tracking", "profiling", "kernels", "inference", "entries"}    # what makes documents
+READERS = {"analysis", "prediction", "submissions", "reports", "leaderboard"}      # what reads them
 LONG = 60                                       # lines past which a function should say why it is long
 REASON = "# Long:"                              # ... in a comment inside it that begins so
 
@@ -42,6 +44,7 @@ def figures(tree: Path) -> dict[str, Any]:
     cli_imports: Counter[str] = Counter()
     declared: Counter[str] = Counter()
     stepping: Counter[str] = Counter()
+    crossing: list[str] = []
     functions = []
     for f in files:
         module = f.relative_to(src).with_suffix("").as_posix()
@@ -50,8 +53,11 @@ def figures(tree: Path) -> dict[str, Any]:
         parsed = ast.parse(text)
         for node in ast.walk(parsed):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dawnbench."):
+                target, home = node.module.split(".")[1], module.split("/")[0]
                 if module.startswith("cli/"):
-                    cli_imports[node.module.split(".")[1]] += 1
+                    cli_imports[target] += 1
+                if {home, target} & MAKERS and {home, target} & READERS:
+                    crossing.append(f"{module} → {node.module}")
             elif isinstance(node, ast.ClassDef) and any(getattr(b, "id", "") == "TypedDict" for b in node.bases):
                 declared[module] += 1
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -69,6 +75,7 @@ def figures(tree: Path) -> dict[str, Any]:
             "modules_declaring_documents": dict(declared.most_common()),
             "packages_declaring_documents": sorted({m.split("/")[0] for m in declared}),
             "modules_running_an_entry_step": dict(stepping.most_common()),
+            "imports_between_makers_and_readers": sorted(crossing),
             "longest_functions": [{"lines": n, "function": name, "says_why": said} for n, name, said in functions[:10]],
             "long_function_lines": LONG, "functions_over_60_lines": sum(1 for n, *_ in functions if n > LONG),
             "functions_over_60_lines_without_a_reason": sum(1 for n, _, said in functions if n > LONG and not said)}

@@ -37,8 +37,8 @@ from torch.utils import benchmark
 
 from dawnbench.kernels import run
 from dawnbench.kernels.passes import statement
-from dawnbench.kernels.problems import Problem
 from dawnbench.profiling.roofs import measure_roofs
+from dawnbench.records.problems import Problem
 
 import bench
 import targets

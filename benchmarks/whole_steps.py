@@ -205,10 +205,10 @@ def add_machine(args) -> None:
 
 def problems(args) -> None:
     """applications.csv from every stored profile (see the module docstring)."""
-    from dawnbench.analysis.kernel_classes import COMMUNICATION, SUITE_OF, op_class
-    from dawnbench.kernels.problems import APPLICATION_SHARE
     from dawnbench.opcalls.calls import kernel_identity
+    from dawnbench.records.kernel_classes import COMMUNICATION, SUITE_OF, op_class
     from dawnbench.records.ops import read_ops
+    from dawnbench.records.problems import APPLICATION_SHARE
 
     chosen: dict[tuple[str, str], dict] = {}
     for folder in sorted(MACHINES.glob("*/profiles/*")):

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from dawnbench.analysis.kernel_classes import CONV_INPUTS, CONV_PARAMS, ELEMENTWISE, op_class, shares
 from dawnbench.errors import DawnbenchError
 from dawnbench.prediction.datasheet import catalog, check
 from dawnbench.prediction.efficiency import Efficiency, headroom
 from dawnbench.prediction.kernel_data import launches
 from dawnbench.profiling.gpu_autocast import CudaAutocast
+from dawnbench.records.kernel_classes import CONV_INPUTS, CONV_PARAMS, ELEMENTWISE, op_class, shares
 from dawnbench.records.ops import read_ops
 
 from helpers import run_cli

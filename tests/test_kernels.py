@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from dawnbench.analysis.kernel_classes import classify
 from dawnbench.analysis.roofline import roofline
 from dawnbench.analysis.similarity import similarity
 from dawnbench.cli import main
-from dawnbench.kernels import KernelOptions, compare, problems, published, run
-from dawnbench.kernels.problems import Problem, data_text
+from dawnbench.kernels import KernelOptions, compare, run
 from dawnbench.profiling.roofs import Roofs
+from dawnbench.records import problems, published
+from dawnbench.records.kernel_classes import classify
+from dawnbench.records.problems import Problem, data_text
 
 CPU = torch.device("cpu")
 ROOFS = Roofs("cpu", {"fp32": 1e11, "bf16": 2e11}, {}, 1e10)

@@ -13,11 +13,11 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from dawnbench.cli import main
 from dawnbench.errors import DawnbenchError
-from dawnbench.kernels.problems import applications, problems, quick
 from dawnbench.opcalls.calls import check_call, encode, layouts, replay, traffic
 from dawnbench.prediction.devices import DeviceModel
 from dawnbench.prediction.predict import predict
 from dawnbench.records.ops import UNMATCHED, grouped_notes, read_ops, write_ops
+from dawnbench.records.problems import applications, problems, quick
 
 
 class _Recorder(TorchDispatchMode):
@@ -441,7 +441,7 @@ def test_a_step_re_derived_at_another_batch_scales_the_batch_and_nothing_else(tm
 def test_a_parameter_mark_does_not_change_which_kernel_a_call_is():
     """A profile that marks a view of a parameter (newer census) finds the kernels.json row timed from the same call
     without the mark (older census), and the other way round; another shape is another kernel."""
-    from dawnbench.kernels.published import problem_key
+    from dawnbench.records.published import problem_key
 
     marked = ('{"op":"aten::addmm.default","args":{"self":{"t":[2],"d":"float32","p":1},"mat1":{"t":[768,1024],'
               '"d":"float32"},"mat2":{"t":[1024,2],"d":"float32","st":[1,1024],"p":1}}}')

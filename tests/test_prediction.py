@@ -13,13 +13,13 @@ import pytest
 from dawnbench import pricing
 from dawnbench.cli import main
 from dawnbench.experiments.profile import ProfileOptions, run_profile
-from dawnbench.kernels.problems import Problem, flops
-from dawnbench.kernels.published import sheet
 from dawnbench.prediction.devices import DeviceModel
 from dawnbench.prediction.predict import predict
 from dawnbench.prediction.step import Kernel, map_op, read_step
 from dawnbench.prediction.validate import errors_table, leave_one_out, validate
 from dawnbench.records.ops import TSV_COLUMNS, parse_args, parse_shapes, write_ops
+from dawnbench.records.problems import Problem, flops
+from dawnbench.records.published import sheet
 
 CONV_ARGS = "stride=1x1 padding=1x1 dilation=1x1 groups=1 transposed=0 output_padding=0x0"
 

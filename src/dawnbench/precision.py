@@ -55,6 +55,7 @@ class DeclaresPrecisions(Protocol):
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 AUTOCAST_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}  # torch dtype names
+ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}   # bytes an element of each precision holds
 # MLPerf's values for lowest_numerical_precision_in_linear
 MLPERF_NAMES = {"fp32": "fp32", "tf32": "tf32", "bf16": "bfloat16", "fp16": "fp16"}
 

@@ -28,10 +28,9 @@ from typing import Any
 
 from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError
-from dawnbench.harness.runner import new_run_dir
 from dawnbench.io import atomic_write_json, atomic_write_text, read_foreign_text
 from dawnbench.records.mlperf import LogError, LogProblem, in_time_order, mllog_records, read_log
-from dawnbench.records.record import Evaluation, RunResult, Status, check_record, epochs_tsv
+from dawnbench.records.record import Evaluation, RunResult, Status, check_record, epochs_tsv, new_run_dir
 from dawnbench.tasks import TASKS, get_task
 
 CLOCK = "MLPerf's: run_start to run_stop, evaluations included"

@@ -31,7 +31,7 @@ def _precisions(text: str | None) -> tuple[str, ...] | None:
 
 def options_from(args: argparse.Namespace) -> Any:
     from dawnbench.kernels import KernelOptions
-    from dawnbench.kernels.problems import APPLICATIONS, SUITES
+    from dawnbench.records.problems import APPLICATIONS, SUITES
 
     suites = SUITES if args.suite == "all" else tuple(s for s in args.suite.split(",") if s)
     compare = tuple(c for item in args.compare for c in item.split(","))   # an empty one is refused
@@ -53,8 +53,8 @@ def cmd_kernels(args: argparse.Namespace, out: Console, err: Console) -> int:
                                     args.threads_per_worker) if "allreduce" in options.suites else None
     if workers is not None and workers.node_rank != 0:
         return _joined(launch.join(options, workers), workers, err)
-    from dawnbench.kernels.problems import PUBLISHED_SET
     from dawnbench.kernels.run import compared, run_kernels
+    from dawnbench.records.problems import PUBLISHED_SET
 
     bar, announce, progress = _progress_bar(err)
     with bar, terminated_as_interrupt():   # `kill` or a timeout: the rows so far kept, the file marked interrupted
@@ -131,7 +131,7 @@ def terminated_as_interrupt() -> Iterator[None]:
 
 
 def _published_devices() -> tuple[str, ...]:
-    from dawnbench.kernels.published import DEVICES
+    from dawnbench.records.published import DEVICES
 
     return DEVICES
 
@@ -182,7 +182,7 @@ def kernels_table(doc: dict[str, Any]) -> Table:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from dawnbench.kernels.problems import SETS
+    from dawnbench.records.problems import SETS
 
     k = add_command(sub, "kernels", cmd_kernels,
                     "DeepBench's GEMM, convolution, RNN and all-reduce, and the memory-bound suite, beside the "

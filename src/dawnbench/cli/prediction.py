@@ -57,7 +57,7 @@ def _usd(dollars: float) -> str:
 
 
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.prediction.explain import explain
+    from dawnbench.experiments.explain import explain
 
     with err.status(Text("explaining")) as status:
         doc = explain(Path(args.profile), args.device, progress=lambda line: status.update(Text(line)),

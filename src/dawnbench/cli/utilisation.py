@@ -94,7 +94,7 @@ def cmd_roofline(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_classes(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.analysis.kernel_classes import class_tables
+    from dawnbench.analysis.classes import class_tables
 
     doc = class_tables(args.profiles)
     emit(args, doc, lambda: out.print(classes_table(doc)))

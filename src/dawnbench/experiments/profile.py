@@ -36,7 +36,6 @@ from typing import Any
 from torch import nn
 
 from dawnbench import bounds, data, environment
-from dawnbench.analysis.kernel_classes import classify
 from dawnbench.entries import Entry
 from dawnbench.entries.saved import recorded_entry
 from dawnbench.errors import DawnbenchError
@@ -52,6 +51,7 @@ from dawnbench.profiling.ops import Window, profile_window
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
 from dawnbench.records import documents
+from dawnbench.records.kernel_classes import classify
 from dawnbench.records.ops import write_ops
 from dawnbench.records.record import read_result
 
@@ -164,7 +164,7 @@ def summarise(window: Window, extra: dict[str, Any], opts: ProfileOptions, roofs
                        "ratio": census_flops_step / check if check else None},
         "roofs": roofs.to_dict(),
         "top_ops": [{k: r[k] for k in ("op", "shapes", "share", "flops_per_s", "bound")} for r in rows[:10]],
-        "classes": classify(rows),   # the same rows by kernel class (analysis/kernel_classes.py)
+        "classes": classify(rows),   # the same rows by kernel class (records/kernel_classes.py)
         "rows": len(rows),
     }
 

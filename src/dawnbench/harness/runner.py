@@ -11,7 +11,6 @@ rank, rank 0 holding the recorder that writes the record.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import time
 from collections.abc import Callable
@@ -33,27 +32,8 @@ from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import P2P_OFF_ENV, PreparedRun, RunOptions, prepare
 from dawnbench.harness.recorder import RankZeroRecorder, Recorder
 from dawnbench.io import atomic_write_json, output_dir
-from dawnbench.records.record import RunResult, Status
+from dawnbench.records.record import RunResult, Status, new_run_dir
 from dawnbench.tasks import Task
-
-
-def new_run_dir(out_dir: Path, task: str, entry: str, seed: int) -> Path:
-    """A new, empty folder for one run, made here: created exclusively, so two runs started in the same second
-    (two processes, two trackers) never share one — the second gets ``-2``; a name already taken by anything, a
-    dangling link included, is passed over."""
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = output_dir(Path(out_dir)) / f"{task}-{entry}-{stamp}-seed{seed}"
-    path, n = base, 1
-    while True:
-        try:
-            path.mkdir()
-            return path
-        except FileExistsError:
-            n += 1
-            path = base.with_name(f"{base.name}-{n}")
-        except OSError as err:
-            raise DawnbenchError(f"{path}: cannot make the run's folder ({err.strerror or err}). Pass a folder you can "
-                                 "write to.") from None
 
 
 def record_unstarted(options: RunOptions, prep: PreparedRun, why: str) -> RunResult:

@@ -24,7 +24,7 @@ import torch.distributed as dist
 
 from dawnbench.distributed.world import World
 from dawnbench.errors import DawnbenchError
-from dawnbench.kernels.problems import Problem
+from dawnbench.records.problems import Problem
 
 REPEATS = 5
 TARGET_S = 0.1          # each measurement runs about this long (at least one all-reduce)

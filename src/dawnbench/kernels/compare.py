@@ -7,7 +7,7 @@ Per problem and pass the **time ratio** = this machine's median / the other's ti
 this machine is faster), and per suite **and precision** — never pooled over precisions — the
 geometric mean of the ratios and how many problems were compared. Times, never the sheets'
 TFLOP/s (their convolution column follows no single formula). Published times exist for the
-training set only, and are checked first (:mod:`~dawnbench.kernels.published`): a published row
+training set only, and are checked first (:mod:`~dawnbench.records.published`): a published row
 that disagrees with itself or implies more than its device's physical peak is left out of every
 mean, listed under ``left_out`` with its reason, and counted in its group's ``left_out``; another
 machine's file is read through :mod:`dawnbench.records.documents`, and its rows that cannot be
@@ -30,8 +30,8 @@ from typing import Any
 
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
-from dawnbench.kernels.published import DEVICES, PUBLISHED_PRECISION, problem_key, sheet
 from dawnbench.records import documents
+from dawnbench.records.published import DEVICES, PUBLISHED_PRECISION, problem_key, sheet
 
 
 def check_target(target: str, out: Path | None = None) -> None:

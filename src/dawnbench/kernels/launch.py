@@ -15,9 +15,10 @@ from dawnbench.distributed.launch import LaunchOptions, torchrun
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
 from dawnbench.io import atomic_write_json, read_json
-from dawnbench.kernels import allreduce, problems
+from dawnbench.kernels import allreduce
 from dawnbench.kernels.run import Document, KernelOptions, merge
 from dawnbench.profiling.resources import ResourceMonitor
+from dawnbench.records import problems
 
 # Where rank 0 of the all-reduce workers leaves each finished row for the launcher: a file in a folder
 # of the launcher's own (not the user's --out), named in the workers' environment.

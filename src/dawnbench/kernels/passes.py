@@ -34,12 +34,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dawnbench.kernels.problems import Problem, conv_output
 from dawnbench.opcalls.calls import replay
 from dawnbench.precision import tf32_flags
+from dawnbench.records.problems import Problem, conv_output
 
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 CELLS = {"vanilla": partial(nn.RNN, nonlinearity="relu"), "lstm": nn.LSTM, "gru": nn.GRU}
 
 

@@ -37,16 +37,16 @@ from dawnbench import precision as precision_rules  # through the module: the an
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.options import resolve_device
 from dawnbench.io import atomic_write_json, atomic_write_text, dumps, output_dir
-from dawnbench.kernels import compare, problems
-from dawnbench.kernels.passes import ELEMENT_BYTES, statement
-from dawnbench.kernels.problems import PASSES, SETS, SUITES, Problem
+from dawnbench.kernels import compare
+from dawnbench.kernels.passes import statement
 from dawnbench.kernels.timing import TooSlow, time_call
 from dawnbench.opcalls.calls import meta_cost
-from dawnbench.precision import PRECISIONS
+from dawnbench.precision import ELEMENT_BYTES, PRECISIONS
 from dawnbench.profiling.load import against_last, watched
 from dawnbench.profiling.resources import ResourceMonitor
 from dawnbench.profiling.roofs import Roofs, measure_roofs
-from dawnbench.records import documents
+from dawnbench.records import documents, problems
+from dawnbench.records.problems import PASSES, SETS, SUITES, Problem
 
 CALLS = 5                    # a warm-up call and at least four timed ones: what a row's estimate counts
 CAP_S, QUICK_CAP_S = 30.0, 10.0  # seconds a row may take, by default

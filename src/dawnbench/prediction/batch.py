@@ -34,11 +34,11 @@ from typing import Any
 import torch
 
 from dawnbench import bounds
-from dawnbench.analysis.kernel_classes import MATMUL, RECURRENT
 from dawnbench.errors import DawnbenchError
 from dawnbench.opcalls.calls import decode, positional, replay, strides_like, tensor_specs
 from dawnbench.opcalls.formulas import op_flops
 from dawnbench.prediction.step import Step, StepOp, map_op
+from dawnbench.records.kernel_classes import MATMUL, RECURRENT
 from dawnbench.records.ops import parse_args, parse_shapes
 
 STATE_ARGS = {"weight", "bias", "running_mean", "running_var", "save_mean", "save_invstd", "save_var",

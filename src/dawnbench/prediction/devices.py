@@ -8,7 +8,7 @@
 its memory bandwidth — rated, from ``kernels/devices.csv`` (each row names its datasheet), or
 measured, a ``kernels.json``'s own roofs — give each kernel's roofline time, the larger of
 FLOPs / peak and bytes / bandwidth (DeepBench's FLOP counts, the minimum traffic of
-``kernels/problems.py``). A kernel's **efficiency** is its roofline time over its real time.
+``records/problems.py``). A kernel's **efficiency** is its roofline time over its real time.
 The efficiency of a (suite, pass, precision) is fitted on the device's own timed rows of it: the
 geometric mean of the efficiencies of the ``NEIGHBOURS`` rows nearest in the problem's shape,
 each weighted by 1 / (its squared distance + ``SOFTENING``) — distances over base-2 logarithms of
@@ -23,7 +23,7 @@ without one row —
 the leave-one-out validation (``validate.py``).
 
 **An op's own call** (the applications set: a ``kernels.json`` of ``--set applications`` or the memory suite,
-``kernels/problems.py``): where the device's file holds a time for the very call an op made (same op, shapes,
+``records/problems.py``): where the device's file holds a time for the very call an op made (same op, shapes,
 strides, arguments, precision), that is its time ("measured"). **A class's curve**: every other op of a class the
 file has replayed rows of takes that class's efficiency — its roofline time over its real time — fitted on those
 rows the same way (the nearest ``NEIGHBOURS`` in log2 of the bytes moved, and of the FLOPs for a compute class), its
@@ -53,13 +53,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dawnbench.analysis.kernel_classes import SUITE_OF
 from dawnbench.environment import vector_extensions
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
-from dawnbench.kernels.passes import ELEMENT_BYTES
-from dawnbench.kernels.problems import Problem, bytes_moved, conv_output, flops
-from dawnbench.kernels.published import (
+from dawnbench.precision import ELEMENT_BYTES
+from dawnbench.prediction.step import Kernel
+from dawnbench.records import documents
+from dawnbench.records.kernel_classes import SUITE_OF
+from dawnbench.records.problems import Problem, bytes_moved, conv_output, flops
+from dawnbench.records.published import (
     CONV_KEYS,
     DEVICES,
     PUBLISHED_PRECISION,
@@ -67,8 +69,6 @@ from dawnbench.kernels.published import (
     problem_key,
     sheet,
 )
-from dawnbench.prediction.step import Kernel
-from dawnbench.records import documents
 
 NEIGHBOURS = 5
 SOFTENING = 0.25     # squared log2-distance: a neighbour's weight stays finite at distance 0

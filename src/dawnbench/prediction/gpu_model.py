@@ -54,7 +54,6 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from dawnbench.analysis.kernel_classes import shares
 from dawnbench.data.cache import keep, kept, trusted_file
 from dawnbench.prediction.datasheet import Datasheet, catalog
 from dawnbench.prediction.efficiency import Efficiency
@@ -65,6 +64,7 @@ from dawnbench.prediction.kernel_data import (
     tensor_timings,
     timings,
 )
+from dawnbench.records.kernel_classes import shares
 
 COMPUTE = ("gemm", "conv")        # classes bound by the SMs' clock, which a power limit holds down
 # Ops of no class that read their input more than once: a batch norm in training first reduces its input to the
@@ -303,7 +303,7 @@ FIT_DATA = ("prediction/neusight/kernels.csv.gz", "prediction/neusight/labels.cs
             "prediction/gpu_model.py", "prediction/efficiency.py", "prediction/kernel_data.py",
             "prediction/calibration.py", "prediction/datasheet.py", "profiling/census.py", "profiling/gpu_autocast.py",
             "profiling/ops.py", "records/ops.py", "records/census.py", "opcalls/calls.py", "opcalls/formulas.py",
-            "kernels/published.py")
+            "records/published.py")
 
 
 def fit_key(leave_out: tuple[str, ...]) -> str:

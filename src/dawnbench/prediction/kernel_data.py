@@ -12,7 +12,7 @@ softmax, layer norm and eleven elementwise ops, each in one **class** — ``gemm
 **Tensor cores**: DeepBench's published training-set times in "fp16-mixed" (fp16 inputs, fp32 accumulation; Baidu
 Research, Apache-2.0, ``kernels/deepbench/``) of its GEMMs and forward convolutions on the two GPUs with tensor cores
 it measured — the V100 (SXM2, a DGX-1; CUDA 10.1, cuDNN 7.6) and the T4 — after the checks of
-``kernels/published.py`` (a row that disagrees with itself is left out there). A convolution is taken where its
+``records/published.py`` (a row that disagrees with itself is left out there). A convolution is taken where its
 stride and padding are the same along both sides (the model's convolutions are square in those).
 """
 
@@ -27,11 +27,11 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from dawnbench.analysis.kernel_classes import CONV_BACKWARD, CONV_FWD, ELEMENTWISE, MATMUL, op_class
 from dawnbench.errors import DawnbenchError
-from dawnbench.kernels.published import sheet
 from dawnbench.prediction.datasheet import catalog_name
+from dawnbench.records.kernel_classes import CONV_BACKWARD, CONV_FWD, ELEMENTWISE, MATMUL, op_class
 from dawnbench.records.ops import parse_args, parse_shapes
+from dawnbench.records.published import sheet
 
 CLASSES = ("gemm", "conv", "softmax", "layernorm", "elementwise")
 NEUSIGHT_CLASS = {"bmm": "gemm", "linear": "gemm", "conv": "conv", "softmax": "softmax", "ln": "layernorm"}

@@ -30,7 +30,6 @@ from typing import Any
 from dawnbench import bounds, pricing
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
-from dawnbench.kernels.published import DEVICES
 from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.calibration import LEVEL
 from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, datasheet
@@ -39,6 +38,7 @@ from dawnbench.prediction.predict import _run_facts, at_least_a_step, epoch_samp
 from dawnbench.prediction.step import Step, profile_folder, read_step
 from dawnbench.records.census import read_census
 from dawnbench.records.ops import PHASES
+from dawnbench.records.published import DEVICES
 
 # What a GPU holds beside a step's tensors (stated allowances, not measured here): the CUDA context with cuBLAS's and
 # cuDNN's workspaces and the driver's reserve — about half a GiB with lazy module loading (CUDA_MODULE_LOADING=LAZY,

@@ -32,14 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench import bounds, data, pricing
-from dawnbench.analysis.kernel_classes import CONV_FWD, CONV_INPUTS, CONV_PARAMS, MATMUL, RECURRENT
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.devices import DeviceModel, device_model
 from dawnbench.prediction.step import Step, read_step
-from dawnbench.profiling.dispatch import kind_of
 from dawnbench.records import documents
+from dawnbench.records.kernel_classes import CONV_FWD, CONV_INPUTS, CONV_PARAMS, MATMUL, RECURRENT
 from dawnbench.tasks import TASKS, get_task
 
 NO_CURVE_NEEDED = {MATMUL, CONV_FWD, CONV_INPUTS, CONV_PARAMS, RECURRENT}   # costed by their DeepBench problems
@@ -265,6 +264,14 @@ def _on_device(model: Any, step: Step, framework: float, host_floor: float, floo
     return {"device": model.describe(), **predicted, "framework_s": beside, "host_floor_s": host_floor,
             "host_bound": host_bound, "step_s": step_s, "epoch_s": epoch_s, "tta_s": tta_s, "cost": _costs(model, tta_s)}
 
+
+def kind_of(kernel_class: str) -> str:
+    """The dispatch kind of a kernel class (records/kernel_classes.py's names)."""
+    if kernel_class == "matrix multiply":
+        return "matrix multiply"
+    if kernel_class.startswith("convolution"):
+        return "convolution"
+    return "elementwise"
 
 def host_floor_s(step: Step) -> tuple[float, str]:
     """The least time the host needs to issue a step's ops (SPEC §23): each op's calls times the host's cost of

@@ -6,7 +6,7 @@ profile's table (``ops.tsv``) per step, with the kernel problems of DeepBench's 
 
 **Mapping.** An op maps to kernel problems where its input shapes and recorded arguments
 (``ops.tsv``'s ``args``: stride, padding, a recurrent layer's cell…) fix one of the suites'
-problems (``kernels/problems.py``):
+problems (``records/problems.py``):
 
 * matrix multiply — ``mm`` (M×K, K×N), ``addmm`` (bias, M×K, K×N), ``bmm``/``baddbmm`` (B batches of
   one GEMM: the problem once, ``repeat`` B): GEMM ``m, n, k``, an operand transposed where the profile's
@@ -15,7 +15,7 @@ problems (``kernels/problems.py``):
   and K×C×R×S filter, stride and padding, ``layout: nhwc`` where the step ran it channels-last;
   ``convolution_backward`` (grad_output, input, weight):
   the backward wrt inputs and wrt parameters as the same problem's two passes, or the one pass
-  wrt parameters where its FLOPs say it computed only that (``analysis/kernel_classes.py``'s rule);
+  wrt parameters where its FLOPs say it computed only that (``records/kernel_classes.py``'s rule);
 * recurrent — a single-direction layer of ``mkldnn_rnn_layer`` (CPU) or a one-layer ``_cudnn_rnn``
   (a bidirectional one ``repeat`` 2), forward, and its ``…_backward`` as the ``backward`` pass:
   ``cell, hidden, batch, timesteps`` and the layer's ``input`` width.
@@ -24,7 +24,7 @@ Every other op — and a mapped class whose arguments were not recorded (a profi
 ``args``) — has no DeepBench problem; each such op of a mapped class says why.
 
 **Its own call.** An op whose call the profile recorded (``ops.tsv``'s ``call``, a profile of this version) also
-carries it as a *replay* problem (``kernels/problems.py``): the same op, shapes, strides and arguments — what
+carries it as a *replay* problem (``records/problems.py``): the same op, shapes, strides and arguments — what
 ``explain`` times here, and what a ``kernels.json`` of the applications set may hold a time for. Times, FLOPs and
 bytes are per training step: the window's over its steps.
 """
@@ -35,7 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dawnbench.analysis.kernel_classes import (
+from dawnbench.errors import DawnbenchError, FileError
+from dawnbench.io import inside, read_json
+from dawnbench.records import documents
+from dawnbench.records.kernel_classes import (
     CONV_BACKWARD,
     CONV_FWD,
     CONV_INPUTS,
@@ -46,12 +49,9 @@ from dawnbench.analysis.kernel_classes import (
     classify,
     op_class,
 )
-from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.io import inside, read_json
-from dawnbench.kernels.problems import APPLICATIONS, Problem, flops
-from dawnbench.profiling.load import disturbance_of
-from dawnbench.records import documents
 from dawnbench.records.ops import grouped_notes, read_ops
+from dawnbench.records.problems import APPLICATIONS, Problem, flops
+from dawnbench.records.selection import disturbance_of
 
 GEMMS = {"mm", "addmm", "bmm", "baddbmm"}
 RNN_LAYERS = {"mkldnn_rnn_layer": "forward", "mkldnn_rnn_layer_backward": "backward", "_cudnn_rnn": "forward",
@@ -75,7 +75,7 @@ class StepOp:
     shapes: str
     args: str
     precision: str                 # the op's own: fp32, tf32, bf16, fp16
-    kernel_class: str              # analysis/kernel_classes.py's class
+    kernel_class: str              # records/kernel_classes.py's class
     calls: float                   # per step
     seconds: float                 # measured, per step (all its calls)
     flops: float                   # per step

@@ -12,7 +12,7 @@
 
 The error of a prediction is ``predicted / published - 1``; the tables give, per suite and device,
 how many rows, and the median and 90th percentile of the absolute error. Rows left out of a sheet
-by its checks (``kernels/published.py``) are in neither.
+by its checks (``records/published.py``) are in neither.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from dawnbench.kernels.published import DEVICES
 from dawnbench.prediction.devices import SUITES, DeviceModel
 from dawnbench.prediction.step import Kernel
+from dawnbench.records.published import DEVICES
 
 
 def errors_table(points: list[tuple[float, float]]) -> dict[str, Any] | None:

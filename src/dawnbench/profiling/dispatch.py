@@ -45,12 +45,3 @@ def measure_dispatch(device: torch.device) -> dict[str, float]:
     return {"elementwise": _per_call(lambda: one + other, device),
             "matrix multiply": _per_call(lambda: square @ square, device),
             "convolution": _per_call(lambda: F.conv2d(image, kernel), device)}
-
-
-def kind_of(kernel_class: str) -> str:
-    """The dispatch kind of a kernel class (analysis/kernel_classes.py's names)."""
-    if kernel_class == "matrix multiply":
-        return "matrix multiply"
-    if kernel_class.startswith("convolution"):
-        return "convolution"
-    return "elementwise"

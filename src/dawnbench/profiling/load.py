@@ -38,7 +38,7 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.io import atomic_write_json, read_json
 from dawnbench.profiling.resources import busy_seconds, taken_from_own
 from dawnbench.records.documents import Last
-from dawnbench.records.selection import flagged, past_the_rule
+from dawnbench.records.selection import past_the_rule
 
 ROOF_CHANGE = 0.30   # a roof this far from the machine's last undisturbed one is said
 
@@ -89,11 +89,6 @@ def watched(what: str = "the measurement") -> Iterator[Load]:
                 f"other processes took {taken:.1f} CPU-s ({100 * share:.0f} % of the {own_cpus} CPU(s) this "
                 f"process may use) during {what}: its figures are suspect; measure again on an otherwise idle machine")
             load.notes.append(load.summary["interference"])
-
-
-def disturbance_of(summary: dict[str, Any] | None) -> str | None:
-    """Why a measurement counts as disturbed (``records.selection.flagged``: its sentence, else its own figures)."""
-    return flagged(summary, "others_share", "seconds", "the CPUs this process may use while it measured")
 
 
 def _machine_file(device: str) -> tuple[Path, str]:

@@ -127,7 +127,7 @@ def _replayable(call: str) -> str:
 
 
 class ReplayProblem(TypedDict):
-    """A recorded op call of the applications set (kernels/problems.py, opcalls/calls.py)."""
+    """A recorded op call of the applications set (records/problems.py, opcalls/calls.py)."""
 
     op: schema.Text                                 # aten::native_layer_norm
     call: Annotated[str, AfterValidator(_replayable)]   # the call as one line of JSON

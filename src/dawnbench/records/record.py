@@ -13,6 +13,7 @@ chance to write its end (SIGKILL, power loss): its evaluations are still valid.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
 import os
 import time
@@ -25,7 +26,7 @@ from pydantic import AfterValidator, Field
 
 from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.io import DiskReserve, atomic_write_json, atomic_write_text, read_json
+from dawnbench.io import DiskReserve, atomic_write_json, atomic_write_text, output_dir, read_json
 from dawnbench.records.mllog import EventLog
 
 
@@ -465,3 +466,22 @@ def read_result(run_dir: Path) -> dict[str, Any]:
     if not path.exists() and not path.is_symlink():
         raise DawnbenchError(f"{path}: missing. {run_dir} is not a run directory made by `dawnbench run`.")
     return check_record(read_json(path, "run record"), path)
+
+
+def new_run_dir(out_dir: Path, task: str, entry: str, seed: int) -> Path:
+    """A new, empty folder for one run, made here: created exclusively, so two runs started in the same second
+    (two processes, two trackers) never share one — the second gets ``-2``; a name already taken by anything, a
+    dangling link included, is passed over."""
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = output_dir(Path(out_dir)) / f"{task}-{entry}-{stamp}-seed{seed}"
+    path, n = base, 1
+    while True:
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            n += 1
+            path = base.with_name(f"{base.name}-{n}")
+        except OSError as err:
+            raise DawnbenchError(f"{path}: cannot make the run's folder ({err.strerror or err}). Pass a folder you can "
+                                 "write to.") from None

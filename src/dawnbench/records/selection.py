@@ -248,3 +248,8 @@ def select(results: Sequence[RunResult], include_suspect: bool = False, official
         else:
             chosen.counted.append(r)
     return chosen
+
+
+def disturbance_of(summary: dict[str, Any] | None) -> str | None:
+    """Why a measurement counts as disturbed (:func:`flagged`: its sentence, else its own figures)."""
+    return flagged(summary, "others_share", "seconds", "the CPUs this process may use while it measured")

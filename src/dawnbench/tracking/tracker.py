@@ -68,7 +68,6 @@ from dawnbench.harness.observer import RunObserver
 from dawnbench.harness.options import RunOptions, prepare
 from dawnbench.harness.progress import ProgressProbe
 from dawnbench.harness.recorder import RankZeroRecorder, Verdict
-from dawnbench.harness.runner import new_run_dir
 from dawnbench.io import MAX_JSON_DEPTH, json_depth
 from dawnbench.precision import PRECISIONS
 from dawnbench.profiling.flops import training_flops_per_sample
@@ -77,7 +76,7 @@ from dawnbench.profiling.ops import StepWindow
 from dawnbench.profiling.roofs import measure_roofs
 from dawnbench.profiling.steps import StepCounter
 from dawnbench.records import mllog
-from dawnbench.records.record import RunResult, Status
+from dawnbench.records.record import RunResult, Status, new_run_dir
 from dawnbench.records.selection import disturbance
 
 PROFILE_ENV = "DAWNBENCH_PROFILE_STEPS"   # profile a window of a tracked run without editing the script

@@ -3,7 +3,9 @@ Tables 7–8), named as the kernel suites are, so "an application's GEMM time" a
 benchmark" can be read together.
 
     rows = classify(read_ops(profile_dir))        # one row per class, most time first
-    doc = class_tables([profile_a, profile_b])     # side by side
+
+The classes are the op table's vocabulary: a profile's summary, the predictors and ``classes``
+(``analysis/classes.py``: a table, or two side by side) all name ops by them.
 
 Each op of a profile's table (``ops.tsv``) goes to one class by its ATen name: matrix multiply
 (``mm``, ``addmm``, ``bmm``, ``linear``, attention kernels; suite ``gemm``), convolution forward,
@@ -22,11 +24,7 @@ time, the cumulative share, calls, distinct input shapes, FLOPs, bytes, intensit
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
-
-from dawnbench.errors import DawnbenchError
-from dawnbench.records.ops import read_ops
 
 MATMUL, CONV_FWD, CONV_INPUTS, CONV_PARAMS = ("matrix multiply", "convolution forward",
                                                "convolution backward wrt inputs",
@@ -143,22 +141,3 @@ def classify(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     "intensity": acc["flops"] / acc["bytes"] if acc["bytes"] else None,
                     "flops_per_s": acc["flops"] / acc["time_s"] if acc["time_s"] > 0 else None})
     return out
-
-
-def _profile_dir(path: Path) -> Path:
-    for candidate in (path, path / "profile"):
-        if (candidate / "ops.tsv").is_file():
-            return candidate
-    raise DawnbenchError(f"{path}: no ops.tsv here or in {path / 'profile'}. Pass a folder `dawnbench profile` "
-                         "wrote (or a run folder it profiled).")
-
-
-def class_tables(paths: Sequence[str | Path]) -> dict[str, Any]:
-    """The class table of each profile (one or two, for side by side)."""
-    if not 1 <= len(paths) <= 2:
-        raise DawnbenchError(f"classes takes one or two profiles, not {len(paths)}: a table, or two side by side.")
-    profiles = []
-    for path in map(Path, paths):
-        folder = _profile_dir(path)
-        profiles.append({"profile": str(folder), "classes": classify(read_ops(folder))})
-    return {"profiles": profiles}

@@ -40,8 +40,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from dawnbench.kernels.problems import CELL_GATES, data_text
 from dawnbench.opcalls.calls import kernel_identity
+from dawnbench.records.problems import CELL_GATES, data_text
 
 DEVICES = ("V100", "P100", "TitanXp", "1080Ti", "M40", "T4", "KNL7250")
 # The published precision a row of ours is compared with: DeepBench published fp32 and "fp16-mixed"

@@ -1,0 +1,34 @@
+"""``dawnbench classes``: a profile's op time by kernel class (``records/kernel_classes.py``), one table or two
+side by side (the MLPerf characterisation's Tables 7–8).
+
+    doc = class_tables([profile_a, profile_b])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dawnbench.errors import DawnbenchError
+from dawnbench.records.kernel_classes import classify
+from dawnbench.records.ops import read_ops
+
+
+def _profile_dir(path: Path) -> Path:
+    for candidate in (path, path / "profile"):
+        if (candidate / "ops.tsv").is_file():
+            return candidate
+    raise DawnbenchError(f"{path}: no ops.tsv here or in {path / 'profile'}. Pass a folder `dawnbench profile` "
+                         "wrote (or a run folder it profiled).")
+
+
+def class_tables(paths: Sequence[str | Path]) -> dict[str, Any]:
+    """The class table of each profile (one or two, for side by side)."""
+    if not 1 <= len(paths) <= 2:
+        raise DawnbenchError(f"classes takes one or two profiles, not {len(paths)}: a table, or two side by side.")
+    profiles = []
+    for path in map(Path, paths):
+        folder = _profile_dir(path)
+        profiles.append({"profile": str(folder), "classes": classify(read_ops(folder))})
+    return {"profiles": profiles}
