@@ -24,6 +24,7 @@ MAKERS = {"harness", "tracking", "profiling", "kernels", "inference", "entries"}
 READERS = {"analysis", "prediction", "submissions", "reports", "leaderboard"}      # what reads them
 LONG = 60                                       # lines past which a function should say why it is long
 REASON = "# Long:"                              # ... in a comment inside it that begins so
+OPTION = "RunOptions"                           # the options of a run: how far they travel (functions taking them)
 
 
 def _runs_a_step(node: ast.AST) -> bool:
@@ -45,6 +46,7 @@ def figures(tree: Path) -> dict[str, Any]:
     declared: Counter[str] = Counter()
     stepping: Counter[str] = Counter()
     crossing: list[str] = []
+    options_pass: Counter[str] = Counter()
     functions = []
     for f in files:
         module = f.relative_to(src).with_suffix("").as_posix()
@@ -61,6 +63,9 @@ def figures(tree: Path) -> dict[str, Any]:
             elif isinstance(node, ast.ClassDef) and any(getattr(b, "id", "") == "TypedDict" for b in node.bases):
                 declared[module] += 1
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(OPTION in ast.unparse(a.annotation) for a in node.args.args + node.args.kwonlyargs
+                       if a.annotation is not None):
+                    options_pass[module] += 1
                 said = any(line.strip().startswith(REASON) for line in source[node.lineno:node.end_lineno])
                 functions.append((node.end_lineno - node.lineno + 1, f"{module}.{node.name}", said))
             elif _runs_a_step(node) and not module.startswith("entries/"):
@@ -76,6 +81,7 @@ def figures(tree: Path) -> dict[str, Any]:
             "packages_declaring_documents": sorted({m.split("/")[0] for m in declared}),
             "modules_running_an_entry_step": dict(stepping.most_common()),
             "imports_between_makers_and_readers": sorted(crossing),
+            "functions_taking_run_options": dict(sorted(options_pass.items())),
             "longest_functions": [{"lines": n, "function": name, "says_why": said} for n, name, said in functions[:10]],
             "long_function_lines": LONG, "functions_over_60_lines": sum(1 for n, *_ in functions if n > LONG),
             "functions_over_60_lines_without_a_reason": sum(1 for n, _, said in functions if n > LONG and not said)}

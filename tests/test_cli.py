@@ -110,20 +110,20 @@ def test_listings_json(capsys, args, key):
 
 
 def test_price_catalog_has_the_required_families():
-    from dawnbench import pricing
-    names = set(pricing.instances())
+    from dawnbench.records import prices
+    names = set(prices.instances())
     for family in ("p3.", "p4d.", "p5.", "p5en.", "p6-b200.", "g4dn.", "g5.", "g6.", "g6e.", "c5.", "a2-", "a3-",
                    "g2-", "n1-standard-8+1xV100",
                    "Standard_NC6s_v3", "Standard_ND96asr_v4", "Standard_ND96isr_H100_v5"):
         assert any(n.startswith(family) for n in names), family
-    assert all(i["usd_per_hour"] > 0 for i in pricing.instances().values())
+    assert all(i["usd_per_hour"] > 0 for i in prices.instances().values())
 
 
 def test_price_catalog_rows_are_dated_and_sourced():
     import re
 
-    from dawnbench import pricing
-    cat = pricing.catalog()
+    from dawnbench.records import prices
+    cat = prices.catalog()
     for row in cat["instances"]:
         assert re.fullmatch(r"20\d\d(-\d\d)?", row["as_of"]), row
         assert row["source"] in cat["sources"], row
@@ -135,7 +135,7 @@ def test_price_catalog_rows_are_dated_and_sourced():
     for acc in ("H200", "B200", "L4", "L40S"):
         assert acc in by_acc, acc
     # AWS's 2025 cut is in the rows, not only in the note
-    assert pricing.resolve("p5.48xlarge", None) == ("p5.48xlarge", 55.04)
+    assert prices.resolve("p5.48xlarge", None) == ("p5.48xlarge", 55.04)
 
 
 def test_prices_filtered_by_accelerator(capsys):

@@ -18,7 +18,7 @@ from dawnbench import tasks
 from dawnbench.analysis.imported import import_log
 from dawnbench.errors import DawnbenchError
 from dawnbench.records.record import read_result
-from dawnbench.submissions.validate import read_submission
+from dawnbench.records.submission import read_submission
 
 from helpers import main_in_process, write_run
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from dawnbench import pricing
 from dawnbench.cli import main
 from dawnbench.experiments.profile import ProfileOptions, run_profile
 from dawnbench.prediction.devices import DeviceModel
 from dawnbench.prediction.predict import predict
 from dawnbench.prediction.step import Kernel, map_op, read_step
 from dawnbench.prediction.validate import errors_table, leave_one_out, validate
+from dawnbench.records import prices
 from dawnbench.records.ops import TSV_COLUMNS, parse_args, parse_shapes, write_ops
 from dawnbench.records.problems import Problem, flops
 from dawnbench.records.published import sheet
@@ -114,7 +114,7 @@ def test_a_step_on_a_published_device_rests_on_its_sheet_its_model_and_its_roofl
     assert d["epoch_s"] == pytest.approx(d["step_s"] * doc["steps_per_epoch"])
     assert d["tta_s"] == pytest.approx(3 * d["epoch_s"])
     p3 = next(c for c in d["cost"] if c["instance"] == "p3.2xlarge")
-    price = next(i for i in pricing.catalog()["instances"] if i["name"] == "p3.2xlarge")["usd_per_hour"]
+    price = next(i for i in prices.catalog()["instances"] if i["name"] == "p3.2xlarge")["usd_per_hour"]
     assert p3["usd"] == pytest.approx(d["tta_s"] / 3600 * price)
     assert all(c["usd"] > 0 for c in d["cost"]) and {c["instance"] for c in d["cost"]} >= {"p3.2xlarge"}
     assert set(d["rests_on"]) == {"published", "model", "roofline"}

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from dawnbench.leaderboard import build_boards, display
 from dawnbench.leaderboard.site import entry_page
+from dawnbench.records.submission import read_submission
 from dawnbench.submissions import export_training
-from dawnbench.submissions.validate import read_submission
 
 from helpers import run_cli, write_run
 

@@ -19,14 +19,14 @@ _rnn_forward, _rnn_backward  # noqa: B018, F821 - names, as above
 # kept for the tests that read them: a LoadGen run's query trace, the IDX writer of generated sets, the event
 # log's line parser, the CPU decoder the GPU pipeline is checked against, the check of typed figures
 issued, completed, queries, write_idx, parse_line, pillow_decoder, typed_figures  # noqa: B018, F821 - names
-# fields of the documents' declarations (TypedDicts of records/documents.py, records/ops.py, submissions/
-# validate.py): pydantic reads them; the code reads the documents by key
+# fields of the documents' declarations (TypedDicts of records/): pydantic reads them; the code reads the documents by
+# key
 a_transposed, b_transposed, bandwidth_bytes_per_s, bytes_per_s, filter_h, filter_w  # noqa: B018, F821 - names, as above
 flops_per_s, fraction_of_peak, fraction_of_roof, memory_bound_share  # noqa: B018, F821 - names, as above
 op_time_share_of_window, representative_seed, ridge_flop_per_byte, success_fraction  # noqa: B018, F821 - names, as above
 successes, time_s, tta_median_s  # noqa: B018, F821 - names, as above
 top_ops, provider, region, accelerator_count, vcpus, as_of, not_on_demand  # noqa: B018, F821 - names, as above
-interference, entry_file, dirty, priced_as, others_cpu_s, others_share  # noqa: B018, F821 - names, as above
+interference, entry_file, dirty, priced_as, others_cpu_s, others_share, pricing  # noqa: B018, F821 - names, as above
 # the callbacks of dawnbench.integrations: the trainers call their hooks and read the flags they set; users name the
 # class; a record's field made by import-log
 DawnbenchCallback, on_train_begin, on_step_begin, on_step_end, on_epoch_end, on_evaluate  # noqa: B018, F821 - names

@@ -55,7 +55,7 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    if name in ("data", "environment", "pricing", "profiling"):  # submodules used as attributes
+    if name in ("data", "environment", "profiling"):  # submodules used as attributes
         return importlib.import_module(f"dawnbench.{name}")
     raise AttributeError(f"module 'dawnbench' has no attribute {name!r}")
 

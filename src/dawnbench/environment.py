@@ -1,4 +1,4 @@
-"""What a run ran on: hardware and software, recorded in every result (SPEC §4)."""
+"""What a run ran on: hardware and software, recorded in every result."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Numerical precision as a run option (SPEC §12): fp32, tf32, bf16, fp16.
+"""Numerical precision as a run option: fp32, tf32, bf16, fp16.
 
     check_precision("bf16", device, entry_cls)     # bad input is refused before anything runs
     with precision_scope("bf16", device, entry_cls.own_precisions):

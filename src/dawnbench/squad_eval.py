@@ -1,4 +1,4 @@
-"""The SQuAD v1.1 metric, exactly as the official ``evaluate-v1.1.py`` defines it (SPEC §17).
+"""The SQuAD v1.1 metric, exactly as the official ``evaluate-v1.1.py`` defines it.
 
 * **normalise** an answer: lower-case; drop ASCII punctuation (``string.punctuation``);
   replace the words a, an, the (``\\b(a|an|the)\\b``) by a space; collapse whitespace.

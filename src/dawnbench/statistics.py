@@ -1,39 +1,10 @@
-"""Statistics over runs of one configuration, and the comparison of two (SPEC §7).
+"""Statistics over runs of one configuration, and the comparison of two.
 
-Runs of one configuration differ only in seed. Each run is reduced to a
-:class:`RunSample` — did it reach the target, its TTA, its epochs to target — so
-that this project's run records and imported MLPerf logs are treated alike.
-
-Rules, where the spec leaves a choice:
-
-* **Standard deviations** are population (ddof = 0) everywhere except
-  ``tta_std_sample_s`` (ddof = 1): the DAWNBench analysis defines the coefficient
-  of variation with the population figure. ``std_ratio`` = CV(epochs) /
-  CV(time per epoch) does not depend on that choice.
-* **Confidence interval** of TTA: Student's t, 95 %, on the logarithms of the
-  successful runs' TTAs, mapped back (``tta_ci95_s``, around ``tta_geomean_s``), so it
-  respects a positive quantity; none with fewer than three successes, where a
-  t-interval spans orders of magnitude.
-* **Olympic mean**: drop the fastest and the slowest run and average the rest; a
-  failed run counts as the slowest; with more than one failure, or fewer than
-  three runs, it is undefined (``None``).
-* **Comparison** (:func:`compare`): one method gives the estimate, the interval and the
-  p-value, so they cannot disagree. The runs are compared by the ranks of their log TTAs — a
-  failed run is an infinitely slow run of its configuration and ranks last, tied with the other
-  failures — with SciPy's permutation test of those ranks (``scipy.stats.permutation_test``: the
-  Mann–Whitney U statistic's distance from mn/2, over every way of dealing the pooled runs into
-  the two configurations, ties included; above ``EXACT_LIMIT`` ways, over ``PERMUTATIONS`` of them
-  drawn with a fixed seed, when the p-value is at least one in ``PERMUTATIONS`` + 1 and said to
-  be drawn, never exact). The speedup of B over A is the Hodges–Lehmann estimate: the median,
-  over every pair of a run of A and a run of B, of TTA(A) / TTA(B) (> 1: B is faster). Its 95 %
-  interval is the set of speedups the same test does not reject at 5 % when B's times are scaled
-  by them (the test inverted, and redone at each speedup with the ties it leaves, so it is exact
-  with ties; the speedups where a pair of runs would tie exactly are the interval's ends, in it by
-  closure, and not tested one by one), so an interval that excludes 1 comes with p < 0.05 and one
-  that includes it with p ≥ 0.05. With few runs no arrangement can
-  reach 5 %: 3 against 3 give at least p = 0.1 (2 of 20 arrangements are as extreme as a clean
-  separation); the comparison says so, with the smallest p its runs allow, and how many runs of
-  each could reach p < 0.05.
+Runs of one configuration differ only in seed. Each run is reduced to a :class:`RunSample` — did it reach the
+target, its TTA, its epochs to target — so that this project's run records and imported MLPerf logs are treated
+alike. The rules where the spec leaves a choice (population standard deviations, the log-scale t-interval, the
+olympic mean, one permutation test of the log TTAs' ranks giving the Hodges–Lehmann speedup, its interval and the
+p-value, exact up to ``EXACT_LIMIT`` arrangements) are docs/rules.md, "Statistics over runs".
 """
 
 from __future__ import annotations

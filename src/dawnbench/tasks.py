@@ -1,4 +1,4 @@
-"""Tasks: data + metric + threshold + scored split (SPEC §1).
+"""Tasks: data + metric + threshold + scored split.
 
 Entries may not change any of the four. A run may ask for another threshold
 (``target``); such a run is unofficial.

@@ -1,4 +1,4 @@
-"""Gather runs from a path and summarise them per group (SPEC §7, §10, §11).
+"""Gather runs from a path and summarise them per group.
 
     from dawnbench.analysis import collect, analyze, compare_paths
     doc = analyze("runs/")            # {"groups": [...], "problems": [...]}
@@ -7,7 +7,7 @@
 A *run* is either a directory of this project with a ``result.json`` (its other
 files are not read again), or an MLPerf training log (either format).
 
-* This project's runs are grouped by the **configuration that defines them** (SPEC §11):
+* This project's runs are grouped by the **configuration that defines them**:
   task, entry, precision, compile mode, threshold, workers, hyperparameters and who scored them (a
   self-reported accuracy — a tracked script's own, an imported MLPerf log's — is never pooled with the
   harness's, and its group's name says ``self-reported``) — runs
@@ -244,7 +244,7 @@ def _documents_under(root: Path, problems: list[LogProblem]) -> Iterator[tuple[P
 
 
 def analyze(path: str | Path, include_suspect: bool = False) -> dict[str, Any]:
-    """The ``dawnbench analyze --json`` document (SPEC §11). Where nothing under ``path`` could be read, the
+    """The ``dawnbench analyze --json`` document. Where nothing under ``path`` could be read, the
     problems are the error: an empty table is not an answer."""
     groups, problems = collect(path, include_suspect)
     if not groups and problems:

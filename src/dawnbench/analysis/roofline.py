@@ -22,6 +22,7 @@ from typing import Any
 
 from dawnbench.analysis.workloads import collect, number
 from dawnbench.errors import DawnbenchError
+from dawnbench.io import atomic_write_json, output_dir
 
 DIFFERENT = 0.10
 
@@ -36,7 +37,8 @@ def _roofs(doc: dict[str, Any]) -> dict[str, Any] | None:
     return {"flops": values, "bandwidth": bandwidth, "device": roofs.get("device")} if values else None
 
 
-def roofline(paths: Sequence[str | Path]) -> dict[str, Any]:
+def roofline(paths: Sequence[str | Path], out: str | Path | None = None) -> dict[str, Any]:
+    """Kernel rows and applications' steps under one machine's roofs; with ``out``, also ``out/roofline.json``."""
     found = collect(paths, per_problem=True)
     points, notes, roofs, from_ = [], list(found.notes), None, None
     for doc in sorted(found.docs, key=lambda d: d["_kind"] != "kernels"):
@@ -68,4 +70,9 @@ def roofline(paths: Sequence[str | Path]) -> dict[str, Any]:
                              "pass a kernels.json of this machine beside it (`dawnbench kernels`).")
     if roofs is None:
         raise found.none_found(", ".join(map(str, paths)))
-    return {"roofs": roofs, "roofs_from": from_, "points": points, "notes": notes}
+    doc = {"roofs": roofs, "roofs_from": from_, "points": points, "notes": notes}
+    if out is not None:      # roofline.json, naming the figure the command line draws beside it
+        folder = output_dir(Path(out))
+        doc["figure"] = str(folder / "roofline.png")
+        atomic_write_json(folder / "roofline.json", doc, indent=1)
+    return doc

@@ -1,4 +1,4 @@
-"""The scale table: how time per epoch and time-to-accuracy scale with workers (SPEC §13).
+"""The scale table: how time per epoch and time-to-accuracy scale with workers.
 
     dawnbench scale mnist --workers 1,2 --runs 3     (launched by dawnbench.experiments.scale)
 

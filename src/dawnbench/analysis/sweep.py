@@ -13,7 +13,7 @@ epoch, TTA and success fraction, and two speedups against the first configuratio
 median TTA ÷ this one's. Where the first is > 1 and the second is not, a faster
 epoch did not make a faster result.
 
-Two grid keys are run options rather than hyperparameters (SPEC §12):
+Two grid keys are run options rather than hyperparameters:
 ``precision=fp32,bf16`` and ``compile=off,default`` (``off`` = not compiled), so the
 mixed-precision and compiler speedups, throughput and TTA side by side, are one
 command: ``--grid precision=fp32,bf16 --grid compile=off,default``.

@@ -64,7 +64,7 @@ def number(doc: Any, *path: str) -> float | None:
 
 
 def system_measures(resources: Any) -> dict[str, float | None]:
-    """What a run asked of the machine, over all its workers (SPEC §20): its CPU (% of one core,
+    """What a run asked of the machine, over all its workers: its CPU (% of one core,
     summed; and of the machine), host memory (summed RSS, MiB), and over the accelerators it used
     their utilisation, memory (MiB), PCIe and NVLink traffic (MB/s) — None where the machine has no
     such thing or the record is older than the measure."""

@@ -9,9 +9,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dawnbench import bounds, data, pricing
+from dawnbench import bounds, data
 from dawnbench.cli.common import EXIT_OK, add_command, emit
 from dawnbench.errors import DawnbenchError
+from dawnbench.records import prices
 from dawnbench.tasks import TASKS
 
 
@@ -80,13 +81,13 @@ def cmd_tasks(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
-    cat = {**pricing.catalog(), "instances": pricing.filtered(args.accelerator)}
+    cat = {**prices.catalog(), "instances": prices.filtered(args.accelerator)}
     emit(args, cat, lambda: _show_prices(cat, out))
     return EXIT_OK
 
 
 def _show_prices(cat: dict, out: Console) -> None:
-    table = Table(title=f"on-demand prices, read {pricing.dated(cat['instances'])} (the 'as of' column)",
+    table = Table(title=f"on-demand prices, read {prices.dated(cat['instances'])} (the 'as of' column)",
                   caption=cat["note"])
     for col in ("instance", "provider", "region", "accelerators", "$/h", "as of", "source"):
         table.add_column(col)

@@ -174,7 +174,7 @@ def run_options(args: argparse.Namespace) -> Any:
 
 
 def add_worker_options(parser: argparse.ArgumentParser, launcher: bool = True, scaling: bool = True) -> None:
-    """Many workers (SPEC §13): torchrun's flags, and how the batch scales (``launcher=False``:
+    """Many workers: torchrun's flags, and how the batch scales (``launcher=False``:
     ``scale``, which chooses the worker counts itself, takes only the last two; ``scaling=False``:
     a command with no batch to scale, ``kernels``)."""
     from dawnbench import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
@@ -228,7 +228,7 @@ def figure_path(path: str | Path, flag: str) -> Path:
 
 
 def add_executor_options(parser: argparse.ArgumentParser) -> None:
-    """Where a batch command's runs go (SPEC §21): this machine, one after another (default), or a Slurm
+    """Where a batch command's runs go: this machine, one after another (default), or a Slurm
     cluster's jobs through submitit."""
     group = parser.add_argument_group("executor (where the runs go)")
     group.add_argument("--executor", choices=("local", "slurm"), default="local",

@@ -169,7 +169,7 @@ def format_resources(res: dict | None) -> Text:
 
 
 def format_workers(d: dict | None) -> str:
-    """World, batch sizes and the communication accounting of a distributed run (SPEC §13)."""
+    """World, batch sizes and the communication accounting of a distributed run."""
     if not d:
         return "1 process"
     text = (f"{d['world_size']} × {d['backend']} ({d['nnodes']} node{'s' if d['nnodes'] > 1 else ''}"

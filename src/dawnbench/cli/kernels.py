@@ -1,4 +1,4 @@
-"""`kernels`: DeepBench's GEMM, convolution, RNN and all-reduce on this machine (SPEC §19)."""
+"""`kernels`: DeepBench's GEMM, convolution, RNN and all-reduce on this machine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Explain and predict (SPEC §23): `explain` (how much of a step its kernels explain, here) and `predict`
+"""Explain and predict: `explain` (how much of a step its kernels explain, here) and `predict`
 (the step, epoch, TTA and cost on another device)."""
 
 from __future__ import annotations

@@ -145,7 +145,7 @@ def cmd_check_log(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench.submissions.validate import (
+    from dawnbench.records.submission import (
         find_submissions,
         orphan_tsvs,
         read_submission,

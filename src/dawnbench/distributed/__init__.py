@@ -1,4 +1,4 @@
-"""Many workers (SPEC §13): the world a worker sees, and communication timing.
+"""Many workers: the world a worker sees, and communication timing.
 
 * ``world``     rank, world size, backend; the collectives the harness's one loop needs;
                 sharding and per-worker seeds; how a worker tells its launcher where

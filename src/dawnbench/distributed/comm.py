@@ -1,4 +1,4 @@
-"""Communication measured, not estimated (SPEC §13): DDP with a timing communication hook.
+"""Communication measured, not estimated: DDP with a timing communication hook.
 
 DDP splits the gradients into buckets and starts each bucket's all-reduce as soon
 as backward has produced it, so most communication overlaps the rest of backward.

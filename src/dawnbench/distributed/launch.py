@@ -1,4 +1,4 @@
-"""Starting workers with PyTorch's own launcher (SPEC §13): ``torch.distributed.run``, what the
+"""Starting workers with PyTorch's own launcher: ``torch.distributed.run``, what the
 ``torchrun`` command runs, called in this process — never a launcher of our own.
 
     outcome = torchrun(["run", "mnist"], LaunchOptions(nproc=2))   # dawnbench run mnist, on 2 workers

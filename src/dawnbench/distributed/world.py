@@ -6,7 +6,7 @@ torchrun tells each worker who it is through environment variables (``RANK``,
 one-worker world, in which every collective below is a no-op. That is why the
 harness can call them unconditionally.
 
-Backends (SPEC §13): NCCL with one GPU per worker (``cuda:LOCAL_RANK``), gloo on
+Backends: NCCL with one GPU per worker (``cuda:LOCAL_RANK``), gloo on
 CPUs, where each worker gets an equal share of the machine's cores as threads.
 """
 

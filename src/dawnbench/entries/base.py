@@ -8,7 +8,7 @@ records the result, and either stops the run or resumes the generator with the
 clock running again. An entry therefore keeps a plain training loop; the harness
 owns the clock, the evaluation and the decision to stop.
 
-What is timed (SPEC §2)
+What is timed
     Everything inside ``train`` between resumptions: loading the training split
     (``ctx.load_train()``), moving it to the device, preprocessing, building the
     model and optimizer, and every training step. The clock runs from the call that
@@ -20,7 +20,7 @@ What is not timed, but recorded
     harness's own logging (all part of ``wall_s``). After the run, FLOPs per
     sample are counted on ``flop_model()`` when the entry provides it (untimed).
 
-Warm-up (SPEC §12), untimed, before ``run_start``
+Warm-up, untimed, before ``run_start``
     The harness calls ``warmup(ctx)`` with a *synthetic* context: ``ctx.synthetic`` is
     True and ``ctx.load_train()`` returns random uint8 inputs and labels of the
     training split's shapes, so the dataset is never touched. The default warm-up
@@ -34,7 +34,7 @@ Warm-up (SPEC §12), untimed, before ``run_start``
     ``torch.optim`` optimizer should override ``warmup`` (or set ``warmup_steps = 0``
     to skip it).
 
-Precision and compilation (SPEC §12)
+Precision and compilation
     ``Entry.precisions`` lists the precisions the harness may impose: it sets the TF32
     flags and autocast around ``train`` and ``predict``. fp16 needs loss scaling, so
     an entry lists it only if its step goes through ``ctx.scaler``
@@ -52,7 +52,7 @@ A quick trial (``--quick``)
     a trial should use instead of the recipe's — an evaluation in its first epochs, a batch a small machine
     steps through quickly — applied under the user's ``--set``.
 
-Many workers (SPEC §13)
+Many workers
     Under ``dawnbench run --nproc N`` every worker runs the same entry. The context says
     which worker this is (``ctx.rank``, ``ctx.world_size``, ``ctx.backend``) and offers the
     two things every entry would otherwise write again: ``ctx.distribute(model)`` wraps
@@ -82,7 +82,7 @@ Rules
       non-finite value ends the run with status ``diverged``.
     * Randomness comes from ``torch``, ``numpy`` and ``random``, which the harness
       seeds with ``ctx.seed`` before ``warmup`` and again before ``train``.
-    * Saving the model for inference (SPEC §5): the harness calls
+    * Saving the model for inference: the harness calls
       ``inference_state()`` at the first passing evaluation and stores the result
       with ``torch.save`` in ``model.pt``; ``dawnbench infer`` creates a fresh entry
       with the same hyperparameters and calls ``load_inference_state(state)``, then

@@ -2,7 +2,7 @@
 and with ``--continue`` also the model at the end of its schedule (``model_final.pt``).
 
 Saved untimed (``checkpoint_s``) so that every successful run can be measured for
-inference (SPEC §5) later, by ``dawnbench infer``. The file holds what the entry's
+inference later, by ``dawnbench infer``. The file holds what the entry's
 ``inference_state()`` returned plus the facts needed to rebuild the entry: task,
 entry name, hyperparameters, and the evaluation at which it was taken. It is
 written atomically (:mod:`dawnbench.io`), so a kill never leaves a torn model, and

@@ -20,7 +20,7 @@ Evidence and choices:
   * The learning rate: the entries' JSON lists 0.001, but in hitvoice's ``train.py`` that flag
     is "only applied to SGD"; its Adamax is built without one, so it ran at PyTorch's default,
     0.002. That is what is used here.
-  * Preprocessing is DrQA's ``prepro.py`` folded into the run, on the host and timed (SPEC §2):
+  * Preprocessing is DrQA's ``prepro.py`` folded into the run, on the host and timed:
     tokenising paragraphs and questions, lemmas, tags, the features, the vocabulary and the
     vectors file read. Tokens come from spaCy when it is installed (``pip install -e '.[drqa]'``:
     its English tokenizer, with lemmas from ``spacy-lookups-data``, and POS/NER from

@@ -1,4 +1,4 @@
-"""mnist-standard and fashion-mnist-standard: conventionally trained references (SPEC §15).
+"""mnist-standard and fashion-mnist-standard: conventionally trained references.
 
 Not tuned for time to accuracy, on purpose: the question they answer is whether the
 TTA-optimised entries generalise worse than a model trained the usual way (the

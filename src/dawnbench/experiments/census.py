@@ -1,4 +1,4 @@
-"""A census as a command counts it (SPEC §24): a task's reference entry as a census model — its network on the
+"""A census as a command counts it: a task's reference entry as a census model — its network on the
 meta device, counted by ``profiling/census.py`` (here, above the entries, because it builds one) — and ``count``,
 what ``profile MODEL --census`` does, callable from Python.
 

@@ -1,4 +1,4 @@
-"""How much of an application's step its kernel benchmarks explain (SPEC §23), on the machine that
+"""How much of an application's step its kernel benchmarks explain, on the machine that
 profiled it.
 
     doc = explain(Path("profiles/cifar10-cifar10-fast-fp32"), progress=print)

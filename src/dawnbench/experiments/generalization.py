@@ -52,7 +52,7 @@ from dawnbench.harness.core import evaluate
 from dawnbench.harness.options import resolve_device
 from dawnbench.io import atomic_write_json, output_dir, update_json, walk_foreign
 from dawnbench.records.record import check_record, read_result
-from dawnbench.tasks import get_task
+from dawnbench.tasks import Task, get_task
 
 VARIANTS = {MODEL_FILE: "at target", FINAL_MODEL_FILE: "end of schedule"}
 RESULT_FILE = "generalization.json"
@@ -157,6 +157,25 @@ def _record(run_dir: Path, models: list[dict[str, Any]]) -> None:
                 check=check_record)
 
 
+def _shifted(task: Task, name: str, options: GeneralizeOptions, sets: dict[str, Split], notes: list[str],
+             status: Callable[[str], None]) -> list[str]:
+    """The shifted suite's sets of ``task``'s scored split, added to ``sets`` by name (``family/severity``); a
+    dataset with no suite is said in ``notes``."""
+    scored, suite = task.scored_split, []
+    if options.suite and data.base_name(task.dataset) in DATASET_TABLES:
+        labels = data.load_split(task.dataset, scored)[1]
+        for family in options.families:
+            for severity in options.severities:
+                status(f"{name}: preparing {family} at severity {severity}")
+                key = f"{family}/{severity}"
+                sets[key] = ArraySplit(shifted_split(task.dataset, scored, family, severity), labels)
+                suite.append(key)
+    elif options.suite:
+        notes.append(f"{name}: no shifted suite for {task.dataset} (there is one for "
+                     f"{', '.join(DATASET_TABLES)}); scored on the scored split and unseen sets only")
+    return suite
+
+
 def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = None,
                status: Callable[[str], None] = lambda msg: None) -> dict[str, Any]:
     options = options or GeneralizeOptions()
@@ -190,18 +209,7 @@ def generalize(paths: Sequence[str | Path], options: GeneralizeOptions | None = 
         data.ensure(task.dataset)
         scored = task.scored_split
         sets: dict[str, Split] = {scored: data.open_split(task.dataset, scored)}
-        suite = []
-        if options.suite and data.base_name(task.dataset) in DATASET_TABLES:
-            labels = data.load_split(task.dataset, scored)[1]
-            for family in options.families:
-                for severity in options.severities:
-                    status(f"{task_name}: preparing {family} at severity {severity}")
-                    key = f"{family}/{severity}"
-                    sets[key] = ArraySplit(shifted_split(task.dataset, scored, family, severity), labels)
-                    suite.append(key)
-        elif options.suite:
-            notes.append(f"{task_name}: no shifted suite for {task.dataset} (there is one for "
-                         f"{', '.join(DATASET_TABLES)}); scored on the scored split and unseen sets only")
+        suite = _shifted(task, task_name, options, sets, notes, status)
         unseen = []
         for u in unseen_found[(task_name, subset)]:
             sets[u.name] = u.split

@@ -1,4 +1,4 @@
-"""Launching a run on many workers: the command re-runs itself under torchrun (SPEC §13).
+"""Launching a run on many workers: the command re-runs itself under torchrun.
 
     dawnbench run mnist --nproc 2                       # one machine, two workers
     dawnbench run mnist --nproc 8 --nnodes 2 --node-rank 0 --rdzv-endpoint host0:29400

@@ -1,4 +1,4 @@
-"""``dawnbench profile``: why a configuration trains as fast as it does (SPEC §14).
+"""``dawnbench profile``: why a configuration trains as fast as it does.
 
     summary = run_profile(ProfileOptions(task="cifar10", precision="bf16", steps=10))
 
@@ -54,6 +54,7 @@ from dawnbench.records import documents
 from dawnbench.records.kernel_classes import classify
 from dawnbench.records.ops import write_ops
 from dawnbench.records.record import read_result
+from dawnbench.tasks import TASKS
 
 
 @dataclass
@@ -95,6 +96,34 @@ def options_from_run(run_dir: Path, trust_entry: bool = False, **changes: Any) -
                                "samples_per_epoch": per_epoch, "subset": result.get("subset"),
                                "precision": result.get("precision", "fp32")})
     return with_changes(opts, **changes)
+
+
+def options_for(target: str, entry: str | None, overrides: dict[str, Any], precision: str | None, seed: int,
+                trust_entry: bool = False, **changes: Any) -> ProfileOptions:
+    """What ``profile TARGET`` profiles: a task (with ``entry`` and ``overrides``), or a finished run's folder (as it
+    ran; its entry is imported only with ``trust_entry``), with the options a user gave (``changes``)."""
+    # A task's name is the task even where a folder of that name (say, the downloaded data) sits here;
+    # a run folder is one holding result.json (a link there too: it is refused when read, by name).
+    folder = Path(target)
+    if folder.is_dir() and (target not in TASKS or os.path.lexists(folder / "result.json")):
+        if overrides or entry:
+            where = (" from another directory: the folder named like the task here holds result.json"
+                     if target in TASKS else "")
+            raise DawnbenchError(f"{folder}: a run folder is profiled as it ran — its entry and hyperparameters are "
+                                 "its record's — so --set and --entry do not apply. Profile the task instead "
+                                 f"(`dawnbench profile TASK --entry E --set K=V`){where}.")
+        try:
+            return options_from_run(folder, trust_entry, precision=precision, **changes)
+        except DawnbenchError as error:
+            if target not in TASKS:
+                raise
+            raise DawnbenchError(f"{error} ('{target}' was read as the run folder here, which holds result.json; "
+                                 "to profile the task, run from another directory.)") from None
+    if target not in TASKS:
+        raise DawnbenchError(f"{target}: neither a task ({', '.join(TASKS)}) nor a run directory. Pass a task "
+                             "name, or the folder of a finished run.")
+    return with_changes(ProfileOptions(task=target, entry=entry, precision=precision or "fp32", overrides=overrides,
+                                       seed=seed), **changes)
 
 
 def with_changes(opts: ProfileOptions, **changes: Any) -> ProfileOptions:

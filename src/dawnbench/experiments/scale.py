@@ -1,4 +1,4 @@
-"""``dawnbench scale``: launch every worker count in turn and tabulate them (SPEC §13).
+"""``dawnbench scale``: launch every worker count in turn and tabulate them.
 
 The table's columns and their meaning: :mod:`dawnbench.analysis.scale`. Every count runs
 with the same ``run`` options, and every worker with the same number of CPU threads at

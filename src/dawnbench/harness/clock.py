@@ -1,4 +1,4 @@
-"""The run clock (SPEC §2): one monotonic clock, timed and untimed segments.
+"""The run clock: one monotonic clock, timed and untimed segments.
 
     clock = Clock(sync=device_sync(device))     # None on a CPU: its ops are synchronous
     clock.start()

@@ -1,4 +1,4 @@
-"""The harness's own cost, accounted directly (SPEC §22): what it adds beside the training loop while
+"""The harness's own cost, accounted directly: what it adds beside the training loop while
 the clock runs, as shares of the timed interval — read from the operating system's own counters, not
 inferred from pairs of runs with and without it.
 

@@ -1,4 +1,4 @@
-"""The one loop every rank of a run runs (SPEC §2–§4, §13).
+"""The one loop every rank of a run runs.
 
 One run, in order: build the entry; ``warmup`` on synthetic data of the task's shapes
 (``init_s``, compilation included as ``compile_s``); a barrier, then ``run_start``;
@@ -17,7 +17,7 @@ The collectives are made here and nowhere else, in this order, by every worker:
    (has rank 0's clock passed the budget?), from a step hook defined here.
 
 What rank 0 records and evaluates is its :class:`~dawnbench.harness.recorder.Recorder`;
-the others hold one that records nothing. Budgets and statuses (SPEC §3):
+the others hold one that records nothing. Budgets and statuses:
 
 * ``success``      an evaluation reached the target; TTA = timed seconds then.
 * ``not_reached``  the entry's schedule ended, or a budget was spent, first:

@@ -1,46 +1,15 @@
-"""Memory planned before it is allocated: the batch a run trains and evaluates at, checked
-against what this worker may use before the warm-up runs at full size (rules: docs/rules.md,
-"Memory").
+"""Memory planned before it is allocated: the batch a run trains and evaluates at, checked against what this
+worker may use before the warm-up runs at full size.
 
     plan = plan_memory(options, prep, workers_here=1)
     plan.refusal          # None, or the paragraph that ends the command (exit 2)
     plan.batch_size       # what the run trains at (the asked one, or the recipe's fitted)
 
-**Measured, then extrapolated.** The entry's own ``train`` runs on synthetic data (as in the
-warm-up, never the dataset) for two optimizer steps at two small batch sizes, and its
-``predict`` at two small evaluation batches, under :class:`~dawnbench.profiling.memory.LiveBytes`,
-which counts the tensor bytes alive at each instant on each device (on a CUDA device, the
-allocator's statistics, which count its tensors only). Each probe gives:
-
-* ``base``   bytes alive after the first step: the network, optimizer state, and the training
-             data the entry holds (in-memory datasets get a synthetic training set of
-             ``ITEMS_PER_SAMPLE`` items per batch sample, at most the real count);
-* ``step``   the most alive during the second step, above ``base``: the step's working memory;
-* ``setup``  the most alive before the first step ended, above ``base``: loading and
-             preparing the data, building the model, the first step;
-* ``predict`` the most alive during ``predict``, above what was alive before it.
-
-Each is a straight line through the two probes — in the batch size for the step and predict,
-in the training items held for ``base`` and ``setup`` (in the batch size where the data is
-streamed) — evaluated at the run's batch and dataset. Activations are linear in the batch
-(ResNet-50 at 160 px: 16 → 32 → 64 samples measured 737.7 / 1,475.2 / 2,950.2 MiB of working
-memory; the line from the first two predicts the third to 0.1 %). Resident memory is more than
-tensor bytes (a library's scratch buffers, the allocator's free lists): the estimate is
-``HEADROOM`` × tensor bytes + ``ALLOWANCE`` (RSS growth / tensor bytes measured 1.1–1.5 for
-the built-in entries).
-
-**Decided.** This worker's share of free memory is the machine's available memory divided by
-the workers on it (a GPU's free memory for a GPU's tensors). A batch asked for with ``--set
-batch_size=N`` is refused when its estimate exceeds ``REFUSE_SHARE`` of the share, with the
-largest batch that would fit; a recipe's default batch is kept when its estimate fits in
-``FIT_SHARE`` of the share. An entry that scales its learning rate with the global batch
-(``Entry.lr_scales_with_batch``: the linear scaling rule) has its default halved until it fits
-and leaves at least ``MIN_STEPS`` steps per epoch on each worker; for any other entry a
-default that does not fit is refused like an asked one (its hyperparameters were tuned at
-that batch). The evaluation batch is the entry's ``eval_batch_size``, at most the scored
-split's size, halved until it fits ``FIT_SHARE``. An entry without a ``batch_size``
-hyperparameter, or one that opts out of the warm-up (``warmup_steps = 0``) or steps no
-``torch.optim`` optimizer, is not planned, and the record says so.
+The entry's own ``train`` and ``predict`` run on synthetic data at two small batches under
+:class:`~dawnbench.profiling.memory.LiveBytes`; a straight line through the two probes gives each part at the
+run's batch and dataset (ResNet-50 at 160 px: 16 → 32 → 64 samples measured 737.7 / 1,475.2 / 2,950.2 MiB of
+working memory; the line from the first two predicts the third to 0.1 %). What is decided from it — the share,
+the refusals, a recipe's batch halved — is docs/rules.md, "Memory and the machine's share".
 """
 
 from __future__ import annotations

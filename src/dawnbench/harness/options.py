@@ -14,12 +14,13 @@ from typing import Any
 
 import torch
 
-from dawnbench import bounds, environment, pricing
+from dawnbench import bounds, environment
 from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S
 from dawnbench.entries import Entry, load_entry_class
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.core import COMPILE_MODES
 from dawnbench.precision import check_precision
+from dawnbench.records import prices
 from dawnbench.tasks import QUICK, QUICK_TRIALS, Task, get_task, quick
 
 # RunOptions' numeric fields and the options they come from (bounds.py holds their ranges)
@@ -135,7 +136,7 @@ def prepare(options: RunOptions, emulated_ok: bool = False) -> PreparedRun:
     if Path(options.out_dir).exists() and not Path(options.out_dir).is_dir():
         raise DawnbenchError(f"--out {options.out_dir}: that is a file; pass a folder for the run records.")
     task.metric_bound.check("--target", target)
-    instance, price = pricing.resolve(options.instance, options.cost_per_hour)
+    instance, price = prices.resolve(options.instance, options.cost_per_hour)
     device = resolve_device(options.device)
     emulated = check_precision(options.precision, device, entry_cls, emulated_ok)
     if options.compile is not None and options.compile not in COMPILE_MODES:

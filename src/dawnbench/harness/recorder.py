@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from dawnbench import data, environment, pricing, profiling
+from dawnbench import data, environment, profiling
 from dawnbench.distributed import comm
 from dawnbench.distributed.world import World
 from dawnbench.entries import Entry, Progress, saved
@@ -39,7 +39,7 @@ from dawnbench.harness.progress import ProgressProbe
 from dawnbench.io import atomic_write_text
 from dawnbench.precision import MLPERF_NAMES
 from dawnbench.profiling.resources import ResourceMonitor
-from dawnbench.records import mllog
+from dawnbench.records import mllog, prices
 from dawnbench.records.record import RUNNING, Evaluation, RunRecord, RunResult, Status
 
 
@@ -361,7 +361,7 @@ class RankZeroRecorder(Recorder):
             workers = result.distributed["world_size"] if result.distributed else 1
             result.throughput = _measure_throughput(entry, result, prep.device, prep.precision, workers)
         if result.time_to_accuracy_s is not None and prep.cost_per_hour is not None:
-            result.training_cost_usd = pricing.training_cost(result.time_to_accuracy_s, prep.cost_per_hour)
+            result.training_cost_usd = prices.training_cost(result.time_to_accuracy_s, prep.cost_per_hour)
         self._write_final(result)
         self.record.close()
         self.observer.run_finished(result)

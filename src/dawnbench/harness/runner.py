@@ -1,4 +1,4 @@
-"""The harness's entry point: runs an entry on a task under the clock rules (SPEC §2–§4).
+"""The harness's entry point: runs an entry on a task under the clock rules.
 
     from dawnbench import RunOptions, run_many
     results = run_many(RunOptions(task="mnist", runs=5))

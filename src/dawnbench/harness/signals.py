@@ -1,4 +1,4 @@
-"""SIGINT/SIGTERM and the budgets that stop a run even mid-step, turned into its status (SPEC §3).
+"""SIGINT/SIGTERM and the budgets that stop a run even mid-step, turned into its status.
 
 * ``interrupted``  SIGINT or SIGTERM arrived; the run stops where it is.
 * ``timeout``      ``max_wall_seconds`` of wall time since the block began passed, or the

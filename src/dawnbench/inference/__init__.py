@@ -1,4 +1,4 @@
-"""Inference at the threshold (SPEC §5): latency, throughput, cost, LoadGen scenarios."""
+"""Inference at the threshold: latency, throughput, cost, LoadGen scenarios."""
 
 from dawnbench.inference.measure import InferenceOptions, measure_run
 

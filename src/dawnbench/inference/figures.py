@@ -1,4 +1,4 @@
-"""The arithmetic of the inference figures (SPEC §5, §6): percentiles and costs.
+"""The arithmetic of the inference figures: percentiles and costs.
 
 Percentiles use the nearest-rank rule: the p-th percentile of n latencies is the
 smallest measured latency such that at least p % of all latencies are no larger,
@@ -40,6 +40,6 @@ def cost_per_item_usd(latency_ms: float, usd_per_hour: float | None) -> float | 
 
 
 def cost_per_10k_usd(latency_ms: float, usd_per_hour: float | None) -> float | None:
-    """Inference cost per 10,000 items = mean latency in hours × 10,000 × $/h (SPEC §5)."""
+    """Inference cost per 10,000 items = mean latency in hours × 10,000 × $/h."""
     per_item = cost_per_item_usd(latency_ms, usd_per_hour)
     return None if per_item is None else per_item * 10_000

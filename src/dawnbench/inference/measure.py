@@ -1,4 +1,4 @@
-"""Measure inference on the model a run saved when it reached its target (SPEC §5).
+"""Measure inference on the model a run saved when it reached its target.
 
     from dawnbench.inference import InferenceOptions, measure_run
     figures = measure_run("runs/mnist-small-cnn-…-seed0", InferenceOptions(threads=1))
@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from dawnbench import bounds, data, environment, pricing
+from dawnbench import bounds, data, environment
 from dawnbench.entries import saved as saved_models
 from dawnbench.environment import device_sync
 from dawnbench.errors import DawnbenchError
@@ -42,6 +42,7 @@ from dawnbench.inference.scenarios import SCENARIOS, ScenarioSettings, run_scena
 from dawnbench.io import atomic_write_text, inside, output_dir, read_foreign_text, update_json
 from dawnbench.precision import check_precision
 from dawnbench.profiling.load import watched
+from dawnbench.records import prices
 from dawnbench.records.record import check_record, read_result
 from dawnbench.tasks import Task, get_task
 
@@ -98,7 +99,7 @@ def _resolve_task(result: dict[str, Any], saved: dict[str, Any], run_dir: Path,
 def _price(options: InferenceOptions, result: dict[str, Any]) -> tuple[str | None, float | None]:
     if options.instance is None and options.cost_per_hour is None:
         return result.get("instance"), result.get("cost_per_hour")
-    return pricing.resolve(options.instance, options.cost_per_hour)
+    return prices.resolve(options.instance, options.cost_per_hour)
 
 
 def measure_run(run_dir: str | Path, options: InferenceOptions | None = None,

@@ -1,4 +1,4 @@
-"""DeepBench's kernels beside the applications (SPEC §19): GEMM, convolution, RNN and all-reduce,
+"""DeepBench's kernels beside the applications: GEMM, convolution, RNN and all-reduce,
 timed on any PyTorch device and compared with the devices DeepBench published.
 
     from dawnbench.kernels import KernelOptions, run_kernels

@@ -1,4 +1,4 @@
-"""All-reduce (sum) of fp32 buffers over the world torchrun started (SPEC §19): gloo on CPUs, NCCL on GPUs.
+"""All-reduce (sum) of fp32 buffers over the world torchrun started: gloo on CPUs, NCCL on GPUs.
 
 Every rank runs :func:`measure`; rank 0 gets the rows. For each size: a buffer of ``floats`` fp32
 on this rank's device, first filled with ``rank + 1`` and reduced once — every element must come

@@ -1,4 +1,4 @@
-"""The all-reduce suite across torchrun workers (SPEC §19): launched by ``dawnbench kernels`` on node 0
+"""The all-reduce suite across torchrun workers: launched by ``dawnbench kernels`` on node 0
 (:func:`launch`, its rows merged into the document), joined from another machine (:func:`join`), measured inside
 each worker (:func:`worker`). The command line only chooses which and prints what it is told (``say``)."""
 

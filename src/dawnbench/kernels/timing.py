@@ -1,4 +1,4 @@
-"""Timing a kernel the way ``torch.utils.benchmark`` does it (SPEC §19): its ``Timer`` takes every
+"""Timing a kernel the way ``torch.utils.benchmark`` does it: its ``Timer`` takes every
 measurement (threads, CUDA synchronisation); only the number of blocks is decided here.
 
 One untimed call first (a library's first call selects and builds its kernel), then blocks of

@@ -1,4 +1,4 @@
-"""The leaderboard (SPEC §9, §11): four rankings per task from DAWNBench submission files.
+"""The leaderboard: four rankings per task from DAWNBench submission files.
 
     from dawnbench.leaderboard import build_boards
     boards = build_boards("dawnbench-entries/", until=date(2018, 4, 20))   # third_party/ has them
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.submissions.validate import (
+from dawnbench.records.submission import (
     BOARD_TASKS,
     Problem,
     Submission,

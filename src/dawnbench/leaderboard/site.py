@@ -31,7 +31,7 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.io import atomic_write_json, atomic_write_text, output_dir, read_json
 from dawnbench.leaderboard import BOARD_TITLES, BOARDS, Boards, display
 from dawnbench.leaderboard.svg import line_chart, scatter
-from dawnbench.submissions.validate import BOARD_TASKS, Submission
+from dawnbench.records.submission import BOARD_TASKS, Submission
 
 MANIFEST = ".dawnbench-site.json"
 

@@ -1,4 +1,4 @@
-"""Explain and predict (SPEC §23): an application's training step as the kernel benchmarks see it.
+"""Explain and predict: an application's training step as the kernel benchmarks see it.
 
 * ``step.py``      a profile's ops per step, each mapped to the kernel problems it runs
 * ``devices.py``   a device: its timed kernels (DeepBench's published sheet, or a kernels.json) and

@@ -1,4 +1,4 @@
-"""A GPU described by its datasheet alone (SPEC §24): what a user knows of a GPU they have not got.
+"""A GPU described by its datasheet alone: what a user knows of a GPU they have not got.
 
     sheet = datasheet("H200")                  # from the catalog (prediction/gpus.json), every figure sourced
     sheet = datasheet("my-gpu.json")           # a file in the same fields

@@ -1,4 +1,4 @@
-"""A device as the predictor sees it (SPEC §23): its timed kernels and a model for the rest.
+"""A device as the predictor sees it: its timed kernels and a model for the rest.
 
     model = DeviceModel.published("V100")              # DeepBench's checked sheet + devices.csv
     model = DeviceModel.measured(Path("kernels/kernels.json"))   # a machine's own kernel times

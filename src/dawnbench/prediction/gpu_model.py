@@ -1,4 +1,4 @@
-"""Per-op time on a GPU from its datasheet, learned from other GPUs' measured kernels (SPEC §24).
+"""Per-op time on a GPU from its datasheet, learned from other GPUs' measured kernels.
 
     model = kernel_model()                          # learned from every GPU's timings and whole-model measurements
     model = kernel_model(leave_out=("T4",))         # ... without anything measured on the T4: how it is validated

@@ -1,4 +1,4 @@
-"""A step — a census or a measured profile — on GPUs described by their datasheets (SPEC §24).
+"""A step — a census or a measured profile — on GPUs described by their datasheets.
 
     doc = predict_on_gpus(Path("census/bert-large"), ["H100", "A10G", "my-gpu.json"])
     doc = predict_on_gpus(Path("profiles/cifar10-cifar10-fast-bf16"), ["gpus"], epochs=10)   # every catalog GPU
@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dawnbench import bounds, pricing
+from dawnbench import bounds
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 from dawnbench.prediction.batch import rebatch
@@ -36,6 +36,7 @@ from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, dat
 from dawnbench.prediction.gpu_model import kernel_model, predict_ops
 from dawnbench.prediction.predict import _run_facts, at_least_a_step, epoch_samples, epochs_to_target
 from dawnbench.prediction.step import Step, profile_folder, read_step
+from dawnbench.records import prices
 from dawnbench.records.census import read_census
 from dawnbench.records.ops import PHASES
 from dawnbench.records.published import DEVICES
@@ -259,7 +260,7 @@ def costs(sheet: Datasheet, seconds: float) -> list[dict[str, Any]]:
     instance as it is, else one GPU's share of the instance (its price over its GPUs), said so."""
     if not sheet.price_accelerator:
         return []
-    rows = [i for i in pricing.catalog()["instances"] if i["accelerator"] == sheet.price_accelerator]
+    rows = [i for i in prices.catalog()["instances"] if i["accelerator"] == sheet.price_accelerator]
     singles = [i for i in rows if i["accelerator_count"] == 1]
     out = []
     for i in singles or rows:

@@ -1,4 +1,4 @@
-"""A profiled step on another device (SPEC §23): step, epoch, time to accuracy and cost.
+"""A profiled step on another device: step, epoch, time to accuracy and cost.
 
     doc = predict(Path("runs/cifar10-…-seed0"), ["V100", "T4"])     # a run folder holding profile/
     doc = predict(Path("profiles/cifar10-cifar10-fast-bf16"), ["V100"], epochs=10)
@@ -31,13 +31,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dawnbench import bounds, data, pricing
+from dawnbench import bounds, data
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.devices import DeviceModel, device_model
 from dawnbench.prediction.step import Step, read_step
-from dawnbench.records import documents
+from dawnbench.records import documents, prices
 from dawnbench.records.kernel_classes import CONV_FWD, CONV_INPUTS, CONV_PARAMS, MATMUL, RECURRENT
 from dawnbench.tasks import TASKS, get_task
 
@@ -274,7 +274,7 @@ def kind_of(kernel_class: str) -> str:
     return "elementwise"
 
 def host_floor_s(step: Step) -> tuple[float, str]:
-    """The least time the host needs to issue a step's ops (SPEC §23): each op's calls times the host's cost of
+    """The least time the host needs to issue a step's ops: each op's calls times the host's cost of
     issuing one op of its kind, measured where the profile was taken; and where that comes from. The profile's
     other time between ops (Python, autograd, on a small CPU its input pipeline too) is not counted: it says what
     that machine did, not what an accelerator's host must do."""
@@ -292,7 +292,7 @@ def _costs(model: DeviceModel, tta_s: float | None) -> list[dict[str, Any]]:
     name = CATALOG_NAMES.get(model.name)
     if name is None or tta_s is None:
         return []
-    rows = [i for i in pricing.catalog()["instances"] if name.lower() in (i["accelerator"] or "").lower()
+    rows = [i for i in prices.catalog()["instances"] if name.lower() in (i["accelerator"] or "").lower()
             and i["accelerator_count"] == 1]
     return [{"instance": i["name"], "provider": i["provider"], "usd_per_hour": i["usd_per_hour"],
              "as_of": i["as_of"], "usd": tta_s / 3600 * i["usd_per_hour"]} for i in rows]

@@ -1,4 +1,4 @@
-"""An application's profiled training step as the kernel benchmarks see it (SPEC §23): each op of a
+"""An application's profiled training step as the kernel benchmarks see it: each op of a
 profile's table (``ops.tsv``) per step, with the kernel problems of DeepBench's suites it runs.
 
     step = read_step(Path("profiles/cifar10-cifar10-fast-fp32"))   # or a run folder with profile/

@@ -1,4 +1,4 @@
-"""The model checked on data nobody here wrote (SPEC §23): DeepBench's published times.
+"""The model checked on data nobody here wrote: DeepBench's published times.
 
     doc = validate()          # every published device, both checks, per suite and device
 

@@ -1,4 +1,4 @@
-"""A model's training or inference step counted op by op without running it (SPEC §24).
+"""A model's training or inference step counted op by op without running it.
 
     doc = census(hf_config_model(Path("bert_large.json"), "train"), batch=8, seqlen=512, mode="train")
     write_census(doc, Path("census/bert-large"))       # ops.tsv (with a phase column) + summary.json
@@ -300,20 +300,14 @@ def _rows(counter: _Counter, precision: str) -> list[dict[str, Any]]:
 
 
 # --- the models ------------------------------------------------------------------------------------------
-def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusModel:
-    """A Hugging Face config JSON as a model on the meta device, with the head NeuSight's labels used, or ``head`` (a
-    key of ``HEAD_CLASSES``: ``qa`` for SQuAD fine-tuning)."""
-    if head is not None and head not in HEAD_CLASSES:
-        raise DawnbenchError(f"--head {head}: the census builds the heads {', '.join(HEAD_CLASSES)}.")
-    config_dict = read_json(Path(path), "Hugging Face config")
-    import transformers
-    from transformers import CONFIG_MAPPING
-    transformers.logging.set_verbosity_error()   # its warnings of a config's odd fields: the refusal below says it
+def _config_kind(path: Path, config_dict: Any, known: Any) -> str:
+    """The model type of a config.json, once its sizes are whole numbers of at least 1 and its layers at most
+    ``MAX_LAYERS`` (one paragraph naming the field if not)."""
     if not isinstance(config_dict, dict):
         raise FileError(path, f"a JSON {type(config_dict).__name__}, not an object of a model's fields (a config.json "
                               "holds one: model_type, hidden_size, …). Pass a model's config.json.")
     kind = config_dict.get("model_type")
-    if not isinstance(kind, str) or kind not in CONFIG_MAPPING:
+    if not isinstance(kind, str) or kind not in known:
         raise FileError(path, f"field 'model_type' is {kind!r}, not a model type transformers knows (a config.json "
                               "names one, e.g. bert, gpt2, opt, llama). Pass a model's config.json.")
     for key, value in config_dict.items():
@@ -325,6 +319,19 @@ def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusMod
     if layers > MAX_LAYERS:
         raise FileError(path, f"its layer counts add up to {layers:,}; the census builds and counts at most "
                               f"{MAX_LAYERS:,} layers (GPT-3 175B has 96) in seconds. Check the layer fields.")
+    return kind
+
+
+def hf_config_model(path: Path, mode: str, head: str | None = None) -> CensusModel:
+    """A Hugging Face config JSON as a model on the meta device, with the head NeuSight's labels used, or ``head`` (a
+    key of ``HEAD_CLASSES``: ``qa`` for SQuAD fine-tuning)."""
+    if head is not None and head not in HEAD_CLASSES:
+        raise DawnbenchError(f"--head {head}: the census builds the heads {', '.join(HEAD_CLASSES)}.")
+    config_dict = read_json(Path(path), "Hugging Face config")
+    import transformers
+    from transformers import CONFIG_MAPPING
+    transformers.logging.set_verbosity_error()   # its warnings of a config's odd fields: the refusal below says it
+    kind = _config_kind(path, config_dict, CONFIG_MAPPING)
     try:
         # the weights in fp32 whatever dtype the checkpoint was saved in (torch_dtype): --precision says how the
         # step runs, and mixed precision keeps fp32 weights

@@ -38,7 +38,7 @@ def throughput(samples: int, timed_s: float, flops_per_sample: float | None,
                device: torch.device, precision: str = "fp32", samples_to_target: int | None = None,
                tta_s: float | None = None, workers: int = 1) -> dict[str, Any]:
     """Samples/s over the timed region and, when FLOPs are known, FLOP/s against the roof
-    of the precision the run's matrix work used (SPEC §12).
+    of the precision the run's matrix work used.
 
     A fraction above 1 would mean the roof probes missed a faster kernel (or the FLOP
     count is wrong): that is reported as ``roof_error`` with no fraction, never as a result.
@@ -48,7 +48,7 @@ def throughput(samples: int, timed_s: float, flops_per_sample: float | None,
     holds on any machine (the roof is this machine's), so TTA / floor says how far a run
     is from its arithmetic limit, whatever the CPU or GPU.
 
-    With ``workers`` > 1 (SPEC §13) the roof is this worker's roof (its GPU, or its share
+    With ``workers`` > 1 the roof is this worker's roof (its GPU, or its share
     of the cores as threads) × the workers, against the samples/s of all of them.
     """
     rate = samples / timed_s if timed_s > 0 else None

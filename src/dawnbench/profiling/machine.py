@@ -1,6 +1,6 @@
 """``dawnbench machine``: the hardware, its topology (cores, NUMA nodes, how the accelerators are
 joined: SPEC §20), and the roofs every profile and every ``fraction_of_peak`` is held against —
-measured now, in this process (SPEC §12, §14)."""
+measured now, in this process."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The per-op profile of a training window (SPEC §14): what each op costs and why.
+"""The per-op profile of a training window: what each op costs and why.
 
     window = profile_window(entry, ctx, steps=10, warm_steps=3, trace=path)
     table = window.table(roofs, run_precision)

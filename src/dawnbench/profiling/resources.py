@@ -1,42 +1,15 @@
-"""The resource monitor of every run (SPEC §14, §20): a sampler thread writing ``resources.tsv``.
+"""The resource monitor of every run: a sampler thread writing ``resources.tsv``.
 
     with ResourceMonitor(run_dir / "resources.tsv", timed_s=lambda: clock.timed_s, peers=[...], devices=[0, 1]) as m:
         ...                                   # the run
     result.resources = m.summary()
 
-**Over all the run's workers.** The run's processes are this one, the run's other workers on
-this machine (``peers``: rank 0 learns their ids from the others), and every child of any of
-them (DataLoader workers). Every ``interval`` seconds (0.5 by default) one row:
-
-* ``proc_cpu_pct``     the CPU the run's processes used, summed, in units of one core
-                       (200 = two cores busy); ``cpu_machine_pct`` the same as a share of
-                       the machine (100 = every core);
-* ``sys_cpu_pct``, ``others_cpu_pct``  the whole machine's, and other processes' (machine −
-                       the run);
-* ``run_rss_bytes``    the run's host memory footprint: the resident memory of every one of
-                       its processes, summed (``proc_rss_bytes``: this process alone);
-* ``sys_mem_used_bytes``, ``timed_frac`` (the share of the interval the run's clock was timing);
-* per accelerator the run uses (``devices``, torch's indices; mapped to NVML's through
-  ``CUDA_VISIBLE_DEVICES``), where NVML answers: utilisation %, memory used, power, PCIe
-  tx/rx (KB/s, NVML's sampled throughput) and NVLink tx/rx (KB/s, from NVML's NVLink data
-  throughput counters: the change since the last sample); and summed over them
-  ``accel_util_pct`` (up to 100 × devices), ``accel_mem_used_bytes``, ``accel_pcie_mbps`` and
-  ``accel_nvlink_mbps`` (MB/s, both directions together).
-
-A counter this machine does not give is **absent** — its column is not written — never 0;
-``summary()["accelerators"]`` says which were absent and why (no NVML, no NVLink). Each row
-is flushed as it is written, so a run killed with ``kill -9`` keeps every sample it took.
-The monitor keeps running sums, not its rows.
-
-Why others' CPU matters: on a 2-core machine two runs side by side made one step 26× slower.
-The summary therefore reports the CPU seconds other processes took while the clock was
-timing, and ``interference`` when they took more than 5 % of the run's own CPUs (its processes'
-affinity, capped by Slurm's allocation on the node: another job on the other cores takes nothing
-from it) over the timed region — a TTA measured then is suspect — and at least
-``INTERFERENCE_MIN_S`` CPU-seconds (the rule: ``records/selection.py``):
-the kernel accounts CPU time in clock ticks (10 ms), so over a timed region of a few milliseconds
-one tick of rounding reads as "65 % of the machine", and an amount below ten ticks cannot be told
-from that rounding.
+Over all the run's workers on this machine (``peers``) and their children, every ``interval`` seconds: the run's
+CPU and host memory, the machine's and other processes' CPU, and per accelerator NVML's utilisation, memory,
+power, PCIe and NVLink. A counter this machine does not give is absent (its column not written), never 0; each
+row is flushed as written, so ``kill -9`` keeps every sample. The summary says when others took more than the
+rule allows while the clock was timing (``records/selection.py``). The columns and why others' CPU matters:
+docs/guide/utilisation.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The machine's roofs (SPEC §12), measured in this process, not looked up.
+"""The machine's roofs, measured in this process, not looked up.
 
     roofs = measure_roofs(torch.device("cpu"))
     roofs.flops["bf16"], roofs.bandwidth, roofs.ridge("bf16")

@@ -1,4 +1,4 @@
-"""MLCommons' compliance checker on a run's ``events.log`` (SPEC §4): ``dawnbench check-log``.
+"""MLCommons' compliance checker on a run's ``events.log``: ``dawnbench check-log``.
 
     verdict = check_log(Path("runs/mnist-small-cnn-…-seed0"))
     verdict["valid"], verdict["messages"]

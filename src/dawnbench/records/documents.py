@@ -165,7 +165,7 @@ KernelRow = TypedDict("KernelRow", {
 
 
 class KernelsDocument(TypedDict):
-    """``kernels.json`` as ``dawnbench kernels`` writes it (SPEC §19)."""
+    """``kernels.json`` as ``dawnbench kernels`` writes it."""
 
     kind: Literal["dawnbench-kernels"]
     version: NotRequired[Literal[1]]
@@ -211,7 +211,7 @@ class Load(TypedDict):
 
 
 class ProfileSummary(TypedDict):
-    """A profile's ``summary.json`` as ``dawnbench profile`` writes it (SPEC §14)."""
+    """A profile's ``summary.json`` as ``dawnbench profile`` writes it."""
 
     task: schema.Text
     window_s: schema.PositiveSeconds                    # the profiled window's wall time
@@ -396,7 +396,7 @@ class Last(TypedDict):
     date: Annotated[str, Field(strict=True, max_length=10)]   # YYYY-MM-DD
 
 
-# --- the price catalog (pricing/catalog.json) ------------------------------------------------------------
+# --- the price catalog (records/catalog.json) ------------------------------------------------------------
 class Instance(TypedDict):
     """A row of the catalog: one instance type, its on-demand price, the month and source it was read from."""
 

@@ -1,4 +1,4 @@
-"""The run's event log (SPEC §4), written with MLCommons' own ``mlperf_logging.mllog``.
+"""The run's event log, written with MLCommons' own ``mlperf_logging.mllog``.
 
 Lines are ``:::MLLOG {"namespace", "time_ms", "event_type", "key", "value", "metadata"}``
 in mllog's format (its metadata adds the calling ``file`` and ``lineno``), with mllog's

@@ -1,4 +1,4 @@
-"""MLPerf training logs (SPEC §10), both formats, read into :class:`RunSample` s.
+"""MLPerf training logs, both formats, read into :class:`RunSample` s.
 
 v0.5: ``:::MLPv0.5.0 <benchmark> <unix s> (<file>:<line>) <key>[: <JSON>]`` — found
 anywhere in a line, since real logs interleave other program output. Epochs =

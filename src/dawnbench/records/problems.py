@@ -1,4 +1,4 @@
-"""DeepBench's problems (SPEC §19), read from the copy this package carries (``deepbench/``, with
+"""DeepBench's problems, read from the copy this package carries (``deepbench/``, with
 Baidu's Apache-2.0 licence and the attribution in its README), and the ``--quick`` subset.
 
 A :class:`Problem` keeps DeepBench's own field names in ``params``: GEMM ``m, n, k,

@@ -1,4 +1,4 @@
-"""DeepBench's published times, read and checked before anything is compared with them (SPEC §19),
+"""DeepBench's published times, read and checked before anything is compared with them,
 and the devices they were measured on.
 
     sheet("V100").times[("gemm", "forward", "fp32", (1760, 16, 1760, False, False))]   # Entry(3.8e-05, None)

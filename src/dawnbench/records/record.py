@@ -1,4 +1,4 @@
-"""The run record (SPEC §4): one directory per run, safe against a kill at any instant.
+"""The run record: one directory per run, safe against a kill at any instant.
 
 * ``events.log``  – ``:::MLLOG`` lines, appended and flushed as they happen;
 * ``epochs.tsv``  – the DAWNBench training log: one row per evaluation;
@@ -31,7 +31,7 @@ from dawnbench.records.mllog import EventLog
 
 
 class Status(str, Enum):
-    """A run's status (SPEC §4): a string, so ``result.json`` holds and is compared with its text."""
+    """A run's status: a string, so ``result.json`` holds and is compared with its text."""
 
     SUCCESS = "success"
     NOT_REACHED = "not_reached"

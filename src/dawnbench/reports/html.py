@@ -8,8 +8,8 @@ folders ``dawnbench sweep`` makes), the page adds the sweep table and figure. Ru
 with the resource monitor's summary get a resources table, runs on several workers a
 workers table (world, batch sizes, communication; SPEC §13), and every folder written
 by ``dawnbench profile`` under PATH (a run's ``profile/`` included) its roofline,
-throughput CDF and headline figures (SPEC §14); runs scored by ``dawnbench
-generalize`` a generalisation table (SPEC §15).
+throughput CDF and headline figures; runs scored by ``dawnbench
+generalize`` a generalisation table.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def _resources(groups: list) -> list[dict[str, Any]]:
 
 
 def _workers(groups: list) -> list[dict[str, Any]]:
-    """One row per run on several workers (SPEC §13): the world and the communication accounting."""
+    """One row per run on several workers: the world and the communication accounting."""
     rows = []
     for g in groups:
         for r in g.listed:
@@ -106,7 +106,7 @@ def _workers(groups: list) -> list[dict[str, Any]]:
 
 
 def _generalization(groups: list) -> list[dict[str, Any]]:
-    """One row per saved model that `dawnbench generalize` scored (SPEC §15)."""
+    """One row per saved model that `dawnbench generalize` scored."""
     rows = []
     for g in groups:
         for r in g.listed:

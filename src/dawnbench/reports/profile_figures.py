@@ -1,5 +1,5 @@
-"""The profile's figures: the throughput CDF and the roofline (SPEC §14); kernels and applications on one
-roofline (SPEC §19)."""
+"""The profile's figures: the throughput CDF and the roofline; kernels and applications on one
+roofline."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Turn run records into DAWNBench v1.0 submission files (SPEC §8).
+"""Turn run records into DAWNBench v1.0 submission files.
 
 * training:  ``<Task>/train/<stem>.json`` (with ``costPerHour`` when priced) and
   ``<stem>.tsv``, the representative run's ``epochs.tsv`` (``epoch hours <metric>``),
@@ -26,11 +26,11 @@ from dawnbench import __version__
 from dawnbench.environment import describe_hardware
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import atomic_write_bytes, atomic_write_text, dumps, output_dir, read_foreign, refuse_to_replace
-from dawnbench.pricing import priced_as, resolve
+from dawnbench.records.prices import priced_as, resolve
 from dawnbench.records.record import RunResult, Status, read_result
 from dawnbench.records.selection import disturbed, select
+from dawnbench.records.submission import BOARD_TASKS, ERROR, read_submission
 from dawnbench.statistics import summarize
-from dawnbench.submissions.validate import BOARD_TASKS, ERROR, read_submission
 from dawnbench.tasks import get_task
 
 
@@ -100,18 +100,11 @@ def export_training(run_dirs: list[str | Path], out_dir: str | Path, author: str
                     email: str | None = None, code_url: str | None = None, include_suspect: bool = False,
                     instance: str | None = None, cost_per_hour: float | None = None,
                     notes: list[str] | None = None) -> list[Path]:
-    """One submission (JSON + TSV) for runs of one configuration, under ``out/<Task>/train/``.
-
-    The runs are the ones every command counts (:mod:`dawnbench.records.selection`), official ones only:
-    an unofficial run (a lowered ``--target``, a subset), an interrupted one, or one flagged as disturbed
-    (unless ``include_suspect``) is refused with why, before anything is written — what ``validate``
-    would reject is never exported. The TSV and the time are those of the successful run with the
-    median TTA (the lower median for an even count); ``misc.dawnbench`` carries what DAWNBench has
-    no field for: runs, successes, success fraction, median TTA, CV, olympic mean and the seeds, so
-    the entry ranks beside the historical ones with its evidence. ``instance`` / ``cost_per_hour``
-    price the runs at export (``costPerHour``); without either, a run's own price is used, and with
-    none ``notes`` says the entry will miss the cost boards.
-    """
+    """One submission (JSON + TSV) for runs of one configuration, under ``out/<Task>/train/``: the runs every command
+    counts (:mod:`dawnbench.records.selection`), official ones only — what ``validate`` would reject is refused before
+    a file is written; the TSV and time of the successful run with the median TTA (the lower median for an even
+    count); ``misc.dawnbench`` with what DAWNBench has no field for. ``instance`` / ``cost_per_hour`` price the runs
+    (else a run's own price; with none, ``notes`` says the entry will miss the cost boards)."""
     dirs = _expand(run_dirs)
     records = [read_result(d) for d in dirs]
     for d, r in zip(dirs, records):

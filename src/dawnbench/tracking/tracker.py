@@ -1,4 +1,4 @@
-"""Your own training loop under the harness's clock and record (SPEC §2–§4; docs/guide/your-own-script.md).
+"""Your own training loop under the harness's clock and record (docs/guide/your-own-script.md).
 
     import dawnbench
     with dawnbench.track("mnist", predict=lambda x: model(x.float().div(255).unsqueeze(1))) as run:
@@ -8,32 +8,11 @@
                 break                                    # the target was reached (or a budget spent)
     print(run.result.status, run.result.time_to_accuracy_s, run.dir)
 
-What a tracker does, in order — the same steps :func:`dawnbench.harness.driver.execute` takes for an entry,
-driven by the script's calls instead of an entry's yields:
-
-* ``start()`` (entering the ``with`` block): the task's data is made ready (its held split is what the harness
-  scores on; its counts are stated in ``events.log``), the run folder is opened (``result.json``, ``events.log``,
-  ``resources.tsv`` and the resource monitor, as for ``dawnbench run``), torch, numpy and random are seeded with
-  ``seed``, and the clock starts. ``setup_s`` records the seconds from the process's start to here.
-* Between ``start`` and each ``evaluate`` the clock runs: everything the script does is timed.
-* ``evaluate(epoch=, samples=, loss=)`` stops the clock, then scores the model: with ``predict`` given to
-  :func:`track`, the harness's own scorer calls it on the task's held split (as it calls an entry's
-  ``predict``); without it, ``accuracy=`` is the script's own figure (a number, or a function the tracker
-  calls with the clock stopped) and the run is recorded ``self_reported``. It returns True when the run is
-  over — the target reached, the loss not finite, a budget spent — and the clock stays stopped; otherwise
-  the clock runs again.
-* ``finish()`` (leaving the block): the status (the loop ended before the target: ``not_reached``; an
-  exception: ``aborted``, its traceback in ``error.txt``; Ctrl-C: ``interrupted``), throughput and the
-  harness's own cost are written, and ``run_stop`` closes ``events.log``.
-
-``quick=True`` declares a quick trial, as ``dawnbench run --quick`` runs one: the quick trial's lower target, its
-first ``train_limit`` training items (the script loads them: ``dawnbench.data.load_train(task,
-limit=run.train_limit)``), recorded unofficial with the quick trial's data, so that it compares with the quick
-reference's runs as to the same target.
-
-``profile_steps=N`` (or the environment variable ``DAWNBENCH_PROFILE_STEPS=N``) profiles N optimizer steps
-after three warm ones and a census step, as ``dawnbench profile`` does, into ``RUN_DIR/profile/``, which
-``explain`` and ``predict`` read; a profiled run is unofficial (the profiler's cost is on its clock).
+The steps :func:`dawnbench.harness.driver.execute` takes for an entry, driven by the script's calls: ``start``
+opens the record and starts the clock (``harness/core.py``'s timed window), ``evaluate`` stops it and scores the
+model (with ``predict``, by the harness's scorer; without it, the script's ``accuracy=``, recorded
+``self_reported``), ``finish`` writes the status. ``quick=True`` is a quick trial; ``profile_steps=N`` (or
+``DAWNBENCH_PROFILE_STEPS=N``) profiles N optimizer steps into ``RUN_DIR/profile/``.
 """
 
 from __future__ import annotations

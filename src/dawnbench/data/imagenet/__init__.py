@@ -1,4 +1,4 @@
-"""ImageNet (ILSVRC-2012), a dataset larger than memory (SPEC §16): imported once into shards, streamed.
+"""ImageNet (ILSVRC-2012), a dataset larger than memory: imported once into shards, streamed.
 
     dawnbench data fetch imagenet --from /data/imagenet        # the official tree: 1,281,167 / 50,000
     dawnbench data fetch imagenet --from mini/ --subset mini   # any other tree, under a name

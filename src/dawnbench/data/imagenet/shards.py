@@ -1,4 +1,4 @@
-"""ImageNet as WebDataset shards (SPEC §16): written once by the import, streamed by every run.
+"""ImageNet as WebDataset shards: written once by the import, streamed by every run.
 
 **Layout** (``$DAWNBENCH_DATA/imagenet[@subset]/``): ``train/shard-NNNNNN.tar`` and
 ``val/shard-NNNNNN.tar`` in WebDataset's tar layout — ``<key>.jpg`` (the image

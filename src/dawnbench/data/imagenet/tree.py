@@ -1,4 +1,4 @@
-"""Reading the ILSVRC-2012 tree a user has (SPEC §16): classes, training images, validation labels.
+"""Reading the ILSVRC-2012 tree a user has: classes, training images, validation labels.
 
     tree = read_tree(Path("/data/imagenet"))     # train/<wnid>/*.JPEG and val/ in any official layout
     tree.check_counts(subset=None)               # 1,281,167 / 50,000 / 1,000, or --subset NAME

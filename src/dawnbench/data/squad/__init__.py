@@ -1,4 +1,4 @@
-"""SQuAD v1.1 (SPEC §17): the official JSON files imported, checked, and held as questions.
+"""SQuAD v1.1: the official JSON files imported, checked, and held as questions.
 
 **Import** (``dawnbench data fetch squad --from DIR``): ``DIR/train-v1.1.json`` and
 ``DIR/dev-v1.1.json`` as published (``{"version": "1.1", "data": [{"title", "paragraphs":

@@ -1,4 +1,4 @@
-"""Batches of runs as jobs of a Slurm cluster, through ``submitit`` (SPEC §21): no queue of our own.
+"""Batches of runs as jobs of a Slurm cluster, through ``submitit``: no queue of our own.
 
     runs = [PlannedRun("seed=0", ["run", "mnist", "--seed", "0"], Path("runs/seed=0")), ...]
     results = run_batch(runs, SlurmOptions(partition="gpu", time_limit_min=30), Path("runs"))

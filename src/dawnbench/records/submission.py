@@ -1,4 +1,4 @@
-"""Read and check DAWNBench v1.0 submission files (SPEC §8), located problem by problem.
+"""Read and check DAWNBench v1.0 submission files, located problem by problem.
 
 A submission is a JSON file under ``<Task>/train/`` or ``<Task>/inference/`` of a
 submissions folder (the layout of ``third_party/dawnbench-entries.tar.xz``); a training
@@ -50,8 +50,8 @@ from dawnbench.io import (
     strict_loads,
     walk_foreign,
 )
-from dawnbench.pricing import instances, priced_as
 from dawnbench.records.documents import DawnbenchMisc
+from dawnbench.records.prices import instances, priced_as
 from dawnbench.tasks import FLOORS_S
 
 ERROR, WARNING = "error", "warning"

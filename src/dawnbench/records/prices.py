@@ -1,4 +1,4 @@
-"""Cost (SPEC §6): a bundled, dated catalog of on-demand instance prices.
+"""Cost: a bundled, dated catalog of on-demand instance prices.
 
 Training cost = TTA in hours × on-demand $/h. ``--cost-per-hour`` overrides the
 catalog. Spot and preemptible prices are refused: they vary by the minute and make
