@@ -50,15 +50,7 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     bounds.check_option("--scale", scale)
     if task is not None and task not in TASKS:     # the option first: the log is read for its task
         raise DawnbenchError(f"--task {task!r}: not a dawnbench task; use one of {', '.join(sorted(TASKS))}.")
-    try:
-        read_log(path)                                 # the log as `analyze` reads it: run_start, run_stop, times
-        text = read_foreign_text(path, "MLPerf log")
-        if ":::MLLOG " not in text:
-            raise LogError(LogProblem(str(path), None, "no ':::MLLOG' lines (a v0.5 ':::MLPv0.5.0' log is read by "
-                                                       "`analyze` and `compare`, not imported)"))
-        records = in_time_order(path, list(mllog_records(path, text)))
-    except LogError as err:
-        raise _problem(Path(err.problem.file), err.problem.line, err.problem.message + ".") from None
+    text, records = _log_records(path)
     first = {key: (number, t, value, meta) for number, key, t, value, meta in reversed(records)}
     last = {key: (number, t, value, meta) for number, key, t, value, meta in records}
     name = task or first.get("submission_benchmark", (None, None, None, None))[2]
@@ -110,6 +102,21 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     atomic_write_text(folder / "epochs.tsv", epochs_tsv(result, the_task.metric.columns))
     atomic_write_json(folder / "result.json", result.to_dict())
     return folder
+
+
+def _log_records(path: Path) -> tuple[str, list]:
+    """The log's text and its ``:::MLLOG`` records in time order, once ``analyze``'s reader has read it (one
+    paragraph naming the line if not)."""
+    try:
+        read_log(path)                                 # the log as `analyze` reads it: run_start, run_stop, times
+        text = read_foreign_text(path, "MLPerf log")
+        if ":::MLLOG " not in text:
+            raise LogError(LogProblem(str(path), None, "no ':::MLLOG' lines (a v0.5 ':::MLPv0.5.0' log is read by "
+                                                       "`analyze` and `compare`, not imported)"))
+        records = in_time_order(path, list(mllog_records(path, text)))
+    except LogError as err:
+        raise _problem(Path(err.problem.file), err.problem.line, err.problem.message + ".") from None
+    return text, records
 
 
 def _evaluations(path: Path, records: list, start: float, stop: float, task: Any, threshold: float, status: str,
