@@ -45,13 +45,13 @@ import torch
 from dawnbench.entries import load_entry_class
 from dawnbench.experiments.census import Positional, task_model
 from dawnbench.prediction import calibration, on_gpu
-from dawnbench.prediction.datasheet import catalog
 from dawnbench.prediction.efficiency import Efficiency
 from dawnbench.prediction.gpu_model import COMPUTE, ClassModel, fit, predict_ops
 from dawnbench.prediction.kernel_data import timings
 from dawnbench.profiling.census import census, hf_config_model
 from dawnbench.profiling.gpu_autocast import CudaAutocast
 from dawnbench.records.census import write_census
+from dawnbench.records.datasheet import catalog
 from dawnbench.tasks import get_task
 
 import bench

@@ -252,6 +252,12 @@ def _linked(target: Path) -> Path:
     return link
 
 
+def _link_in(link: Path, target: Path) -> Path:
+    """``link`` made a symbolic link to ``target``; the folder holding it is returned."""
+    link.symlink_to(target)
+    return link.parent
+
+
 def _folder(w: Path) -> Path:
     (w / "elsewhere").mkdir()
     return w / "elsewhere"
@@ -379,6 +385,10 @@ CASES: list[tuple[str, str, ArgsOf]] = [
     ("roofline-nothing", "refused", lambda w, run: ["roofline", _copy(run, w), "--out", w / "roof"]),
     ("classes-three", "refused", lambda w, run: ["classes", w, w, w]),
     ("classes-no-profile", "refused", lambda w, run: ["classes", _copy(run, w)]),
+    ("classes-a-census", "refused", lambda w, run: ["classes", _census(w)]),       # no op time to share out
+    ("classes-profile-linked-out", "refused", lambda w, run: ["classes", _link_in(_copy(run, w) / "profile", _census(w))]),
+    ("census-with-set", "refused", lambda w, run: ["profile", _config(w), "--census", "--batch", "1", "--seqlen", "8",
+                                                   "--set", "widths=-1", "--out", w / "c"]),
     ("jobs-slots-zero", "refused", lambda w, run: ["jobs", "mnist", "--slots", "0", "--out", w / "j"]),
     ("jobs-slots-too-many", "refused", lambda w, run: ["jobs", "mnist", "--slots", str(len(os.sched_getaffinity(0)) + 1),
                                                        "--out", w / "j"]),

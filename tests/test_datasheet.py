@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.prediction.datasheet import FIELDS, catalog, catalog_name, check, datasheet
 from dawnbench.prediction.gpu_model import kernel_model
 from dawnbench.prediction.kernel_data import Kernel
+from dawnbench.records.datasheet import FIELDS, catalog, catalog_name, check, datasheet
 from dawnbench.records.ops import PHASES, read_ops
 
 from helpers import run_cli

@@ -117,3 +117,31 @@ def test_a_run_with_negative_measures_is_left_out_of_similarity_with_a_note(tmp_
     assert len(doc["configurations"]) == 3
     assert any("bad/result.json: field 'resources.proc_cpu_pct.mean' is -120.0" in n and "(left out)" in n
                for n in doc["notes"])
+
+
+def test_a_refused_roofline_writes_neither_of_its_files(tmp_path, capsys):
+    """The figure is someone else's: the command is refused before roofline.json is written too (it was written
+    first, then blocked the next run)."""
+    from dawnbench.cli import main
+
+    from bad_inputs import _kernels
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "roofline.png").write_text("mine")
+    assert main(["roofline", str(_kernels(tmp_path)), "--out", str(out)]) == 2
+    assert "roofline.png" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["roofline.png"] and (out / "roofline.png").read_text() == "mine"
+
+
+def test_a_census_of_an_entry_without_its_task_is_refused_naming_the_field(mnist_ready, tmp_path):
+    from dawnbench.experiments.census import count
+    from dawnbench.prediction.on_gpu import predict_on_gpus
+
+    count("mnist", batch=4, out=tmp_path / "c")
+    doc = json.loads((tmp_path / "c" / "summary.json").read_text())
+    del doc["task"]
+    (tmp_path / "c" / "summary.json").write_text(json.dumps(doc))
+    with pytest.raises(FileError, match="field 'task' is null: a census of an entry names the task"):
+        predict_on_gpus(tmp_path / "c", ["H100"])
+

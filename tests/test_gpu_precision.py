@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.prediction.datasheet import catalog, check
 from dawnbench.prediction.efficiency import Efficiency, headroom
 from dawnbench.prediction.kernel_data import launches
 from dawnbench.profiling.gpu_autocast import CudaAutocast
+from dawnbench.records.datasheet import catalog, check
 from dawnbench.records.kernel_classes import CONV_INPUTS, CONV_PARAMS, ELEMENTWISE, op_class, shares
 from dawnbench.records.ops import read_ops
 

@@ -235,3 +235,19 @@ def test_a_wall_budget_the_setup_already_spent_ends_with_a_card_not_a_traceback(
     code = main(["run", "mnist", "--quick", "--max-wall-seconds", "0.001", "--out", str(tmp_path)])
     out, err = capsys.readouterr()
     assert code == 1 and "Traceback" not in err and "timeout" in out and "max_wall_seconds" in out
+
+
+def test_the_python_api_refuses_in_one_paragraph_what_the_command_line_cannot_be_given(mnist_ready, tmp_path):
+    """What argparse's choices keep from the command line, the API checks itself: an unknown keyword of ``run`` (a
+    user's ``out=`` for ``out_dir=``), a scaling that is not one, a kind of file dawnbench does not read."""
+    from dawnbench import RunOptions, prepare, read_json, run
+    from dawnbench.errors import DawnbenchError
+
+    with pytest.raises(DawnbenchError, match=r"run\(out=\.\.\.\): not an option of a run.*--out is out_dir="):
+        run("mnist", out=str(tmp_path))
+    with pytest.raises(DawnbenchError, match="--scaling 'diagonal': use weak or strong"):
+        prepare(RunOptions(task="mnist", scaling="diagonal"))
+    (tmp_path / "result.json").write_text("{}")
+    with pytest.raises(DawnbenchError, match="'result.json' is not a kind of file dawnbench reads; name one of"):
+        read_json(tmp_path / "result.json", "result.json")
+    assert read_json(tmp_path / "result.json", "run record") == {}

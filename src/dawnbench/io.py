@@ -318,6 +318,8 @@ def _open_foreign(path: Path, kind: str) -> Iterator[tuple[BinaryIO, os.stat_res
 
 def read_foreign(path: str | Path, kind: str) -> bytes:
     """The bytes of a regular file someone else wrote, at most ``LIMITS[kind]`` of them."""
+    if kind not in LIMITS:
+        raise DawnbenchError(f"{kind!r} is not a kind of file dawnbench reads; name one of {', '.join(LIMITS)}.")
     path, limit = Path(path), LIMITS[kind]
     with _open_foreign(path, kind) as (f, st):
         if st.st_size > limit:
@@ -447,5 +449,7 @@ def parse_json(data: bytes | str, where: str | Path) -> Any:
 
 
 def read_json(path: str | Path, kind: str) -> Any:
-    """:func:`read_foreign` + :func:`parse_json`."""
+    """The JSON of a file someone else wrote: a regular file (no link, no FIFO), at most ``LIMITS[kind]`` bytes
+    (``kind``: "run record", "profile", "GPU datasheet", … — a key of ``LIMITS``), strict JSON. Its fields are not
+    checked: the readers in ``records/`` check each document (a run's: ``records.record.read_result``)."""
     return parse_json(read_foreign(path, kind), path)

@@ -22,7 +22,7 @@ from typing import Any
 
 from dawnbench.analysis.workloads import collect, number
 from dawnbench.errors import DawnbenchError
-from dawnbench.io import atomic_write_json, output_dir
+from dawnbench.io import atomic_write_json, output_dir, refuse_to_replace
 
 DIFFERENT = 0.10
 
@@ -74,5 +74,6 @@ def roofline(paths: Sequence[str | Path], out: str | Path | None = None) -> dict
     if out is not None:      # roofline.json, naming the figure the command line draws beside it
         folder = output_dir(Path(out))
         doc["figure"] = str(folder / "roofline.png")
+        refuse_to_replace(folder / "roofline.json", folder / "roofline.png")   # both, before either is written
         atomic_write_json(folder / "roofline.json", doc, indent=1)
     return doc

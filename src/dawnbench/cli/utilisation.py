@@ -107,10 +107,10 @@ def _census(args: argparse.Namespace, out: Console, err: Console) -> int:
     bytes — for a model that need not run here; the flags of a measured window do not apply to it."""
     from dawnbench.experiments.census import count
 
-    for flag in ("steps", "without", "device", "subset"):
+    for flag in ("steps", "without", "device", "subset", "set"):
         if getattr(args, flag):
-            raise DawnbenchError(f"--{flag} does not apply to a census: nothing runs (drop it, or profile without "
-                                 "--census).")
+            raise DawnbenchError(f"--{flag} does not apply to a census: nothing runs, and it counts the entry's own "
+                                 "configuration (drop it, or profile without --census).")
     with err.status(Text("counting")) as status:
         summary = count(args.target, args.batch, args.seqlen, args.mode or "train", args.precision or "fp32",
                         optimizer=args.optimizer, head=args.head, entry=args.entry, out=args.out, force=args.force,

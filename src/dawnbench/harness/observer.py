@@ -11,12 +11,17 @@ if TYPE_CHECKING:
 
 
 class RunObserver:
-    """Callbacks for a live display; every method is called outside the timed region."""
+    """Callbacks for a live display (``run_many(options, observer=...)``), in the order they come; every method is
+    called outside the timed region, and each does nothing unless overridden."""
 
     def preparing(self, what: str) -> None:
         """Before the first run: a step that takes a while (the memory plan's probes), in words."""
-    def run_started(self, index: int, total: int, result: RunResult) -> None: ...
+    def run_started(self, index: int, total: int, result: RunResult) -> None:
+        """Run ``index`` of ``total`` (from 0) has opened its record: ``result.run_dir`` is its folder."""
     def training_started(self, probe: ProgressProbe) -> None:
         """At ``run_start``; ``probe.snapshot()`` may be read from another thread until ``run_finished``."""
-    def evaluated(self, result: RunResult, progress: Progress, samples_per_s: float | None) -> None: ...
-    def run_finished(self, result: RunResult) -> None: ...
+    def evaluated(self, result: RunResult, progress: Progress, samples_per_s: float | None) -> None:
+        """An evaluation was recorded (``result.evals[-1]``); ``progress`` is the entry's yield (epoch, samples, and
+        its ``loss`` as the entry gave it: a number or a one-element tensor)."""
+    def run_finished(self, result: RunResult) -> None:
+        """The record is final: ``result.status``, ``result.time_to_accuracy_s``."""

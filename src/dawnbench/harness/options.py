@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from dawnbench import bounds, environment
-from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S
+from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
 from dawnbench.entries import Entry, load_entry_class
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.core import COMPILE_MODES
@@ -29,6 +29,10 @@ RUN_OPTIONS = bounds.fields_of("--seed", "--runs", "--max-epochs", "--max-second
 
 @dataclass
 class RunOptions:
+    """What ``dawnbench run`` asks for, as Python: each field is the flag of its name (``--max-epochs`` is
+    ``max_epochs``), but for ``--out`` (``out_dir``), ``--set K=V`` (``overrides={"K": V}``) and ``--continue``
+    (``continue_after_target``). :func:`prepare` checks them all before anything runs."""
+
     task: str | Task = "mnist"          # a registered name, or a Task object
     entry: str | type[Entry] | None = None  # built-in name, path to a .py, or a class; None: the task's default
     seed: int = 0
@@ -133,6 +137,9 @@ def prepare(options: RunOptions, emulated_ok: bool = False) -> PreparedRun:
     bounds.check_fields(options, RUN_OPTIONS)  # every numeric option in its range
     if options.p2p not in P2P:
         raise DawnbenchError(f"--p2p {options.p2p!r}: use on or off.")
+    if options.scaling not in SCALINGS:
+        raise DawnbenchError(f"--scaling {options.scaling!r}: use {' or '.join(SCALINGS)} (how the batch is shared "
+                             "among workers).")
     if Path(options.out_dir).exists() and not Path(options.out_dir).is_dir():
         raise DawnbenchError(f"--out {options.out_dir}: that is a file; pass a folder for the run records.")
     task.metric_bound.check("--target", target)

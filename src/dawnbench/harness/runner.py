@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -121,4 +121,9 @@ def _planned(options: RunOptions, prep: PreparedRun, world: World,
 def run(task: str | Task = "mnist", entry: str | type[Entry] | None = None, seed: int = 0,
         **options: Any) -> RunResult:
     """One run with default options; see :class:`RunOptions` for the keywords."""
+    unknown = sorted(set(options) - {f.name for f in fields(RunOptions)})
+    if unknown:
+        raise DawnbenchError(f"run({', '.join(f'{k}=' for k in unknown)}...): not an option of a run. Its options are "
+                             f"RunOptions' fields: {', '.join(f.name for f in fields(RunOptions))} (--out is out_dir=, "
+                             "--set is overrides=).")
     return run_many(RunOptions(task=task, entry=entry, seed=seed, runs=1, **options))[0]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.prediction.datasheet import catalog, catalog_name
+from dawnbench.records.datasheet import catalog, catalog_name
 
 
 @cache

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from dawnbench.prediction.datasheet import Datasheet
+from dawnbench.records.datasheet import Datasheet
 
 PROCESS_EXPONENT = 2.0
 MOST_BOUND = math.log(8.0)   # no GPU measured ran further below its datasheet for want of power (a P4's long GEMMs)

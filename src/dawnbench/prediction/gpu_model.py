@@ -55,7 +55,6 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from dawnbench.data.cache import keep, kept, trusted_file
-from dawnbench.prediction.datasheet import Datasheet, catalog
 from dawnbench.prediction.efficiency import Efficiency
 from dawnbench.prediction.kernel_data import (
     Kernel,
@@ -64,6 +63,7 @@ from dawnbench.prediction.kernel_data import (
     tensor_timings,
     timings,
 )
+from dawnbench.records.datasheet import Datasheet, catalog
 from dawnbench.records.kernel_classes import shares
 
 COMPUTE = ("gemm", "conv")        # classes bound by the SMs' clock, which a power limit holds down
@@ -301,7 +301,7 @@ FIT_DATA = ("prediction/neusight/kernels.csv.gz", "prediction/neusight/labels.cs
             *(f"prediction/neusight/model_configs/{m}.json" for m in ("bert_large", "gpt2_large", "gpt3_27", "gpt3_xl",
                                                                       "opt_13", "switchxl4")),
             "prediction/gpu_model.py", "prediction/efficiency.py", "prediction/kernel_data.py",
-            "prediction/calibration.py", "prediction/datasheet.py", "profiling/census.py", "profiling/gpu_autocast.py",
+            "prediction/calibration.py", "records/datasheet.py", "profiling/census.py", "profiling/gpu_autocast.py",
             "profiling/ops.py", "records/ops.py", "records/census.py", "opcalls/calls.py", "opcalls/formulas.py",
             "records/published.py")
 

@@ -28,7 +28,7 @@ from importlib import resources
 from typing import Any
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.prediction.datasheet import catalog_name
+from dawnbench.records.datasheet import catalog_name
 from dawnbench.records.kernel_classes import CONV_BACKWARD, CONV_FWD, ELEMENTWISE, MATMUL, op_class
 from dawnbench.records.ops import parse_args, parse_shapes
 from dawnbench.records.published import sheet

@@ -32,12 +32,12 @@ from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_json
 from dawnbench.prediction.batch import rebatch
 from dawnbench.prediction.calibration import LEVEL
-from dawnbench.prediction.datasheet import Datasheet, catalog, catalog_name, datasheet
 from dawnbench.prediction.gpu_model import kernel_model, predict_ops
 from dawnbench.prediction.predict import _run_facts, at_least_a_step, epoch_samples, epochs_to_target
 from dawnbench.prediction.step import Step, profile_folder, read_step
 from dawnbench.records import prices
 from dawnbench.records.census import read_census
+from dawnbench.records.datasheet import Datasheet, catalog, catalog_name, datasheet
 from dawnbench.records.ops import PHASES
 from dawnbench.records.published import DEVICES
 

@@ -81,6 +81,9 @@ def read_census(folder: Path, notes: list[str]) -> tuple[list[dict[str, Any]], d
     counted = schema.load(Census, summary.get("census") if isinstance(summary, dict) else None, path, fix=fix)
     if why := _memory_fault(counted):
         raise FileError(path, f"census.memory: {why}. {fix}")
+    if counted["kind"] == "entry" and not (isinstance(summary.get("task"), str) and summary["task"]):
+        raise FileError(path, f"field 'task' is {json.dumps(summary.get('task'))[:40]}: a census of an entry names the "
+                              f"task it trains on (its epochs and target come from it). {fix}")
     if summary.get("batch_size") != counted["batch"]:
         raise FileError(path, f"batch_size is {json.dumps(summary.get('batch_size'))[:20]} but census.batch is "
                               f"{counted['batch']}. {fix}")

@@ -205,7 +205,7 @@ def check(doc: Any, where: str, origin: str | None = None) -> Datasheet:
 @lru_cache(maxsize=1)
 def catalog() -> dict[str, Datasheet]:
     """The bundled catalog by name, each entry checked (a release with a damaged one fails its tests)."""
-    file = resources.files(__package__).joinpath("gpus.json")
+    file = resources.files("dawnbench.prediction").joinpath("gpus.json")
     doc = json.loads(file.read_text())
     out = {}
     for entry in doc["gpus"]:
@@ -219,7 +219,7 @@ def catalog() -> dict[str, Datasheet]:
 
 @lru_cache(maxsize=1)
 def _aliases() -> dict[str, str]:
-    file = resources.files(__package__).joinpath("gpus.json")
+    file = resources.files("dawnbench.prediction").joinpath("gpus.json")
     out = {}
     for entry in json.loads(file.read_text())["gpus"]:
         for alias in (entry["name"], *entry.get("aliases", [])):
