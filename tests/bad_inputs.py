@@ -615,6 +615,14 @@ CASES: list[tuple[str, str, ArgsOf]] = [
                                                    "--out", w / "imp"]),
     ("import-log-no-evaluation", "refused", lambda w, run: ["import-log", _mlperf(w / "l" / "r.txt"), "--task",
                                                             "mnist", "--out", w / "imp"]),
+    # a key given twice in one object (JSON keeps the last): refused at every door, naming the key (issue 83)
+    ("repeated-key-config", "refused", lambda w, run: ["profile", _text(w, "config.json", json.dumps(CONFIG)[:-1] +
+                                                       ', "num_hidden_layers": 100000}'), "--census", "--batch", "1",
+                                                       "--seqlen", "8"]),
+    ("repeated-key-record", "handled", lambda w, run: ["analyze", _text(_copy(run, w), "result.json",
+        (_copy(run, w) / "result.json").read_text()[:-1] + ', "time_to_accuracy_s": 1e-9}')]),
+    ("repeated-key-log-line", "refused", lambda w, run: ["import-log", _text(w, "r.txt", (_mlperf(w / "l" / "r.txt")
+        .read_text().replace('"value": null', '"value": null, "value": 99', 1))), "--task", "mnist", "--out", w / "i"]),
     ("import-log-unknown-task", "refused", lambda w, run: ["import-log", _mlperf(w / "l" / "r.txt"), "--task",
                                                            "../x", "--out", w / "imp"]),
     ("export-a-log-file", "refused", lambda w, run: ["export", _mlperf(w / "l" / "r.txt"), "--author", "a",

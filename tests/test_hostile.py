@@ -492,3 +492,17 @@ def test_a_full_disk_still_records_the_final_status(tiny_task, tmp_path):
             json.loads(line.split(b":::MLLOG ", 1)[1])
     finally:
         subprocess.run(["umount", "-l", str(mount)])
+
+
+def test_a_key_given_twice_in_one_object_is_refused_naming_the_key_and_its_second_line(tmp_path):
+    """JSON keeps the last of a repeated key, so a file could say two things and be read as the second: every
+    file dawnbench is handed is refused instead (a submission names each repeated key in its own list)."""
+    from dawnbench.errors import FileError
+    from dawnbench.io import read_json
+
+    path = tmp_path / "summary.json"
+    path.write_text('{"batch_size": 64,\n "census": {"batch": 64},\n "batch_size": 4096}')
+    with pytest.raises(FileError, match=r"summary.json:3: field 'batch_size' is given more than once in one object"):
+        read_json(path, "profile")
+    path.write_text('[{"k": 1}, {"k": 2}]')          # one key in each of two objects is no repetition
+    assert read_json(path, "profile") == [{"k": 1}, {"k": 2}]

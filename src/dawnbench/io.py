@@ -27,6 +27,7 @@ import fcntl
 import json
 import math
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
@@ -417,12 +418,30 @@ def json_depth(doc: Any) -> int:
     return deepest
 
 
+class RepeatedKey(ValueError):
+    """An object that gives one key twice: JSON keeps the last, so which one is meant cannot be told."""
+
+    def __init__(self, key: str):
+        super().__init__(f"'{key}' is given more than once")
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise RepeatedKey(key)
+        obj[key] = value
+    return obj
+
+
 def strict_loads(text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
     """``json.loads`` that refuses NaN/Infinity, integers over ``MAX_INT_DIGITS`` digits and
-    non-finite decimals (``ValueError``); nesting is bounded by Python's own recursion limit
-    (``RecursionError``). :func:`parse_json` turns these into located errors. ``object_pairs_hook``: ``json``'s."""
+    non-finite decimals (``ValueError``) and a key given twice in one object (:class:`RepeatedKey`, unless
+    ``object_pairs_hook`` builds the objects instead); nesting is bounded by Python's own recursion limit
+    (``RecursionError``). :func:`parse_json` turns these into located errors."""
     return json.loads(text, parse_int=_strict_int, parse_float=_strict_float, parse_constant=_no_constant,
-                      object_pairs_hook=object_pairs_hook)
+                      object_pairs_hook=object_pairs_hook or _unique)
 
 
 def parse_json(data: bytes | str, where: str | Path) -> Any:
@@ -439,6 +458,11 @@ def parse_json(data: bytes | str, where: str | Path) -> Any:
     except RecursionError:
         raise FileError(where, f"JSON nested deeper than Python can read; no dawnbench file is nested more "
                         f"than {MAX_JSON_DEPTH} deep.") from None
+    except RepeatedKey as err:
+        seen = [m.start() for m in re.finditer(re.escape(json.dumps(err.key)) + r"\s*:", text)]
+        line = text.count("\n", 0, seen[1]) + 1 if len(seen) > 1 else None
+        raise FileError(where, f"field {err} in one object: JSON keeps only the last, so which one is meant "
+                        "cannot be told. Keep one.", line) from None
     except ValueError as err:
         line = _line_of(text, err.literal) if isinstance(err, _Refused) else None
         raise FileError(where, f"{err}; dawnbench reads only plain JSON numbers (integers up to "

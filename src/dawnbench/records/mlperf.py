@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from dawnbench import bounds, schema
 from dawnbench.errors import FileError, clipped
-from dawnbench.io import read_foreign_text, strict_loads
+from dawnbench.io import RepeatedKey, read_foreign_text, strict_loads
 from dawnbench.records.record import Status, check_point, epoch_size
 from dawnbench.statistics import RunSample
 
@@ -172,6 +172,9 @@ def mllog_records(path: Path, text: str) -> Iterator[tuple[int, str, float, Any,
             continue
         try:
             rec = strict_loads(line[at + len(MLLOG):])
+        except RepeatedKey as err:
+            raise LogError(LogProblem(str(path), number, f"':::MLLOG' record: {err} (JSON keeps only the last, so "
+                                                         "which one is meant cannot be told)")) from None
         except (ValueError, RecursionError):
             raise LogError(LogProblem(str(path), number, "':::MLLOG' line is not valid JSON")) from None
         if not isinstance(rec, dict) or "key" not in rec or "time_ms" not in rec:
