@@ -9,7 +9,7 @@
 
 The driver, the tracker, the profile's window, the memory probes and inference measurement use these
 and keep only what is theirs (the record, the budgets, the profiler, the probe's counters, the latency loops).
-The clock's rules are docs/rules.md's; what the warm-up may do, docs/guide/your-own-entry.md's.
+The clock's rules are docs/rules.md's; what the warm-up may do, the entry contract's (entries/base.py).
 """
 
 from __future__ import annotations
