@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.errors import DawnbenchError
-from dawnbench.io import read_json
+from dawnbench.io import inside, read_json
 from dawnbench.records.kernel_classes import classify
 from dawnbench.records.ops import read_ops
 
@@ -19,10 +19,7 @@ from dawnbench.records.ops import read_ops
 def _profile_dir(path: Path) -> Path:
     """The measured profile at ``path`` or in its ``profile/`` (a run folder's): never through a link, never a
     census (it counts a step without timing it, so it has no time to share out)."""
-    for candidate in (path, path / "profile"):
-        if candidate != path and candidate.is_symlink():
-            raise DawnbenchError(f"{candidate}: a symbolic link inside a folder dawnbench was handed, not followed. "
-                                 "Copy the profile there instead, or pass the profile's own folder.")
+    for candidate in (path, inside(path, "profile")):      # a run's own profile/, never a link out of it
         if (candidate / "ops.tsv").is_file():
             summary = candidate / "summary.json"
             if summary.is_file() and not summary.is_symlink() and "census" in (read_json(summary, "profile") or {}):

@@ -23,6 +23,7 @@ import torch
 import torch.distributed as dist
 
 from dawnbench.distributed.world import World
+from dawnbench.environment import device_sync
 from dawnbench.errors import DawnbenchError
 from dawnbench.records.problems import Problem
 
@@ -35,7 +36,7 @@ def measure(problems: list[Problem], world: World, device: torch.device,
             finished: Callable[[list[dict[str, Any]]], None] = lambda rows: None) -> list[dict[str, Any]]:
     """One row per problem (the same list on every rank; rows are meaningful on rank 0);
     ``finished(rows so far)`` after each."""
-    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    sync = device_sync(device) or (lambda: None)
     n = world.world_size
     rows = []
     for problem in problems:
