@@ -58,7 +58,7 @@ class Scripted(Entry):
             time.sleep(self.hp["sleep_s"])
             self._tick(STEP_S)
             losses = self.hp["losses"]
-            yield Progress(epoch=step + 1.0, samples=(step + 1) * 8,
+            yield Progress(epoch=step + 1.0, samples=(step + 1) * len(labels),     # an epoch: the items it was handed
                            loss=None if losses is None else losses[step])
 
     def predict(self, inputs: torch.Tensor) -> torch.Tensor:

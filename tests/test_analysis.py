@@ -11,7 +11,7 @@ import pytest
 from dawnbench.analysis import analyze, collect
 from dawnbench.analysis.sweep import parse_grid
 from dawnbench.errors import DawnbenchError
-from dawnbench.records.mlperf import LogError, read_log
+from dawnbench.records.mlperf import LogError, read_run, sample_of
 
 from helpers import run_cli, write_run
 
@@ -41,29 +41,30 @@ MLLOG = "\n".join(":::MLLOG " + json.dumps({"namespace": "", "time_ms": t, "even
 def test_v05_log_by_hand(tmp_path):
     log = tmp_path / "result_0.txt"
     log.write_text(V05_LOG)
-    run = read_log(log)
+    run = sample_of(read_run(log))
     assert run.succeeded and run.tta_s == pytest.approx(3.75) and run.epochs == 3.0  # epochs 0, 1, 2
     log.write_text(V05_LOG.replace("run_stop", 'run_stop: {"success": false}'))
-    assert read_log(log).succeeded is False  # run_stop's own verdict wins
+    with pytest.raises(LogError, match="reached the target 0.212, but run_stop says 'not_reached'"):
+        sample_of(read_run(log))        # its verdict contradicts its own evaluation: refused, not believed either way
     log.write_text(V05_LOG.replace('"value": 0.22', '"value": 0.2'))
-    assert read_log(log).succeeded is False  # last accuracy below eval_target
+    assert sample_of(read_run(log)).succeeded is False  # last accuracy below eval_target
     log.write_text(V05_LOG.replace("run_stop", "something_else"))
     with pytest.raises(LogError, match="no run_stop"):
-        read_log(log)
+        sample_of(read_run(log))
 
 
 def test_mllog_by_hand(tmp_path):
     log = tmp_path / "result_0.txt"
     log.write_text(MLLOG)
-    run = read_log(log)
+    run = sample_of(read_run(log))
     assert run.succeeded and run.tta_s == pytest.approx(2.25) and run.epochs == 2.0
     log.write_text(MLLOG.replace('"status": "success"', '"status": "aborted"'))
-    assert read_log(log).succeeded is False
+    assert sample_of(read_run(log)).succeeded is False
     lines = MLLOG.splitlines()
     lines[2] = ":::MLLOG {broken"
     log.write_text("\n".join(lines))
     with pytest.raises(LogError) as err:
-        read_log(log)
+        sample_of(read_run(log))
     assert err.value.problem.line == 3 and "not valid JSON" in err.value.problem.message
 
 
@@ -76,7 +77,7 @@ def test_every_real_v05_log_imports(mlperf_v05):
     ssd = groups["dgx1_ngc18.11_pytorch/ssd"]
     assert ssd["epochs_mean"] == 49.0
     # result_0: run_stop 1541712463.049874544 − run_start 1541710845.176418781
-    first = read_log(mlperf_v05 / "dgx1_ngc18.11_pytorch/ssd/result_0.txt")
+    first = sample_of(read_run(mlperf_v05 / "dgx1_ngc18.11_pytorch/ssd/result_0.txt"))
     assert first.tta_s == pytest.approx(1617.873456, abs=1e-3)
     assert groups["dgx1_ngc18.11_pytorch/transformer"]["tta_cov"] == pytest.approx(0.1378, abs=5e-4)
     multi = groups["dgx2h_multi_ngc18.11_pytorch/ssd"]

@@ -139,7 +139,7 @@ def test_model_and_record_from_different_runs(tiny_task, tmp_path):
     record = json.loads((run_dir / "result.json").read_text())
     # a record of mnist (a quick trial at a lower target: at 99 % its time would be below mnist's floor)
     (run_dir / "result.json").write_text(json.dumps({**record, "task": "mnist", "threshold": 50.0, "official": False,
-                                                     "subset": "quick"}))   # the tiny task's epoch: a quick trial's
+                                                     "hparams": {**record["hparams"], "train_subset": 8}}))  # its epochs
     with pytest.raises(DawnbenchError, match="saved for task 'tiny'.*different runs"):
         measure_run(run_dir, InferenceOptions(**FAST))
 

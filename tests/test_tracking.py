@@ -57,13 +57,13 @@ def test_a_tracked_loop_is_recorded_as_an_entry_s_run_is(tiny_task, tmp_path):
         for epoch in (1, 2):
             loss = steps(5, seconds=0.05)
             current = next(answers)
-            if run.evaluate(epoch=epoch, samples=epoch * 40, loss=loss):
+            if run.evaluate(epoch=epoch, samples=epoch * 8, loss=loss):     # the tiny task's 8 items an epoch
                 break
     r = run.result
     assert {p.name for p in run.dir.iterdir()} == RECORD_FILES
     assert RunResult.from_dict(read_result(run.dir)).status == r.status == "success"
     assert r.entry == "my-loop" and r.seed == 3 and r.official and not r.self_reported
-    assert [e.value for e in r.evals] == [0.0, 100.0] and r.epochs_to_target == 2 and r.samples_to_target == 80
+    assert [e.value for e in r.evals] == [0.0, 100.0] and r.epochs_to_target == 2 and r.samples_to_target == 16
     # the clock: the two training stretches (≥ 2 × 50 ms of sleep), never the evaluations
     assert 0.1 <= r.time_to_accuracy_s == r.evals[-1].timed_s < r.wall_s
     assert r.tracked["scored_by"] == "harness" and r.setup_s > 0 and r.harness["share"] < 0.5
@@ -343,17 +343,13 @@ def test_what_the_attack_found_is_refused_or_recorded(tiny_task, tmp_path, monke
 @pytest.mark.parametrize("change, says", [
     (lambda lines: lines + lines, "a second run_start"),
     (lambda lines: [x.replace('"value": "mnist"', '"value": ["mnist"]') for x in lines], "not a dawnbench task"),
-    (lambda lines: [x.replace('"status": "success"', '"status": {"a": 1}') for x in lines], None),  # not a success
+    (lambda lines: [x.replace('"status": "success"', '"status": {"a": 1}') for x in lines], "reached the target"),
 ])
 def test_a_damaged_log_is_refused_not_crashed_on(tmp_path, change, says):
     log = _mllog(tmp_path / "result_0.txt", [99.5])
     log.write_text("\n".join(change(log.read_text().splitlines())) + "\n")
     code, out, err = run_cli(["import-log", str(log), "--out", str(tmp_path / "runs"), "--json"])
-    if says is None:
-        [folder] = json.loads(out)["run_dirs"]
-        assert code == 0 and read_result(Path(folder))["status"] == "not_reached"
-    else:
-        assert code == 2 and says in err and "Traceback" not in err
+    assert code == 2 and says in err and "Traceback" not in err
 
 
 def test_a_budget_spent_before_the_script_s_evaluation_is_never_a_time_to_accuracy(tiny_task, tmp_path):

@@ -337,6 +337,24 @@ def read_foreign_end(path: str | Path, kind: str, size: int) -> str:
         return f.read(size).decode("utf-8", errors="replace")
 
 
+def read_foreign_lines(path: str | Path, kind: str) -> Iterator[tuple[int, str]]:
+    """Each line of a regular file someone else wrote, numbered from 1 and decoded as UTF-8 (undecodable bytes
+    replaced), streamed: a reader keeps what it needs of a log, never the whole of it. The file is checked as
+    :func:`read_foreign` checks it (at most ``LIMITS[kind]`` bytes), and read only as far as it held then."""
+    path = Path(path)
+    with _open_foreign(path, kind) as (f, st):
+        if st.st_size > LIMITS[kind]:
+            raise FileError(path, f"{st.st_size / MiB:,.1f} MiB, more than the {LIMITS[kind] / MiB:,.0f} MiB dawnbench "
+                            f"reads for a {kind}; this is not a {kind}.")
+        left = st.st_size
+        for number, raw in enumerate(f, 1):
+            if left <= 0:
+                return
+            raw = raw[:left]
+            left -= len(raw)
+            yield number, raw.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
 def read_foreign_text(path: str | Path, kind: str) -> str:
     """:func:`read_foreign` decoded as UTF-8 (undecodable bytes replaced, so a message can quote it)."""
     return read_foreign(path, kind).decode("utf-8", errors="replace")

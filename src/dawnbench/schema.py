@@ -113,8 +113,23 @@ def _printed_as_it_is(value: str) -> str:
 
 Name = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_printed_as_it_is)]
 def _named(value: str) -> str:
+    """A run's task and entry name what they are: not blank, no space around them or other than U+0020 within,
+    in Unicode's compatibility form (NFKC: "ｍｎｉｓｔ" is "mnist"), and not Latin letters mixed with Cyrillic or
+    Greek ones, which look alike ("mnіst" with a Cyrillic і): a name that looks like a task's is that task's."""
     if not value.strip():
         raise ValueError("is blank: a run's record names what it ran (its task and its entry)")
+    space = next((c for c in value if c.isspace() and c != " "), None)
+    if value != value.strip() or space is not None:
+        raise ValueError(f"is {_shown(value)}: a name has no space around it, and no space but U+0020 within"
+                         + (f" (it holds U+{ord(space):04X}, {unicodedata.name(space, 'a space')})" if space else ""))
+    if unicodedata.normalize("NFKC", value) != value:
+        raise ValueError(f"is {_shown(value)}, which reads as {_shown(unicodedata.normalize('NFKC', value))}: write "
+                         "it as that (Unicode's compatibility form, NFKC)")
+    scripts = {unicodedata.name(c, "").split(" ")[0] for c in value if c.isalpha()}
+    if "LATIN" in scripts and scripts & {"CYRILLIC", "GREEK"}:
+        odd = next(c for c in value if c.isalpha() and not unicodedata.name(c, "").startswith("LATIN"))
+        raise ValueError(f"is {_shown(value)}: it mixes Latin letters with {unicodedata.name(odd)} (U+{ord(odd):04X}), "
+                         "which looks like a Latin one; write the name in one script")
     return value
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dawnbench import squad_eval
-from dawnbench.bounds import Bound
+from dawnbench.bounds import MIN_EPOCH_S, Bound
 from dawnbench.errors import DawnbenchError
 
 if TYPE_CHECKING:  # torch loads on first use: commands that never train start fast
@@ -151,6 +151,20 @@ QUICK_TRIALS: dict[str, tuple[int, float]] = {   # task: (training items, defaul
     "fashion-mnist": (6_000, 80.0),
     "cifar10": (5_000, 40.0),
 }
+
+
+def floor_s(task: str, threshold: float | None) -> float:
+    """The least time to ``threshold`` on ``task`` that is believed (docs/reference/documents.md, "Physics"), the
+    same for a run record, an MLPerf log and a submission: ``FLOORS_S`` at the task's own target or above (a
+    threshold not known is the task's own); a tenth of it at its quick trial's target or above; below those, one
+    optimizer step (``bounds.MIN_EPOCH_S``), which any time to accuracy follows, whatever the task."""
+    if task not in TASKS:
+        return MIN_EPOCH_S
+    if threshold is None or threshold >= TASKS[task].threshold:
+        return FLOORS_S[task]
+    if task in QUICK_TRIALS and threshold >= QUICK_TRIALS[task][1]:
+        return FLOORS_S[task] / 10
+    return MIN_EPOCH_S
 
 
 def quick(task: Task) -> Task:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.records.mlperf import LogError, LogProblem, is_mlperf_log, read_log
+from dawnbench.records.mlperf import LogError, LogProblem, LogRun, is_mlperf_log, read_run, sample_of
 from dawnbench.records.record import RunResult, read_result
 from dawnbench.records.selection import Selection, disturbance, flagged_counted, run_start_mark, select
 from dawnbench.statistics import RunSample, compare, summarize
@@ -182,16 +182,22 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
         except OSError as err:
             problems.append(LogProblem(str(where), None, f"cannot read: {err.strerror}"))
             return
-        if not isinstance(item, RunResult):
-            groups.setdefault(folder, Group(folder, folder)).samples.append(item)
+        if isinstance(item, LogRun):
+            logs.append((folder, item))
             return
         key = _config_key(item)
         official[key] = official.get(key, True) and bool(item.official)
         groups.setdefault(key, Group("", folder))
         runs.append((key, item))
 
+    logs: list[tuple[str, LogRun]] = []
     for where, read in _documents_under(root, problems):
         add(where, read)
+    # MLPerf logs by folder, and within a folder by benchmark: runs of two benchmarks are never pooled
+    benchmarks = {folder: {run.benchmark for f, run in logs if f == folder} for folder, _ in logs}
+    for folder, run in logs:
+        key = folder if len(benchmarks[folder]) == 1 else f"{folder} · {run.benchmark or 'no benchmark named'}"
+        groups.setdefault(key, Group(key, folder)).samples.append(sample_of(run))
     # chosen among every run read, together: a second record of one seed counts once, and so does a copy whose
     # record was edited — its configuration too, which puts it in a group of its own (the same run_start)
     chosen = select([r for _, r in runs], include_suspect)
@@ -216,7 +222,7 @@ def _documents_under(root: Path, problems: list[LogProblem]) -> Iterator[tuple[P
     """Each run folder and MLPerf log under ``root`` (or ``root`` itself), with its reader, in name order; links
     are not followed and said, and a run folder inside another run's is said and not read."""
     if root.is_file():
-        yield root, read_log
+        yield root, read_run
     for dirpath, dirnames, filenames in os.walk(root):  # links to folders are not followed
         here = Path(dirpath)
         # a link is not followed (a folder handed over is data), and said, so that no run goes missing unnoticed
@@ -240,7 +246,7 @@ def _documents_under(root: Path, problems: list[LogProblem]) -> Iterator[tuple[P
         for name in sorted(filenames):
             file = here / name
             if file.suffix in (".txt", ".log") and is_mlperf_log(file):  # regular files only
-                yield file, read_log
+                yield file, read_run
 
 
 def analyze(path: str | Path, include_suspect: bool = False) -> dict[str, Any]:

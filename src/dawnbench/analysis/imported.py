@@ -28,10 +28,10 @@ from typing import Any
 
 from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError
-from dawnbench.io import atomic_write_json, atomic_write_text, read_foreign_text
-from dawnbench.records.mlperf import LogError, LogProblem, in_time_order, mllog_records, read_log
-from dawnbench.records.record import Evaluation, RunResult, Status, check_record, epochs_tsv, new_run_dir
-from dawnbench.tasks import TASKS, get_task
+from dawnbench.io import atomic_write_json, atomic_write_text, read_foreign_lines
+from dawnbench.records.mlperf import LogError, LogRun, read_run
+from dawnbench.records.record import Evaluation, RunResult, check_record, epoch_size, epochs_tsv, new_run_dir
+from dawnbench.tasks import QUICK, TASKS, get_task
 
 CLOCK = "MLPerf's: run_start to run_stop, evaluations included"
 
@@ -50,45 +50,39 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     bounds.check_option("--scale", scale)
     if task is not None and task not in TASKS:     # the option first: the log is read for its task
         raise DawnbenchError(f"--task {task!r}: not a dawnbench task; use one of {', '.join(sorted(TASKS))}.")
-    text, records = _log_records(path)
-    first = {key: (number, t, value, meta) for number, key, t, value, meta in reversed(records)}
-    last = {key: (number, t, value, meta) for number, key, t, value, meta in records}
-    name = task or first.get("submission_benchmark", (None, None, None, None))[2]
-    if not isinstance(name, str) or name not in TASKS:
-        if task is not None:
-            raise DawnbenchError(f"--task {task!r}: not a dawnbench task; use one of {', '.join(sorted(TASKS))}.")
-        said = "names no submission_benchmark" if name is None else f"'s submission_benchmark {name!r} is not a " \
-                                                                       "dawnbench task"
-        raise _problem(path, first.get("submission_benchmark", (None,))[0],
+    try:
+        run = read_run(path, task, scale)          # the log as `analyze` and `check-log` read it
+    except LogError as err:
+        raise _problem(Path(err.problem.file), err.problem.line, err.problem.message + ".") from None
+    if run.v05:
+        raise _problem(path, None, "no ':::MLLOG' lines (a v0.5 ':::MLPv0.5.0' log is read by `analyze` and "
+                                   "`compare`, not imported).")
+    if run.task is None:
+        said = "names no submission_benchmark" if "submission_benchmark" not in run.firsts else \
+            f"'s submission_benchmark {run.first('submission_benchmark')!r} is not a dawnbench task"
+        raise _problem(path, run.firsts.get("submission_benchmark", (None,))[0],
                        f"the log {said}; name its task with --task ({', '.join(sorted(TASKS))}).")
-    the_task = get_task(name)
-    start, stop = first["run_start"][1], last["run_stop"][1]
-    said = last["run_stop"][3].get("status")
-    status = {"success": Status.SUCCESS, "aborted": Status.ABORTED}.get(said if isinstance(said, str) else "",
-                                                                      Status.NOT_REACHED)
-    if status == Status.SUCCESS and stop <= start:
-        raise _problem(path, last["run_stop"][0], "run_stop says success at the very time of run_start: no time "
-                                                  "passed, so there is no time to accuracy to import.")
-    threshold = first["eval_target"][2] if "eval_target" in first else the_task.threshold
+    the_task = get_task(run.task)
+    threshold = run.target * scale if run.target is not None else the_task.threshold
     why = schema.why_not(schema._number(the_task.metric.low, the_task.metric.high, unit=the_task.metric.name),
                          threshold, "eval_target")
     if why:
-        raise _problem(path, first["eval_target"][0], f"{why}: {the_task.name}'s target on its own scale.")
-    evals = _evaluations(path, records, start, stop, the_task, threshold, status, scale)
-    seed = first.get("seed", (None, None, None))[2]
-    batch = first.get("global_batch_size", (None, None, None))[2]
-    platform = first.get("submission_platform", (None, None, None))[2]
+        raise _problem(path, run.firsts["eval_target"][0], f"{why}: {the_task.name}'s target on its own scale.")
+    subset = _subset(path, run, the_task.name)
+    evals = _evaluations(path, run, the_task, threshold, scale)
+    seed, batch, platform = run.first("seed"), run.first("global_batch_size"), run.first("submission_platform")
     if isinstance(platform, str):   # one line of text for the tables and the board: no control characters
         platform = "".join(c if c.isprintable() else " " for c in platform[:200]).strip()
-    entry = first.get("entry", (None, None, None))[2]
+    entry = run.first("entry")
     entry = entry if isinstance(entry, str) and 0 < len(entry) <= 60 and entry.isprintable() else path.stem[:60]
-    passing = evals[-1] if status == Status.SUCCESS else None
-    started = dt.datetime.fromtimestamp(start, dt.timezone.utc) if 1e9 < start < 1e11 else None   # a Unix clock
+    passing = evals[-1] if run.succeeded else None
+    started = dt.datetime.fromtimestamp(run.start_s, dt.timezone.utc) if 1e9 < run.start_s < 1e11 else None   # Unix
     result = RunResult(
-        task=the_task.name, entry=entry, status=status, threshold=threshold,
+        task=the_task.name, entry=entry, status=run.status, threshold=threshold,
         seed=seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**63 else None,
-        official=threshold == the_task.threshold, metric=the_task.metric.name,
-        time_to_accuracy_s=passing.timed_s if passing else None, wall_s=stop - start, timed_s=stop - start,
+        official=threshold == the_task.threshold and subset is None and run.first("dawnbench_official") is not False,
+        metric=the_task.metric.name, subset=subset,
+        time_to_accuracy_s=passing.timed_s if passing else None, wall_s=run.tta_s, timed_s=run.tta_s,
         epochs_to_target=passing.epoch if passing and passing.epoch > 0 else None,
         samples_to_target=passing.samples if passing and passing.samples > 0 else None, evals=evals,
         hparams={"global_batch_size": batch} if isinstance(batch, int) and not isinstance(batch, bool) else {},
@@ -98,58 +92,43 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     check_record(result.to_dict(), path, fix=LOG_FIX)   # what every reader will accept of it, before a folder is made
     folder = new_run_dir(out, the_task.name, entry.replace("/", "-"), result.seed or 0)
     result.run_dir = str(folder)
-    atomic_write_text(folder / "events.log", "".join(line + "\n" for line in text.splitlines() if ":::MLLOG " in line))
+    atomic_write_text(folder / "events.log", "".join(line + "\n" for _, line in read_foreign_lines(path, "MLPerf log")
+                                                     if ":::MLLOG " in line))
     atomic_write_text(folder / "epochs.tsv", epochs_tsv(result, the_task.metric.columns))
     atomic_write_json(folder / "result.json", result.to_dict())
     return folder
 
 
-def _log_records(path: Path) -> tuple[str, list]:
-    """The log's text and its ``:::MLLOG`` records in time order, once ``analyze``'s reader has read it (one
-    paragraph naming the line if not)."""
-    try:
-        read_log(path)                                 # the log as `analyze` reads it: run_start, run_stop, times
-        text = read_foreign_text(path, "MLPerf log")
-        if ":::MLLOG " not in text:
-            raise LogError(LogProblem(str(path), None, "no ':::MLLOG' lines (a v0.5 ':::MLPv0.5.0' log is read by "
-                                                       "`analyze` and `compare`, not imported)"))
-        records = in_time_order(path, list(mllog_records(path, text)))
-    except LogError as err:
-        raise _problem(Path(err.problem.file), err.problem.line, err.problem.message + ".") from None
-    return text, records
+def _subset(path: Path, run: LogRun, task: str) -> str | None:
+    """The data the log's run trained on, as a record names it: the task's split (None), or its quick trial's items
+    (``train_samples``); any other split is not the task's data, and a record could not say what its epochs are."""
+    if run.train_samples is None or run.train_samples == epoch_size(task):
+        return None
+    if run.train_samples == epoch_size(task, QUICK):
+        return QUICK
+    raise _problem(path, run.firsts["train_samples"][0], f"train_samples is {run.train_samples:,}, but {task}'s "
+                   f"training split holds {epoch_size(task):,}: the log's run trained on other data, so its epochs "
+                   "are not the task's; import a log of the task's data (or its quick trial's).")
 
 
-def _evaluations(path: Path, records: list, start: float, stop: float, task: Any, threshold: float, status: str,
-                 scale: float) -> list[Evaluation]:
+def _evaluations(path: Path, run: LogRun, task: Any, threshold: float, scale: float) -> list[Evaluation]:
     """The log's evaluations as the record's: up to the first passing one for a success (timed at run_stop)."""
     evals: list[Evaluation] = []
     metric = task.metric
-    for number, key, t, value, meta in records:
-        if key != "eval_accuracy":
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value * scale) \
-                or not metric.low <= value * scale <= metric.high:
-            raise _problem(path, number, f"eval_accuracy {value!r}{f' × {scale:g}' if scale != 1 else ''} is not "
+    for e in run.evals:
+        if not math.isfinite(e.value * scale) or not metric.low <= e.value * scale <= metric.high:
+            raise _problem(path, e.line, f"eval_accuracy {e.value!r}{f' × {scale:g}' if scale != 1 else ''} is not "
                                          f"{task.name}'s {metric.name} (a number from {metric.low:g} to "
                                          f"{metric.high:g}).")
-        for field, kind in (("epoch_num", schema.Epochs), ("samples_count", schema.Count)):
-            if field in meta or field == "epoch_num":
-                why = schema.why_not(kind, meta.get(field), f"metadata.{field}")
-                if why:
-                    raise _problem(path, number, f"eval_accuracy's {why}: the importer places each evaluation "
-                                                 "by its epoch_num (and samples_count, if given).")
-        seen = Evaluation(meta["epoch_num"], meta.get("samples_count", 0), t - start, value * scale)  # in time order
+        if e.epoch is None:
+            raise _problem(path, e.line, "eval_accuracy has no metadata.epoch_num: the importer places each "
+                                         "evaluation by its epoch_num (and samples_count, if given).")
+        seen = Evaluation(e.epoch, e.samples or 0, e.at_s, e.value * scale)  # in time order
         if evals and (seen.epoch < evals[-1].epoch or seen.samples < evals[-1].samples):
-            raise _problem(path, number, "eval_accuracy goes back in epoch_num or samples_count: evaluations are "
+            raise _problem(path, e.line, "eval_accuracy goes back in epoch_num or samples_count: evaluations are "
                                          "logged in the order they were taken.")
         evals.append(seen)
-        if status == Status.SUCCESS and seen.value >= threshold:
-            seen.timed_s = stop - start                  # MLPerf's time to accuracy: run_stop − run_start
+        if run.succeeded and seen.value >= threshold:
+            seen.timed_s = run.tta_s                     # MLPerf's time to accuracy: run_stop − run_start
             return evals
-    if status == Status.SUCCESS:
-        fractions = evals and scale == 1 and metric.high > 1 and all(e.value <= 1 for e in evals)
-        raise _problem(path, None, f"run_stop says success, but no eval_accuracy reached the target {threshold:g}; "
-                                   "a success is an evaluation at or above eval_target." + (
-                                       f" Its accuracies are fractions and {task.name}'s {metric.name} is measured "
-                                       "in percent: import it with --scale 100." if fractions else ""))
     return evals

@@ -8,7 +8,9 @@ re-implemented — with the rules of ``training_6.0.0/common.yaml`` only. Those 
 chain to benchmark-specific files (``open_common.yaml`` → ``open_<benchmark>.yaml``)
 that do not exist for this project's tasks, so the chained files are not followed;
 everything the common rules require is checked. Each message is the checker's own and
-names the key (rule) that failed and, where it has one, the line.
+names the key (rule) that failed and, where it has one, the line. The log is then read as ``analyze`` and
+``import-log`` read it (:mod:`dawnbench.records.mlperf`): a log their physics refuses fails here too, with their
+message.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import read_foreign
+from dawnbench.records.mlperf import LogError, read_run
 
 USAGE, RULESET = "training", "6.0.0"
 
@@ -49,5 +52,10 @@ def check_log(run_dir: Path) -> dict[str, Any]:
         mlp_compliance.enqueued_configs.clear()  # the chained rule files, not followed (module-global)
     messages = [f"line {line!r} did not parse: {error}" for line, error in errors]
     messages += [*checker.overwritable.values(), *checker.not_overwritable]
+    try:        # what `analyze` and `import-log` would say of the same log: one rulebook, whichever command reads it
+        read_run(path)
+    except LogError as err:
+        at = f"line {err.problem.line}: " if err.problem.line else ""
+        messages.append(f"dawnbench's reader (as analyze and import-log read it): {at}{err.problem.message}")
     return {"log": str(path), "ruleset": f"{USAGE} {RULESET} common.yaml", "valid": not messages,
             "messages": messages, "warnings": list(checker.warnings.values()), "lines": len(loglines)}

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,9 @@ class EventLog:
         self._mllog = MLLogger(logger=self._logger, default_namespace="", default_stack_offset=3)
 
     def _checked(self, log, key: str, value: Any, metadata: dict | None) -> None:
-        log(key, value, metadata=metadata)
+        # a diverged loss is NaN, which JSON cannot hold: written as the text "nan", so that every JSON reader (this
+        # project's strict one among them) reads the line dawnbench wrote
+        log(key, _finite(value), metadata=_finite(metadata))
         if self._sink.error is not None:  # the line is not in the file: say so, never silently
             err, self._sink.error = self._sink.error, None
             raise err
@@ -138,6 +141,14 @@ class EventLog:
     def close(self) -> None:
         self._sink.close()
         self._logger.removeHandler(self._sink)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return str(value) if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def parse_line(line: str) -> dict | None:

@@ -1,14 +1,19 @@
-"""MLPerf training logs, both formats, read into :class:`RunSample` s.
+"""MLPerf training logs, both formats, read by one reader into a :class:`LogRun` — what ``analyze``, ``compare``,
+``import-log`` and ``check-log`` say of a log, each from the same reading and the same rules (docs/reference/
+documents.md, "Physics").
 
-v0.5: ``:::MLPv0.5.0 <benchmark> <unix s> (<file>:<line>) <key>[: <JSON>]`` — found
-anywhere in a line, since real logs interleave other program output. Epochs =
-the number of distinct ``train_epoch`` values; TTA = ``run_stop`` − ``run_start``;
-success = ``run_stop``'s ``{"success": …}`` when it says, else the last
-``eval_accuracy`` ≥ ``eval_target``.
+v0.5: ``:::MLPv0.5.0 <benchmark> <unix s> (<file>:<line>) <key>[: <JSON>]`` — found anywhere in a line, since
+real logs interleave other program output; success is ``run_stop``'s ``{"success": …}`` when it says, else the
+last ``eval_accuracy`` at or above ``eval_target``.
 
-Newer: ``:::MLLOG {json}`` with ``time_ms``; status in ``run_stop.metadata.status``;
-epochs = distinct ``epoch_num`` of ``epoch_start`` events (else of
-``eval_accuracy``); TTA = ``run_stop`` − ``run_start``.
+Newer: ``:::MLLOG {json}`` with ``time_ms``; status in ``run_stop.metadata.status``.
+
+Either way the time to accuracy is ``run_stop`` − ``run_start``; the epochs are the distinct whole ``epoch_num`` of
+``epoch_start`` (v0.5: ``train_epoch``) events, else the last evaluation's ``epoch_num`` (dawnbench's own logs, whose
+evaluations fall within epochs). The log is streamed: only the records a reading needs are kept.
+
+    run = read_run(Path("result_0.txt"))      # LogRun: its task, target, evaluations, status; LogError if impossible
+    sample = sample_of(run)                   # what the statistics need of it
 """
 
 from __future__ import annotations
@@ -19,18 +24,31 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from dawnbench import bounds, schema
 from dawnbench.errors import FileError, clipped
-from dawnbench.io import RepeatedKey, read_foreign_text, strict_loads
+from dawnbench.io import RepeatedKey, read_foreign_lines, strict_loads
 from dawnbench.records.record import Status, check_point, epoch_size
 from dawnbench.statistics import RunSample
 
 V05 = re.compile(r":::MLPv0\.5\.0 (\S+) (\S+) \(([^)]*)\) ([A-Za-z_0-9]+)(?::\s*(.*))?")   # a time checked below
 MLLOG = ":::MLLOG "
+# What a log's numbers can be: a time in milliseconds (any clock's, finite, not negative, under a thousand years of
+# them), an epoch number of schema's range; and how many records one log of one run holds.
+MAX_LOG_S = 3.2e10
+TimeMs = schema._number(0, MAX_LOG_S * 1000, unit="milliseconds")
+MAX_EVENTS = 1_000_000
+CLOCK_SLACK_S = 60.0   # how far one process's line may trail another's in a shared log
+# MLPerf's names of the benchmarks that are dawnbench's tasks (MLPerf names ImageNet's "resnet")
+BENCHMARKS = {"resnet": "imagenet", "imagenet": "imagenet", "mnist": "mnist", "fashion-mnist": "fashion-mnist",
+              "cifar10": "cifar10", "squad": "squad"}
+# The records a reading keeps (every other record's time is still checked as the log streams past)
+KEPT = {"run_start", "run_stop", "eval_accuracy", "epoch_start", "train_epoch", "eval_target", "submission_benchmark",
+        "seed", "global_batch_size", "submission_platform", "entry", "train_samples", "dawnbench_official"}
+META = ("epoch_num", "samples_count", "status")      # of a record's metadata, what a reading uses
 
 
 @dataclass
@@ -44,6 +62,45 @@ class LogError(ValueError):
     def __init__(self, problem: LogProblem):
         super().__init__(problem.message)
         self.problem = problem
+
+
+@dataclass
+class LogEval:
+    line: int
+    at_s: float                      # seconds from run_start
+    epoch: float | None              # metadata.epoch_num, if logged
+    samples: float | None            # metadata.samples_count, if logged
+    value: float                     # on the log's own scale
+
+
+@dataclass
+class LogRun:
+    """One MLPerf log's run, as its physics allows it (:func:`read_run` refuses the rest)."""
+
+    path: str
+    benchmark: str | None            # as the log names it (submission_benchmark; v0.5: each line's)
+    task: str | None                 # the dawnbench task it is (BENCHMARKS), if any
+    start_s: float                   # run_start on the log's clock
+    stop_s: float
+    stop_line: int
+    status: str                      # run_stop's: success, aborted, else not reached
+    target: float | None             # eval_target, on the log's scale (None: the task's threshold, if a task)
+    evals: list[LogEval] = field(default_factory=list)
+    epochs: float | None = None
+    train_samples: int | None = None   # its training split (train_samples): an epoch's samples
+    firsts: dict[str, tuple[int, Any]] = field(default_factory=dict)   # the first value of each key kept, with its line
+    v05: bool = False                # a ':::MLPv0.5.0' log
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == Status.SUCCESS
+
+    @property
+    def tta_s(self) -> float:
+        return self.stop_s - self.start_s
+
+    def first(self, key: str) -> Any:
+        return self.firsts.get(key, (None, None))[1]
 
 
 def _json_or_raw(text: str | None) -> Any:
@@ -69,37 +126,99 @@ def is_mlperf_log(path: Path) -> bool:
     return b":::MLPv0.5.0 " in head or b":::MLLOG " in head
 
 
-def read_log(path: Path) -> RunSample:
-    """One MLPerf log file as a run; LogError (with file and line) when it cannot be one."""
+def sample_of(run: LogRun) -> RunSample:
+    """What the statistics need of a log's run."""
+    return RunSample(run.path, run.succeeded, run.tta_s if run.succeeded else None, run.epochs,
+                     Status.SUCCESS if run.succeeded else Status.NOT_REACHED)
+
+
+def read_run(path: Path, task: str | None = None, scale: float = 1.0) -> LogRun:
+    """One MLPerf log file as its run, held to the rules every reader of a log shares (:func:`_judge`); ``task``
+    names its dawnbench task where the log does not (``import-log --task``), ``scale`` puts its accuracies on the
+    task's scale (100 for fractions of a task in percent)."""
     try:
-        text = read_foreign_text(path, "MLPerf log")
+        lines = read_foreign_lines(path, "MLPerf log")
+        records, v05 = _ordered(path, _records(path, lines))
     except FileError as err:
         raise LogError(LogProblem(err.path, err.line, err.reason)) from None
-    if ":::MLPv0.5.0 " in text:
-        return _read_v05(path, text)
-    if MLLOG in text:
-        return _read_mllog(path, text)
-    raise LogError(LogProblem(str(path), None, "no ':::MLPv0.5.0' or ':::MLLOG' lines: not an MLPerf log"))
+    if records is None:
+        raise LogError(LogProblem(str(path), None, "no ':::MLPv0.5.0' or ':::MLLOG' lines: not an MLPerf log"))
+    return _judge(path, records, v05, task, scale)
 
 
-def in_time_order(path: Path, records: list[R]) -> list[R]:
-    """A log's records — tuples of (line, key, seconds, …) as logged — in time order, checked. Lines of several
-    processes arrive a little out of order (NVIDIA's published v0.5 logs by up to 16 s), so they are sorted by their
-    time; a clock that goes back by more than ``CLOCK_SLACK_S`` is refused. Then: one ``run_start`` and one
-    ``run_stop``, in that order; evaluations only between the two; at most ``MAX_EVENTS`` records. A LogError
-    names the line and says what the log holds."""
-    if len(records) > MAX_EVENTS:
-        raise LogError(LogProblem(str(path), records[MAX_EVENTS][0], f"more than {MAX_EVENTS:,} MLPerf records: a "
-                                  "log of one run holds far fewer; split it, or keep the run's own lines"))
-    latest: tuple[int, float] | None = None
-    for number, key, t, *_ in records:
+def _records(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str, float, Any, dict[str, Any], str | None]]:
+    """Each MLPerf line of either format as (line, key, seconds on the log's clock, value, metadata, v0.5's
+    benchmark), checked."""
+    for number, line in lines:
+        at = line.find(MLLOG)
+        if at >= 0:
+            yield (*_mllog_record(path, number, line[at + len(MLLOG):]), None)
+            continue
+        m = V05.search(line) if ":::MLPv0.5.0 " in line else None
+        if m is None:
+            continue
+        try:
+            t = bounds.parse_float(m.group(2))
+        except ValueError:
+            t = math.nan
+        if not 0 <= t <= MAX_LOG_S:   # NaN too; 1 followed by 400 zeros was read as inf
+            raise LogError(LogProblem(str(path), number, f"time {clipped(m.group(2), 40)!r} is not a number of "
+                                      f"seconds from 0 to {MAX_LOG_S:g} (a thousand years of a Unix clock)"))
+        value = _json_or_raw(m.group(5))
+        meta = {"epoch_num": value} if m.group(4) == "train_epoch" else {}
+        if m.group(4) == "eval_accuracy" and isinstance(value, dict):   # its "epoch" is the benchmark's own (-1, …)
+            value = value.get("value")
+        yield number, m.group(4), t, value, meta, m.group(1)
+
+
+def _mllog_record(path: Path, number: int, text: str) -> tuple[int, str, float, Any, dict[str, Any]]:
+    try:
+        rec = strict_loads(text)
+    except RepeatedKey as err:
+        raise LogError(LogProblem(str(path), number, f"':::MLLOG' record: {err} (JSON keeps only the last, so "
+                                                     "which one is meant cannot be told)")) from None
+    except (ValueError, RecursionError):
+        raise LogError(LogProblem(str(path), number, "':::MLLOG' line is not valid JSON")) from None
+    if not isinstance(rec, dict) or "key" not in rec or "time_ms" not in rec:
+        raise LogError(LogProblem(str(path), number, "':::MLLOG' record lacks 'key' or 'time_ms'"))
+    time_ms, meta = rec["time_ms"], rec.get("metadata") or {}
+    why = schema.why_not(TimeMs, time_ms, "time_ms")
+    if why:
+        raise LogError(LogProblem(str(path), number, f"{why} (milliseconds on the log's clock)"))
+    if not isinstance(meta, dict):
+        raise LogError(LogProblem(str(path), number, "'metadata' must be an object"))
+    return number, str(rec["key"]), time_ms / 1000, rec.get("value"), {k: meta[k] for k in META if k in meta}
+
+
+def _ordered(path: Path, records: Iterator[tuple]) -> tuple[list[tuple] | None, bool]:
+    """The log's kept records — (line, key, seconds, value, metadata, v0.5 benchmark) — in time order, checked as
+    they stream past, and whether the log is v0.5 (None: no MLPerf line at all). Lines of several processes arrive
+    a little out of order (NVIDIA's published v0.5 logs by up to 16 s), so they are sorted by their time; a clock
+    that goes back by more than ``CLOCK_SLACK_S`` is refused. Then: one ``run_start`` and one ``run_stop``, in that
+    order; evaluations only between the two; at most ``MAX_EVENTS`` records. A LogError names the line."""
+    kept, latest, count, v05, formats = [], None, 0, False, set()
+    for record in records:
+        number, key, t = record[:3]
+        count += 1
+        formats.add(record[5] is not None)
+        if count > MAX_EVENTS:
+            raise LogError(LogProblem(str(path), number, f"more than {MAX_EVENTS:,} MLPerf records: a log of one run "
+                                      "holds far fewer; split it, or keep the run's own lines"))
         if latest is not None and t < latest[1] - CLOCK_SLACK_S:
             raise LogError(LogProblem(str(path), number, f"{key} is logged at {t:.3f} s, {latest[1] - t:.0f} s before "
                                       f"the record at line {latest[0]} ({latest[1]:.3f} s): the log's clock goes "
                                       "back, so no time in it can be trusted"))
         if latest is None or t > latest[1]:
             latest = (number, t)
-    ordered = sorted(records, key=lambda r: r[2])
+        if key in KEPT:
+            kept.append(record)
+    if not count:
+        return None, False
+    if len(formats) > 1:
+        raise LogError(LogProblem(str(path), None, "':::MLPv0.5.0' and ':::MLLOG' lines in one log: one log holds one "
+                                  "run, in one format"))
+    v05 = formats == {True}
+    ordered = sorted(kept, key=lambda r: r[2])
     seen: dict[str, tuple[int, float]] = {}
     for number, key, t, *_ in ordered:
         if key in ("run_start", "run_stop") and key in seen:
@@ -120,154 +239,125 @@ def in_time_order(path: Path, records: list[R]) -> list[R]:
                                       "time (its records are read in time order): an evaluation counts only while "
                                       f"the run is timed, so {fix}"))
         seen.setdefault(key, (number, t))
-    return ordered
+    for key, what in (("run_start", "no run_start record"), ("run_stop", "no run_stop record: the run did not finish")):
+        if key not in seen:
+            raise LogError(LogProblem(str(path), None, what))
+    return ordered, v05
 
 
-def _read_v05(path: Path, text: str) -> RunSample:
-    start = stop = None
-    stop_value, target, last_acc, epochs = None, None, None, set()
-    order: list[tuple[int, str, float, str | None]] = []
-    benchmark = None
-    for number, line in enumerate(text.splitlines(), 1):
-        m = V05.search(line)
-        if not m:
-            continue
-        try:
-            t = bounds.parse_float(m.group(2))
-        except ValueError:
-            t = math.nan
-        if not 0 <= t <= MAX_LOG_S:   # NaN too; 1 followed by 400 zeros was read as inf
-            raise LogError(LogProblem(str(path), number, f"time {clipped(m.group(2), 40)!r} is not a number of "
-                                      f"seconds from 0 to {MAX_LOG_S:g} (a thousand years of a Unix clock)"))
-        order.append((number, m.group(4), t, m.group(5)))
-        benchmark = benchmark or m.group(1)
-    for number, key, t, raw in in_time_order(path, order):
-        value = _json_or_raw(raw)
-        if key == "run_start" and start is None:
-            start = (t, number)
-        elif key == "run_stop":
-            stop, stop_value = (t, number), value
-        elif key == "train_epoch":
-            epochs.add(_epoch(value, path, number))
-        elif key == "eval_target":
-            target = value
-        elif key == "eval_accuracy":
-            last_acc = value.get("value") if isinstance(value, dict) else value
-    sample = _sample(path, start, stop, epochs, _success_v05(stop_value, last_acc, target))
-    _plausible(path, benchmark, start, [], sample)
-    return sample
+def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale: float) -> LogRun:
+    """The run a log's ordered records describe, held to physics (docs/reference/documents.md, "Physics"),
+    whatever benchmark it names or none: each evaluation a number from 0 to ``MAX_EVAL_VALUE``, at an epoch and
+    samples physics allows (``check_point``: an epoch of its ``train_samples``, or of its task's split); a
+    success has an evaluation at or above its target (``eval_target``, else its task's threshold) and takes time,
+    at least its task's floor (``tasks.floor_s``); a run whose evaluation reached its target says success."""
+    from dawnbench.tasks import TASKS, floor_s
 
-
-def _success_v05(stop_value: Any, last_acc: Any, target: Any) -> bool:
-    if isinstance(stop_value, dict) and "success" in stop_value:
-        return bool(stop_value["success"])
-    return isinstance(last_acc, (int, float)) and isinstance(target, (int, float)) and last_acc >= target
-
-
-def mllog_records(path: Path, text: str) -> Iterator[tuple[int, str, float, Any, dict[str, Any]]]:
-    """Each ``:::MLLOG`` line as (line number, key, seconds on the log's clock, value, metadata), checked."""
-    for number, line in enumerate(text.splitlines(), 1):
-        at = line.find(MLLOG)
-        if at < 0:
-            continue
-        try:
-            rec = strict_loads(line[at + len(MLLOG):])
-        except RepeatedKey as err:
-            raise LogError(LogProblem(str(path), number, f"':::MLLOG' record: {err} (JSON keeps only the last, so "
-                                                         "which one is meant cannot be told)")) from None
-        except (ValueError, RecursionError):
-            raise LogError(LogProblem(str(path), number, "':::MLLOG' line is not valid JSON")) from None
-        if not isinstance(rec, dict) or "key" not in rec or "time_ms" not in rec:
-            raise LogError(LogProblem(str(path), number, "':::MLLOG' record lacks 'key' or 'time_ms'"))
-        time_ms, meta = rec["time_ms"], rec.get("metadata") or {}
-        why = schema.why_not(TimeMs, time_ms, "time_ms")
-        if why:
-            raise LogError(LogProblem(str(path), number, f"{why} (milliseconds on the log's clock)"))
-        if not isinstance(meta, dict):
-            raise LogError(LogProblem(str(path), number, "'metadata' must be an object"))
-        yield number, str(rec["key"]), time_ms / 1000, rec.get("value"), meta
-
-
-def _read_mllog(path: Path, text: str) -> RunSample:
-    start = stop = None
-    status, epochs, eval_epochs, task, points = None, set(), set(), None, []
-    for number, key, t, value, meta in in_time_order(path, list(mllog_records(path, text))):
-        if key == "submission_benchmark":
-            task = value
-        elif key == "eval_accuracy":
-            points.append((number, t, meta.get("epoch_num"), meta.get("samples_count"), value))
+    firsts: dict[str, tuple[int, Any]] = {}
+    epochs, evals, start, stop = set(), [], None, None
+    for number, key, t, value, meta, benchmark in records:
+        if benchmark is not None:
+            firsts.setdefault("submission_benchmark", (number, benchmark))
+        firsts.setdefault(key, (number, value))
         if key == "run_start":
-            start = (t, number)
+            start = t
         elif key == "run_stop":
-            stop, status = (t, number), meta.get("status")
-        elif key == "epoch_start" and "epoch_num" in meta:
-            epochs.add(_epoch(meta["epoch_num"], path, number))
-        elif key == "eval_accuracy" and "epoch_num" in meta:
-            eval_epochs.add(_epoch(meta["epoch_num"], path, number))
-    if status == Status.SUCCESS and not points:
-        raise LogError(LogProblem(str(path), stop[1] if stop else None, "run_stop says success, but the log holds no "
-                                  "eval_accuracy: a success is an evaluation that reached the target"))
-    sample = _sample(path, start, stop, epochs or eval_epochs, status == Status.SUCCESS)
-    _plausible(path, task, start, points, sample)
-    return sample
-
-
-# MLPerf's names of the benchmarks that are dawnbench's tasks (v0.5 logs name ImageNet's "resnet")
-BENCHMARKS = {"resnet": "imagenet", "mnist": "mnist", "fashion-mnist": "fashion-mnist", "cifar10": "cifar10",
-              "squad": "squad"}
-
-
-def _plausible(path: Path, benchmark: Any, start: tuple[float, int] | None,
-               points: list[tuple[int, float, Any, Any, Any]], sample: RunSample) -> None:
-    """A log's run as physics allows it (docs/reference/documents.md, "Physics"), whatever benchmark it names or
-    none: each evaluation's value a number from 0 to ``MAX_EVAL_VALUE``, its epochs no faster than one an
-    ``MIN_EPOCH_S``, its epoch and samples at most ``MACHINES`` devices' samples a second; a time to a task's target
-    not below its floor. A LogError names the line."""
-    from dawnbench.tasks import FLOORS_S
-
-    task = BENCHMARKS.get(benchmark) if isinstance(benchmark, str) else None
-    size = epoch_size(task) if task else None
-    for number, t, epoch, samples, value in points:
-        if not (isinstance(value, (int, float)) and not isinstance(value, bool)
-                and 0 <= value <= bounds.MAX_EVAL_VALUE):
-            raise LogError(LogProblem(str(path), number, f"eval_accuracy is {json.dumps(value)[:40]}: no benchmark's "
-                                      f"metric is outside 0 to {bounds.MAX_EVAL_VALUE} (a fraction, a percentage)"))
-        number_or_0 = [v if isinstance(v, (int, float)) and not isinstance(v, bool) else 0 for v in (epoch, samples)]
-        if any(number_or_0) and start is not None:     # an epoch of no samples stated: its rate is still bounded
+            stop = (t, number, meta.get("status") if not v05 else _v05_status(value))
+        elif key in ("epoch_start", "train_epoch") and meta.get("epoch_num") is not None:
+            epochs.add(_whole_epoch(meta["epoch_num"], path, number))
+        elif key == "eval_accuracy":
+            evals.append(_evaluation(path, number, t - start, value, meta))
+    assert start is not None and stop is not None       # _ordered refuses a log without either
+    benchmark = firsts.get("submission_benchmark", (None, None))[1]
+    name = task or (BENCHMARKS.get(benchmark) if isinstance(benchmark, str) else None)
+    status = stop[2] if stop[2] in (Status.SUCCESS, Status.ABORTED) else Status.NOT_REACHED
+    run = LogRun(str(path), benchmark if isinstance(benchmark, str) else None, name, start, stop[0], stop[1], status,
+                 _target(path, firsts), evals)
+    run.train_samples = _train_samples(path, firsts)
+    if v05 and stop[2] is None:            # v0.5 without {"success": …}: the last evaluation against eval_target
+        run.status = Status.SUCCESS if evals and run.target is not None and evals[-1].value >= run.target else \
+            Status.NOT_REACHED
+    last = evals[-1].epoch if evals else None
+    run.epochs = float(len(epochs)) if epochs else last
+    size = run.train_samples or (epoch_size(name) if name else None)
+    for e in evals:
+        points = [v if v is not None else 0 for v in (e.epoch, e.samples)]
+        if any(points):     # an epoch of no samples stated: its rate is still bounded
             try:
-                check_point("eval_accuracy's", *number_or_0, t - start[0], bounds.MACHINES, size, task or "")
+                check_point("eval_accuracy's", *points, e.at_s, bounds.MACHINES, size, name or "")
             except ValueError as err:
-                raise LogError(LogProblem(str(path), number, str(err))) from None
-    floor = FLOORS_S.get(task or "", 0.0)
-    if sample.tta_s is not None and sample.tta_s < floor:
-        raise LogError(LogProblem(str(path), None, f"run_start to run_stop is {sample.tta_s:g} s, below {floor:g} s, "
-                                  f"the floor of a time to {task}'s target (about 100× below the fastest result known)"))
+                raise LogError(LogProblem(str(path), e.line, str(err))) from None
+    target = run.target if run.target is not None else (TASKS[name].threshold / scale if name in TASKS else None)
+    passing = next((e for e in evals if target is not None and e.value >= target), None)
+    if run.succeeded:
+        if not evals:
+            raise LogError(LogProblem(str(path), run.stop_line, "run_stop says success, but the log holds no "
+                                      "eval_accuracy: a success is an evaluation that reached the target"))
+        if target is not None and passing is None:
+            fractions = scale == 1 and name in TASKS and TASKS[name].metric.high > 1 and all(e.value <= 1 for e in evals)
+            raise LogError(LogProblem(str(path), run.stop_line, f"run_stop says success, but no eval_accuracy reached "
+                                      f"the target {target:g} (the best is {max(e.value for e in evals):g}); a success "
+                                      "is an evaluation at or above eval_target" + (
+                                          f". Its accuracies are fractions and {name}'s {TASKS[name].metric.name} is "
+                                          "measured in percent: import it with --scale 100" if fractions else "")))
+        floor = floor_s(name or "", None if target is None or name not in TASKS else target * scale)
+        if run.tta_s < floor:
+            raise LogError(LogProblem(str(path), run.stop_line, f"run_start to run_stop is {run.tta_s:g} s, below "
+                                      f"{floor:g} s, the floor of a time to accuracy"
+                                      + (f" on {name} (about 100× below the fastest result known)" if name else
+                                         " (one optimizer step)")))
+    elif passing is not None and run.status == Status.NOT_REACHED:     # not aborted: a failure after the pass
+        raise LogError(LogProblem(str(path), passing.line, f"eval_accuracy {passing.value:g} reached the target "
+                                  f"{target:g}, but run_stop says {str(run.status)!r}, not success: a run whose evaluation "
+                                  "reached its target is a success (fix run_stop's status, or the target)"))
+    run.firsts, run.v05 = firsts, v05
+    return run
 
 
-# What a log's numbers can be: a time in milliseconds (any clock's, finite, not negative, under a
-# thousand years of them), an epoch number of schema's range; and how many records one log of one run holds.
-MAX_LOG_S = 3.2e10
-TimeMs = schema._number(0, MAX_LOG_S * 1000, unit="milliseconds")
-MAX_EVENTS = 1_000_000
-CLOCK_SLACK_S = 60.0   # how far one process's line may trail another's in a shared log
-R = TypeVar("R", bound=tuple)
+def _v05_status(value: Any) -> str | None:
+    if isinstance(value, dict) and "success" in value:
+        return Status.SUCCESS if value["success"] is True else Status.NOT_REACHED
+    return None
 
 
-def _epoch(value: Any, path: Path, number: int) -> float:
-    why = schema.why_not(schema.Epochs, value, "metadata.epoch_num")
-    if why:
-        raise LogError(LogProblem(str(path), number, why))
+def _evaluation(path: Path, number: int, at_s: float, value: Any, meta: dict[str, Any]) -> LogEval:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= bounds.MAX_EVAL_VALUE:
+        raise LogError(LogProblem(str(path), number, f"eval_accuracy is {json.dumps(value)[:40]}: no benchmark's "
+                                  f"metric is outside 0 to {bounds.MAX_EVAL_VALUE} (a fraction, a percentage)"))
+    points = []
+    for key, kind in (("epoch_num", schema.Epochs), ("samples_count", schema.Count)):
+        given = meta.get(key)
+        if given is not None and schema.why_not(kind, given, f"metadata.{key}"):
+            raise LogError(LogProblem(str(path), number, f"eval_accuracy's {schema.why_not(kind, given, f'metadata.{key}')}"))
+        points.append(given)
+    return LogEval(number, at_s, points[0], points[1], value)
+
+
+def _target(path: Path, firsts: dict[str, tuple[int, Any]]) -> float | None:
+    if "eval_target" not in firsts:
+        return None
+    number, value = firsts["eval_target"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= bounds.MAX_EVAL_VALUE:
+        raise LogError(LogProblem(str(path), number, f"eval_target is {json.dumps(value)[:40]}: a target is a number "
+                                  f"above 0, at most {bounds.MAX_EVAL_VALUE} (a fraction, a percentage)"))
+    return float(value)
+
+
+def _train_samples(path: Path, firsts: dict[str, tuple[int, Any]]) -> int | None:
+    if "train_samples" not in firsts:
+        return None
+    number, value = firsts["train_samples"]
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= bounds.MAX_EPOCH_SAMPLES:
+        raise LogError(LogProblem(str(path), number, f"train_samples is {json.dumps(value)[:40]}: the training "
+                                  f"split's samples, a whole number from 1 to {bounds.MAX_EPOCH_SAMPLES:g}"))
     return value
 
 
-def _sample(path: Path, start, stop, epochs: set, succeeded: bool) -> RunSample:
-    if start is None:
-        raise LogError(LogProblem(str(path), None, "no run_start record"))
-    if stop is None:
-        raise LogError(LogProblem(str(path), None, "no run_stop record: the run did not finish"))
-    tta = stop[0] - start[0]
-    if tta < 0:
-        raise LogError(LogProblem(str(path), stop[1], f"run_stop is {-tta:.3f} s before run_start"))
-    n_epochs = float(len(epochs)) if epochs else None
-    return RunSample(str(path), succeeded, tta if succeeded else None, n_epochs,
-                     Status.SUCCESS if succeeded else Status.NOT_REACHED)
+def _whole_epoch(value: Any, path: Path, number: int) -> float:
+    why = schema.why_not(schema.Epochs, value, "metadata.epoch_num")
+    if why:
+        raise LogError(LogProblem(str(path), number, why))
+    if not float(value).is_integer():
+        raise LogError(LogProblem(str(path), number, f"epoch_start's epoch_num is {value:g}: an epoch starts at a "
+                                  "whole epoch (log a fraction of one on eval_accuracy, as its epoch_num)"))
+    return value

@@ -52,9 +52,9 @@ FIX = ("The run record was edited or damaged: put the field back as docs/referen
        "again.")
 
 
-def _numbers(doc: Any, where: str, low: float | None) -> None:
-    """Every number of a nested summary finite (and ≥ ``low``), within ``schema.MAX_FLOPS``: what the analyses
-    read of it (samples/s, a fraction of the roof, a resource's mean and max) can be true."""
+def _numbers(doc: Any, where: str) -> None:
+    """Every number of a nested summary finite and not negative, within ``schema.MAX_FLOPS``: what the analyses
+    read of it (samples/s, a fraction of the roof, a resource's mean and max, communication seconds) can be true."""
     stack = [(doc, where)]
     while stack:
         value, at = stack.pop()
@@ -63,14 +63,13 @@ def _numbers(doc: Any, where: str, low: float | None) -> None:
         elif isinstance(value, list):
             stack.extend((v, f"{at}[{i}]") for i, v in enumerate(value))
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            # ≥ low within a rounding's hair (records written before the monitor clamped its means at 0 hold -1e-8)
-            if not math.isfinite(value) or abs(value) > schema.MAX_FLOPS or (low is not None and value < low - 1e-6):
-                raise ValueError(f"{at}' is {value!r}: a measured figure is a finite number"
-                                 + (f" ≥ {low:g}" if low is not None else ""))
+            # ≥ 0 within a rounding's hair (records written before the monitor clamped its means at 0 hold -1e-8)
+            if not math.isfinite(value) or abs(value) > schema.MAX_FLOPS or value < -1e-6:
+                raise ValueError(f"{at}' is {value!r}: a measured figure is a finite number ≥ 0")
 
 
 def _measured(doc: dict[str, Any]) -> dict[str, Any]:
-    _numbers(doc, "", 0.0)
+    _numbers(doc, "")
     _monitors(doc)
     return doc
 
@@ -93,13 +92,7 @@ def _monitors(doc: dict[str, Any]) -> None:
                              f"{bounds.MAX_OTHERS_SHARE:g} for the OS's late accounting)")
 
 
-def _finite(doc: dict[str, Any]) -> dict[str, Any]:
-    _numbers(doc, "", None)
-    return doc
-
-
 Measured = Annotated[dict[schema.Text, Any], AfterValidator(_measured)]   # a summary of measured figures, all ≥ 0
-Finite = Annotated[dict[schema.Text, Any], AfterValidator(_finite)]
 
 
 MetricValue = schema._number(-1e9, 1e9, unit="the metric's value")   # bounded by the task's metric below
@@ -172,7 +165,7 @@ class RunResult:
     inference: Measured | None = None           # `dawnbench infer` (SPEC §5)
     throughput: Measured | None = None          # samples/s, FLOP/s against the roof (profiling/flops.py)
     resources: Measured | None = None           # the resource monitor's summary (SPEC §14)
-    distributed: Finite | None = None           # world, batch sizes, communication (SPEC §13)
+    distributed: Measured | None = None          # world, batch sizes, communication (SPEC §13)
     error: schema.Message | None = None         # why a run that did not succeed ended
     started_at: schema.Moment = ""              # ISO 8601, the run's start ("": unknown)
     run_dir: schema.PathText = ""                   # the folder as written (readers use the folder they are given)
@@ -288,11 +281,30 @@ def _consistent(r: RunResult) -> RunResult:
     the threshold, and its epochs and samples to target are that evaluation's; a time to accuracy (and the
     epochs and samples to it) only with a success — or a record left ``running`` by a process killed after it;
     values within the task's metric's range."""
+    from dawnbench.tasks import QUICK, QUICK_TRIALS, SUBSET_TASKS, TASKS  # where the task is one of ours
+
+    if r.task in TASKS and r.metric and r.metric != TASKS[r.task].metric.name:
+        raise ValueError(f"metric {r.metric!r} is not {r.task}'s ({TASKS[r.task].metric.name}): a task has one "
+                         "deciding metric")
     for i, (earlier, later) in enumerate(zip(r.evals, r.evals[1:]), 1):
         for name in ("epoch", "samples", "timed_s"):
             if getattr(later, name) < getattr(earlier, name):
                 raise ValueError(f"evals[{i}].{name} is below the evaluation's before it: evaluations are recorded "
                                  "in the order they were taken")
+    for i, e in enumerate(r.evals):
+        if (e.samples > 0 and not e.epoch > 0) or (e.epoch > 0 and not e.samples > 0 and r.imported is None):
+            raise ValueError(f"evals[{i}] has epoch {e.epoch:g} and samples {e.samples:g}: training that saw samples "
+                             "made part of an epoch, and the other way round (only an imported MLPerf log may leave "
+                             "its samples_count out)")
+    first = next((i for i, e in enumerate(r.evals) if e.stopped_by is None and e.value >= r.threshold), None)
+    if first is not None and r.status in (Status.NOT_REACHED, Status.TIMEOUT):   # not one that failed after its pass
+        raise ValueError(f"status {r.status}, but evals[{first}] reached the threshold {r.threshold:g} (value "
+                         f"{r.evals[first].value:g}): a run whose evaluation reached its target is a success")
+    if r.status == Status.SUCCESS and first is not None and r.time_to_accuracy_s is not None and not math.isclose(
+            r.evals[first].timed_s, r.time_to_accuracy_s, rel_tol=1e-9, abs_tol=1e-9):
+        raise ValueError(f"time_to_accuracy_s is {r.time_to_accuracy_s:g} s, but evals[{first}] reached the "
+                         f"threshold first, at {r.evals[first].timed_s:g} s: the time to accuracy is the first "
+                         "passing evaluation's")
     if r.status == Status.SUCCESS:
         if r.time_to_accuracy_s is None:
             raise ValueError("status success but time_to_accuracy_s is null: a success has a time to accuracy")
@@ -311,10 +323,9 @@ def _consistent(r: RunResult) -> RunResult:
     elif r.status != Status.RUNNING and (r.time_to_accuracy_s, r.epochs_to_target, r.samples_to_target) != (
             None, None, None):
         raise ValueError(f"status {r.status} with a time (or epochs, samples) to accuracy: only a success has one")
-    if r.time_to_accuracy_s is not None and r.time_to_accuracy_s > r.timed_s * (1 + 1e-9) + 1e-9 and r.timed_s:
-        raise ValueError("time_to_accuracy_s is more than the run's timed_s")
-    from dawnbench.tasks import QUICK, QUICK_TRIALS, SUBSET_TASKS, TASKS  # where the task is one of ours
-
+    if r.time_to_accuracy_s is not None and r.time_to_accuracy_s > r.timed_s * (1 + 1e-9) + 1e-9:
+        raise ValueError(f"time_to_accuracy_s {r.time_to_accuracy_s:g} is more than the run's timed_s {r.timed_s:g}: "
+                         "the time to accuracy is part of what the clock counted")
     if r.task in TASKS:
         if r.subset is not None and not (r.subset == QUICK and r.task in QUICK_TRIALS) and r.task not in SUBSET_TASKS:
             raise ValueError(f"subset {r.subset!r} on {r.task}: {r.task} has one official dataset; its only subset "
@@ -331,12 +342,11 @@ def _consistent(r: RunResult) -> RunResult:
         raise ValueError(f"resources.interference must be the monitor's sentence (text of 1 to {schema.MAX_MESSAGE} "
                          "characters) or absent")
     metric = TASKS[r.task].metric if r.task in TASKS else None
-    if metric is not None:
-        for i, e in enumerate(r.evals):
-            for name, value in (("value", e.value), *((f"extra.{k}", v) for k, v in e.extra.items())):
-                if not metric.low <= value <= metric.high:
-                    raise ValueError(f"evals[{i}].{name} is {value:g}: {metric.name} lies from {metric.low:g} to "
-                                     f"{metric.high:g}")
+    for i, e in enumerate(r.evals if metric is not None else ()):
+        for name, value in (("value", e.value), *((f"extra.{k}", v) for k, v in e.extra.items())):
+            if not metric.low <= value <= metric.high:
+                raise ValueError(f"evals[{i}].{name} is {value:g}: {metric.name} lies from {metric.low:g} to "
+                                 f"{metric.high:g}")
     return r
 
 
@@ -350,12 +360,15 @@ def _devices(r: RunResult) -> tuple[int, str]:
     return min(devices, bounds.MACHINES), "cpu" if cpu else "gpu"
 
 
-def epoch_size(task: str) -> int | None:
-    """Samples in one epoch of ``task``'s official training split (None: not one of dawnbench's tasks)."""
+def epoch_size(task: str, subset: str | None = None) -> int | None:
+    """Samples in one epoch of ``task``'s training split — its quick trial's items for ``subset`` "quick" (None:
+    not one of dawnbench's tasks, or a subset a user imported, whose size the record does not say)."""
     from dawnbench.data import DATASETS
-    from dawnbench.tasks import TASKS
+    from dawnbench.tasks import QUICK, QUICK_TRIALS, TASKS
 
-    if task not in TASKS or TASKS[task].dataset not in DATASETS:
+    if subset == QUICK and task in QUICK_TRIALS:
+        return QUICK_TRIALS[task][0]
+    if subset is not None or task not in TASKS or TASKS[task].dataset not in DATASETS:
         return None
     return DATASETS[TASKS[task].dataset].counts.get(TASKS[task].train_split)
 
@@ -393,32 +406,48 @@ def _physical(r: RunResult) -> RunResult:
     second, nor computes faster than its kind can, so a time to accuracy is not below its samples' FLOPs at the
     fastest such device, nor below the task's floor (``tasks.FLOORS_S``); the clock's parts (timed, evaluation,
     logging, checkpoints) fit in the wall time; the training cost is the price times the time to accuracy."""
-    from dawnbench.tasks import FLOORS_S, TASKS
+    from dawnbench.tasks import floor_s
 
     devices, kind = _devices(r)
     points = [(f"evals[{i}]", e.epoch, e.samples, e.timed_s) for i, e in enumerate(r.evals)]
     if r.epochs_to_target and r.samples_to_target and r.time_to_accuracy_s:
         points.append(("the target's", r.epochs_to_target, r.samples_to_target, r.time_to_accuracy_s))
-    # The split's size binds what claims it: an official record (the task's data, target and rules) and a self-reported
-    # one. A harness run's entry may train on part of the split by its own hyperparameters (train_subset), counted.
-    size = epoch_size(r.task) if r.subset is None and (r.official or r.self_reported) else None
+    # The split's size (the quick trial's, for one) binds every record, but one whose entry trains on part of the split
+    # by its own hyperparameter (train_subset): its epochs are its own.
+    size = None if r.hparams.get("train_subset") else epoch_size(r.task, r.subset)
     for at, epoch, samples, timed in points:
         check_point(at, epoch, samples, timed, devices, size, r.task)
-    if r.task in TASKS and r.time_to_accuracy_s is not None and not any(
+    if r.time_to_accuracy_s is not None and not any(
             e.epoch or e.samples for e in r.evals if e.timed_s <= r.time_to_accuracy_s * (1 + 1e-9)):
         raise ValueError("a time to accuracy at an evaluation that saw no training (epoch 0, samples 0): a time to "
                          "accuracy is the time to train to the target, so its evaluation says how far training got")
     parts = r.timed_s + r.eval_s + r.log_s + r.checkpoint_s
-    if r.wall_s and parts > r.wall_s * (1 + bounds.ROUNDING) + 1e-3:
+    if parts > r.wall_s * (1 + bounds.ROUNDING) + 1e-3:
         raise ValueError(f"timed_s + eval_s + log_s + checkpoint_s is {parts:g} s, more than wall_s {r.wall_s:g} s: "
                          "they are parts of the wall time from run_start")
-    if r.evals and r.timed_s and r.evals[-1].timed_s > r.timed_s * (1 + 1e-9) + 1e-9:
+    if r.evals and r.evals[-1].timed_s > r.timed_s * (1 + 1e-9) + 1e-9:
         raise ValueError(f"evals[{len(r.evals) - 1}].timed_s {r.evals[-1].timed_s:g} is past the run's timed_s "
                          f"{r.timed_s:g}")
-    floor = FLOORS_S.get(r.task, 0.0) if r.task in TASKS and r.threshold >= TASKS[r.task].threshold else 0.0
+    floor = floor_s(r.task, r.threshold)
     if r.time_to_accuracy_s is not None and r.time_to_accuracy_s < floor:
         raise ValueError(f"time_to_accuracy_s {r.time_to_accuracy_s:g} is below {floor:g} s, the floor of a time to "
-                         f"{r.task}'s target (tasks.FLOORS_S: about 100× below the fastest result known)")
+                         f"{r.threshold:g} on {r.task} (tasks.floor_s: about 100× below the fastest result known at "
+                         "the task's target, a tenth of that at its quick trial's, one optimizer step below)")
+    batch = r.hparams.get("batch_size")
+    if isinstance(batch, int) and batch > bounds.MAX_EPOCH_SAMPLES:
+        raise ValueError(f"hparams.batch_size is {batch:,}: a batch is drawn from a training set, and the largest "
+                         f"holds 5.85e9 samples (bounds.MAX_EPOCH_SAMPLES, {bounds.MAX_EPOCH_SAMPLES:g})")
+    if isinstance(batch, int) and r.samples_to_target and r.samples_to_target < min(batch, size or batch):
+        raise ValueError(f"samples_to_target {r.samples_to_target:g} is fewer than hparams.batch_size {batch:,}: a "
+                         "time to accuracy follows at least one optimizer step, which sees a whole batch")
+    rate = (r.throughput or {}).get("samples_per_s")
+    if isinstance(rate, (int, float)) and rate > devices * bounds.MAX_SAMPLES_PER_S:
+        raise ValueError(f"throughput.samples_per_s {rate:g} is more than {devices} device(s) train on: no device "
+                         f"trains on more than {bounds.MAX_SAMPLES_PER_S:g} samples a second")
+    share = (r.throughput or {}).get("fraction_of_peak")
+    if isinstance(share, (int, float)) and share > bounds.ABOVE_ROOF:
+        raise ValueError(f"throughput.fraction_of_peak is {share:g}: a measured rate passes its own roof by noise "
+                         f"({bounds.ABOVE_ROOF:g}×), not by more")
     per_sample = (r.throughput or {}).get("flops_per_sample")
     roof = devices * bounds.DEVICE_FLOP_RATE[kind]
     if per_sample and r.samples_to_target and r.time_to_accuracy_s:
