@@ -38,10 +38,17 @@ def write_run(folder: Path, seed: int, tta: float | None, epochs: float, **field
         r.evals = [Evaluation(epochs / 2, round(size / 2 * epochs), (tta or 9.0) / 2, r.threshold - 1),
                    Evaluation(epochs, round(size * epochs), tta or 9.0, r.threshold + (0.1 if tta else -0.5))]
     (folder / "result.json").write_text(json.dumps(r.to_dict()))
-    # each run's log its own, starting at its own millisecond, as a run writes it (a copy's is the same: selection)
-    (folder / "events.log").write_text(":::MLLOG " + json.dumps({
-        "namespace": "", "time_ms": next(_STARTS), "event_type": "INTERVAL_START", "key": "run_start", "value": None,
-        "metadata": {"run": str(folder), "seed": seed, "tta": tta}}) + "\n")
+    # each run's log its own, starting at its own millisecond, as a run writes it (a copy's is the same: selection),
+    # with the evaluations its record holds and how it ended
+    start = next(_STARTS)
+    events = [{"key": "run_start", "time_ms": start, "event_type": "INTERVAL_START", "value": None,
+               "metadata": {"run": str(folder), "seed": seed, "tta": tta}}]
+    events += [{"key": "eval_accuracy", "time_ms": start + 1e3 * e.timed_s, "event_type": "POINT_IN_TIME",
+                "value": e.value, "metadata": {"epoch_num": e.epoch, "samples_count": e.samples}} for e in r.evals]
+    if r.status != "running":
+        events.append({"key": "run_stop", "time_ms": start + 1e3 * r.wall_s, "event_type": "INTERVAL_END",
+                       "value": None, "metadata": {"status": str(r.status)}})
+    (folder / "events.log").write_text("".join(":::MLLOG " + json.dumps({"namespace": "", **e}) + "\n" for e in events))
 
 
 def flag_every_run(monkeypatch, share: float) -> None:

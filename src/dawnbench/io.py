@@ -249,6 +249,7 @@ LIMITS: dict[str, int] = {
     "machine's roofs": 64 * 1024,  # the last undisturbed roofs of a machine (profiling/load.py)
     "MLPerf log": 256 * MiB,
     "event log": 256 * MiB,
+    "resource samples": 256 * MiB,   # a run's resources.tsv (a row every half second)
     "model": 16 << 30,             # model.pt (read by torch with weights_only=True)
     "data": 64 << 30,              # official dataset files (IDX, CIFAR batches, SQuAD JSON, ...)
 }

@@ -26,8 +26,8 @@ from pydantic import AfterValidator, Field
 
 from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError, FileError
-from dawnbench.io import DiskReserve, atomic_write_json, atomic_write_text, output_dir, read_json
-from dawnbench.records.mllog import EventLog
+from dawnbench.io import DiskReserve, atomic_write_json, atomic_write_text, output_dir, read_foreign_lines, read_json
+from dawnbench.records.mllog import EventLog, parse_line
 
 
 class Status(str, Enum):
@@ -494,7 +494,79 @@ def read_result(run_dir: Path) -> dict[str, Any]:
         raise DawnbenchError(f"{run_dir}: no such run directory. Pass a directory made by `dawnbench run`.")
     if not path.exists() and not path.is_symlink():
         raise DawnbenchError(f"{path}: missing. {run_dir} is not a run directory made by `dawnbench run`.")
-    return check_record(read_json(path, "run record"), path)
+    return agrees_with_its_log(check_record(read_json(path, "run record"), path), run_dir)
+
+
+# What a run's events.log says that its record says too: a disagreement is an edit of one of them (docs/reference/
+# documents.md, "Physics": "A record agrees with its evidence").
+_LOGGED = {"submission_benchmark": "task", "entry": "entry", "seed": "seed", "eval_target": "threshold",
+           "dawnbench_official": "official"}
+
+
+def agrees_with_its_log(doc: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    """``doc`` (a checked record read from ``run_dir``) if it agrees with the run's own evidence — its command line
+    (``software.argv``) and its ``events.log``: the task, entry, seed, target and officialness the log states at the
+    start, the split an epoch is of (``train_samples``), every evaluation the record holds (in order, the same
+    epoch and value), and the status ``run_stop`` gives; a FileError naming both otherwise. A folder without a log,
+    or with one that is not a run's (empty, foreign, an imported MLPerf log), is checked as far as its record goes."""
+    path = Path(run_dir) / "result.json"
+    argv = (doc.get("software") or {}).get("argv")
+    said = [a for a in argv if a in ("--quick", "--target", "--subset")] if isinstance(argv, list) else []
+    if doc.get("official") and said:
+        raise FileError(path, f"official is true, but its command line (software.argv) says {said[0]}: such a run "
+                              f"is unofficial. {FIX}")
+    log = Path(run_dir) / "events.log"
+    if doc.get("imported") is not None or log.is_symlink() or not log.is_file():
+        return doc
+    firsts, evals, stop = _log_facts(log)
+    if "run_start" not in firsts:       # an empty or foreign log: no evidence of this run either way
+        return doc
+    for key, field_ in _LOGGED.items():
+        if key in firsts and firsts[key] != doc.get(field_) and not (field_ == "official" and not doc.get(field_)):
+            raise FileError(path, f"{field_} is {doc.get(field_)!r}, but its events.log says {key} "
+                                  f"{firsts[key]!r}: the record and the run's log disagree. {FIX}")
+    size = epoch_size(str(doc.get("task")), doc.get("subset"))
+    if isinstance(firsts.get("train_samples"), int) and size and firsts["train_samples"] != size \
+            and not (doc.get("hparams") or {}).get("train_subset"):
+        raise FileError(path, f"its events.log says the run trained on {firsts['train_samples']:,} samples an epoch "
+                              f"(train_samples), but the record's task and subset hold {size:,}: the record and the "
+                              f"run's log disagree. {FIX}")
+    for i, (mine, logged) in enumerate(zip(doc.get("evals") or [], evals)):
+        if not (math.isclose(mine["value"], logged[1], rel_tol=1e-9, abs_tol=1e-9)
+                and math.isclose(mine["epoch"], logged[0], rel_tol=1e-9, abs_tol=1e-12)):
+            raise FileError(path, f"evals[{i}] is {mine['value']:g} at epoch {mine['epoch']:g}, but its events.log "
+                                  f"has {logged[1]:g} at epoch {logged[0]:g}: the record and the run's log disagree. "
+                                  f"{FIX}")
+    if len(doc.get("evals") or []) > len(evals):
+        raise FileError(path, f"{len(doc['evals'])} evaluations, but its events.log holds {len(evals)}: the log "
+                              f"takes each evaluation before the record does. {FIX}")
+    if stop is not None and doc.get("status") != RUNNING and stop != doc.get("status"):
+        raise FileError(path, f"status is {doc.get('status')!r}, but its events.log's run_stop says {stop!r}: the "
+                              f"record and the run's log disagree. {FIX}")
+    return doc
+
+
+def _log_facts(log: Path) -> tuple[dict[str, Any], list[tuple[float, float]], str | None]:
+    """What a run's events.log states (each key's first value), its evaluations (epoch, value) and run_stop's
+    status; lines that are not an MLLOG record of a run are passed over (the record is what is checked)."""
+    firsts: dict[str, Any] = {}
+    evals, stop = [], None
+    for _, line in read_foreign_lines(log, "event log"):
+        try:
+            event = parse_line(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(event, dict) or not isinstance(event.get("metadata", {}), dict):
+            continue
+        key, value, meta = event.get("key"), event.get("value"), event.get("metadata") or {}
+        if key == "eval_accuracy" and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                          for v in (meta.get("epoch_num"), value)):
+            evals.append((meta["epoch_num"], value))
+        elif key == "run_stop":
+            stop = meta.get("status")
+        elif isinstance(key, str):
+            firsts.setdefault(key, value)
+    return firsts, evals, stop
 
 
 def new_run_dir(out_dir: Path, task: str, entry: str, seed: int) -> Path:

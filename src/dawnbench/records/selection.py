@@ -21,7 +21,9 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
   folder, a run made twice) is left out: the first one met counts (folders in name order), and a seed never
   counts twice. So is a second folder whose event log (``events.log``) records the same start (``run_start``,
   to the millisecond), whatever its record or the rest of its log says: two runs never start in the same
-  millisecond, and a copy whose seed was relabelled is still the run it was copied from.
+  millisecond, and a copy whose seed was relabelled is still the run it was copied from. A copy whose log was
+  moved or deleted is found by what it measured: its evaluations (each one's timed seconds to the nanosecond,
+  epoch, samples and accuracy), which no two runs of one configuration share.
 * **Official**, for a submission only (``official=True``: ``export``): a run at a lowered
   ``--target`` or on a subset (``official: false``) is left out — DAWNBench ranks runs at the task's
   own threshold on its full data, and ``validate`` rejects the rest. The analyses count unofficial
@@ -40,6 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dawnbench import bounds
+from dawnbench.errors import FileError
+from dawnbench.io import read_foreign_lines
 from dawnbench.records import mllog
 from dawnbench.records.record import RunResult, Status
 from dawnbench.tasks import QUICK, TASKS
@@ -50,6 +55,8 @@ NOT_FINISHED = ("not finished: its record still says running (the run trains yet
 COPY = "a second record of seed {seed} of this configuration ({first} is counted): a seed counts once"
 SAME_LOG = ("a second record of the run in {first} (its event log records the same start, to the millisecond, whatever "
             "its record says): a run counts once")
+SAME_EVALS = ("a second record of the run in {first} (its evaluations are the same — each one's time to the nanosecond, "
+              "its epoch, samples and accuracy — whatever else its record or its log says): a run counts once")
 LOG_HEAD_BYTES = 1 << 20    # a run writes run_start after a few dozen lines saying what it is: 1 MiB holds it
 UNOFFICIAL = ("unofficial: {why}; DAWNBench ranks only runs at the task's own threshold on its full data, and "
               "`dawnbench validate` rejects the rest — run without --target/--subset/--quick to submit (a tracked script: "
@@ -127,8 +134,40 @@ def _seed_key(r: RunResult) -> tuple | None:
 
 def disturbed(r: RunResult) -> str | None:
     """Why a run counts as disturbed (:func:`flagged`: its monitor's sentence, else the record's own figures
-    of what others took while its clock ran)."""
-    return flagged(r.resources, "others_share_timed", "timed_s_sampled", "the run's CPUs while its clock was timing")
+    of what others took while its clock ran, else what its ``resources.tsv`` shows)."""
+    return flagged(r.resources, "others_share_timed", "timed_s_sampled",
+                   "the run's CPUs while its clock was timing") or _sampled(r)
+
+
+TSV_MARGIN = 2    # the TSV's rows are each clipped at 0, so its share runs a little above the monitor's own
+
+
+def _sampled(r: RunResult) -> str | None:
+    """What the run's ``resources.tsv`` (its monitor's every sample) shows others took while its clock ran, where
+    that is past the rule by ``TSV_MARGIN`` and its record says nothing: a flag deleted from the record is found
+    again in the measurement it came from. None where there is no such file, or it shows nothing of the kind."""
+    path = Path(r.run_dir) / "resources.tsv" if r.run_dir else None
+    if path is None or path.is_symlink() or not path.is_file():
+        return None
+    timed = others = last = 0.0
+    try:
+        lines = read_foreign_lines(path, "resource samples")
+        header = next(lines)[1].split("\t")
+        t_at, frac_at, others_at = (header.index(c) for c in ("t_s", "timed_frac", "others_cpu_pct"))
+        for _, line in lines:
+            cells = line.split("\t")
+            t, frac, pct = (float(cells[i]) for i in (t_at, frac_at, others_at))
+            if not (math.isfinite(t) and 0 <= frac <= 1 and 0 <= pct <= 100 * bounds.MACHINES and t >= last):
+                return None
+            timed, others, last = timed + (t - last) * frac, others + (t - last) * frac * pct / 100, t
+    except (FileError, StopIteration, ValueError, IndexError):     # not the monitor's table: it proves nothing
+        return None
+    own = (r.resources or {}).get("own_cpus") or (r.hardware or {}).get("cores") or 1
+    share = others / (timed * own) if timed > 0 and isinstance(own, int) and own > 0 else 0.0
+    if share > TSV_MARGIN * INTERFERENCE_SHARE and others >= INTERFERENCE_MIN_S:
+        return (f"other processes took {100 * min(share, 1):.0f} % of the run's CPUs while its clock was timing (its "
+                f"resources.tsv; its record says nothing of it)")
+    return None
 
 
 def flagged_counted(counted: Sequence[RunResult]) -> list[dict[str, Any]]:
@@ -223,13 +262,20 @@ def select(results: Sequence[RunResult], include_suspect: bool = False, official
     chosen = Selection()
     seen: dict[tuple, RunResult] = {}
     logs: dict[float, RunResult] = {}
+    measured: dict[tuple, RunResult] = {}
     for r in results:
         key, log = _seed_key(r), run_start_mark(r)
+        evals = (key[:-1], tuple((e.epoch, e.samples, e.timed_s, e.value) for e in r.evals)) if key and r.evals else ()
         if log is None:
             chosen.unchecked.append(r)
         if log is not None and log in logs:     # the same run, whatever its record says: said as such first
             chosen.left_out.append((r, SAME_LOG.format(first=logs[log].run_dir)))
             continue
+        if evals and evals in measured:         # its log moved or deleted: what it measured is the run's
+            chosen.left_out.append((r, SAME_EVALS.format(first=measured[evals].run_dir)))
+            continue
+        if evals:
+            measured[evals] = r
         if key is not None and key in seen:
             chosen.left_out.append((r, COPY.format(seed=r.seed, first=seen[key].run_dir)))
             continue
