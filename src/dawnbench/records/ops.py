@@ -18,7 +18,7 @@ from typing_extensions import TypedDict  # pydantic reads typing_extensions' Typ
 
 from dawnbench import bounds, schema
 from dawnbench.errors import FileError
-from dawnbench.io import atomic_write_text, read_foreign_text
+from dawnbench.io import atomic_write_text, read_foreign_text, read_json
 from dawnbench.opcalls.calls import check_call
 
 TSV_COLUMNS = ("op", "shapes", "dtype", "precision", "calls", "time_s", "share", "flops", "bytes",
@@ -141,6 +141,42 @@ def grouped_notes(notes: list[str]) -> list[str]:
     return out
 
 
+PROFILER_RESOLUTION_S = 1e-6   # torch.profiler's events are timed in microseconds: a row's time may be that short
+
+
+def _roofs(folder: Path) -> dict[str, Any]:
+    """The profile's own roofs (its summary.json's), or {} where there is none to read: then every row is held
+    to the fastest device's rate (bounds.DEVICE_FLOP_RATE)."""
+    summary = folder / "summary.json"
+    if summary.is_symlink() or not summary.is_file():
+        return {}
+    try:
+        roofs = (read_json(summary, "profile") or {}).get("roofs")
+    except FileError:           # the summary's own reader says what is wrong with it
+        return {}
+    return roofs if isinstance(roofs, dict) else {}
+
+
+def _above_roof(row: dict[str, Any], roofs: dict[str, Any] | None) -> str | None:
+    """Why a row's work cannot have taken its time (None: it can): its FLOPs at most what the machine's roof of its
+    precision computes in that time and the profiler's resolution, by ``bounds.ABOVE_ROOF`` — without a measured
+    roof of that precision, the fastest device's rate; its bytes at most the fastest device's copy rate."""
+    measured = (roofs or {}).get("flops") or {}
+    roof = measured.get(row["precision"]) if isinstance(measured, dict) else None
+    if not isinstance(roof, (int, float)) or isinstance(roof, bool) or not roof > 0:
+        roof, whose = max(bounds.DEVICE_FLOP_RATE.values()), "the fastest device's"
+    else:
+        roof, whose = roof * bounds.ABOVE_ROOF, f"this machine's measured {row['precision']} roof × {bounds.ABOVE_ROOF:g}"
+    time_s = (row.get("time_s") or 0.0) + PROFILER_RESOLUTION_S
+    for name, value, rate, of in (("flops", row.get("flops"), roof, whose),
+                                  ("bytes", row.get("bytes"), max(bounds.DEVICE_BYTE_RATE.values()),
+                                   "the fastest device's copy rate")):
+        if value and value / time_s > rate:
+            return (f"{name} {value:g} in {row.get('time_s') or 0:g} s is {value / time_s:.3g}/s, past {rate:.3g}/s "
+                    f"({of}): the work cannot have taken that time")
+    return None
+
+
 def read_ops(out: Path, notes: list[str] | None = None, census: bool = False) -> list[dict[str, Any]]:
     """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers, each row checked against
     :class:`OpRow`, its shapes and its args (``dims``, ``arg_values``: parsed). A row that cannot be true — a zero
@@ -164,6 +200,7 @@ def read_ops(out: Path, notes: list[str] | None = None, census: bool = False) ->
     if len(lines) == 1:
         raise FileError(path, f"holds no ops, only its header. {fix}")
     rows, left_out, unreplayable = [], [], []
+    roofs = None if census else _roofs(Path(out))
     for number, values in enumerate(lines[1:], 2):
         if len(values) != len(columns):
             raise FileError(path, f"{len(values)} columns where the header has {len(columns)}. {fix}", line=number)
@@ -182,6 +219,8 @@ def read_ops(out: Path, notes: list[str] | None = None, census: bool = False) ->
         if isinstance(row.get("calls"), float) and row["calls"].is_integer():
             row["calls"] = int(row["calls"])
         why = schema.why_not(OpRow, row)
+        if why is None and not census:
+            why = _above_roof(row, roofs)
         if why is None and census and row["phase"] not in PHASES:
             why = f"phase {row['phase'][:20]!r} is not one of {', '.join(PHASES)}"
         if why is None and row["shapes"] == UNMATCHED:

@@ -52,7 +52,8 @@ from dawnbench.io import (
 )
 from dawnbench.records.documents import DawnbenchMisc
 from dawnbench.records.prices import instances, priced_as
-from dawnbench.tasks import FLOORS_S
+from dawnbench.records.record import epoch_size
+from dawnbench.tasks import floor_s
 
 ERROR, WARNING = "error", "warning"
 MAX_HOURS = 10_000.0          # over a year of training: no real entry, and display would overflow far above it
@@ -322,6 +323,11 @@ def _check_dawnbench_misc(sub: Submission, line: Any) -> None:
         disagree.append(f"{len(misc['seeds'])} seeds for {misc['runs']} runs")
     if len(set(seeds)) != len(seeds):
         disagree.append("a seed counted more than once (a copied run)")
+    strangers = [f["seed"] for f in misc.get("flagged") or [] if f["seed"] not in misc["seeds"]]
+    if strangers or len(misc.get("flagged") or []) > misc["runs"]:
+        disagree.append(f"misc.dawnbench.flagged names {len(misc.get('flagged') or [])} run(s)"
+                        + (f", seed {strangers[0]} not among the seeds {seeds}" if strangers else
+                           f" of {misc['runs']} counted"))
     chosen = misc.get("representative_seed")
     if chosen is not None and chosen not in seeds:
         disagree.append(f"representative_seed {chosen} is not one of the seeds {seeds}")
@@ -373,7 +379,12 @@ def _check_inference(sub: Submission, line) -> None:
         problems.append(Problem(name, line("cost"), ERROR, f"'cost' must be USD per item or null, not {cost!r}"))
     elif _number(cost) and cost > 0 and _number(latency) and latency > 0:
         per_hour = cost / (latency / 3_600_000)
-        if not 0.01 <= per_hour <= 1000:
+        if not bounds.MIN_USD_PER_HOUR <= per_hour <= bounds.MAX_USD_PER_HOUR:
+            problems.append(Problem(name, line("cost"), ERROR, f"'cost' {cost:g} with latency {latency:g} ms "
+                                    f"implies ${per_hour:,.4g}/h, and no machine costs less than "
+                                    f"${bounds.MIN_USD_PER_HOUR:g}/h or more than ${bounds.MAX_USD_PER_HOUR:,.0f}/h: "
+                                    "cost is USD per item = $/h × latency in hours"))
+        elif not 0.01 <= per_hour <= 1000:
             problems.append(Problem(name, line("cost"), WARNING, f"'cost' {cost:g} with latency {latency:g} ms "
                                     f"implies ${per_hour:,.4g}/h; cost is USD per item = $/h × latency in hours"))
     if task is None:
@@ -504,17 +515,26 @@ def _judge_rows(sub: Submission, parsed: list[tuple[int, dict[str, float]]], nam
             problems.append(Problem(name, number, ERROR, f"epoch {row['epoch']:g} is impossible: epochs count from 0 "
                                     f"to at most {bounds.MAX_EPOCHS:,.0f}"))
             return
-        if "epoch" in row and row["epoch"] <= last_epoch and not warned_epoch:
+        if "epoch" in row and row["epoch"] < last_epoch:
+            problems.append(Problem(name, number, ERROR, f"epoch {row['epoch']:g} is below the row before "
+                                    f"({last_epoch:g}): rows are in the order they were taken, epochs never go back"))
+            return
+        if "epoch" in row and row["epoch"] == last_epoch and not warned_epoch:
             warned_epoch = True
             problems.append(Problem(name, number, WARNING, f"epoch {row['epoch']:g} does not increase"))
+        why = _epoch_physics(row, task.key if task else "")
+        if why:
+            problems.append(Problem(name, number, ERROR, why))
+            return
         last_hours, last_epoch = row["hours"], row.get("epoch", last_epoch)
         sub.rows.append(row)
         if task and sub.training_hours is None and row[task.column] >= task.threshold:
-            if row["hours"] <= 0:
-                problems.append(Problem(name, number, ERROR, f"reaches the threshold at hours {row['hours']:g}: a "
-                                        "training time of zero is impossible (hours count from the start)"))
+            if row["hours"] <= 0 or row.get("epoch") == 0:
+                problems.append(Problem(name, number, ERROR, f"reaches the threshold at hours {row['hours']:g}, "
+                                        f"epoch {row.get('epoch', 0):g}: a time to accuracy follows training "
+                                        "(hours and epochs count from the start)"))
                 return
-            floor = FLOORS_S.get(task.key, 0.0)
+            floor = floor_s(task.key, task.threshold)
             if row["hours"] * 3600 < floor:
                 problems.append(Problem(name, number, ERROR, f"reaches the threshold at hours {row['hours']:g} "
                                         f"({row['hours'] * 3600:g} s): below {floor:g} s, the floor of a time to "
@@ -526,6 +546,22 @@ def _judge_rows(sub: Submission, parsed: list[tuple[int, dict[str, float]]], nam
         best = max(r[task.column] for r in sub.rows)
         problems.append(Problem(name, None, ERROR, f"never reaches {task.column} ≥ {task.threshold:g} "
                                 f"(best {best:.15g}); only entries that reach the threshold are ranked"))
+
+
+def _epoch_physics(row: dict[str, float], task: str) -> str | None:
+    """What a row's epoch and hours can be together (the run record's rule, ``check_point``): an epoch of at least
+    one of the task's samples, and no more than one epoch every ``bounds.MIN_EPOCH_S``."""
+    epoch = row.get("epoch")
+    if not epoch:
+        return None
+    size = epoch_size(task)
+    if size and epoch * size < 1:
+        return (f"epoch {epoch:g} is less than one of {task}'s {size:,} training samples: an epoch row counts the "
+                "passes over the training split made so far")
+    if epoch > row["hours"] * 3600 / bounds.MIN_EPOCH_S:
+        return (f"epoch {epoch:g} at hours {row['hours']:g}: an epoch is at least one optimizer step "
+                f"({bounds.MIN_EPOCH_S:g} s, a kernel's launch), so no run trains that many in that time")
+    return None
 
 
 def find_submissions(paths: list[str | Path], skipped: list[Problem] | None = None) -> list[tuple[Path, Path]]:
