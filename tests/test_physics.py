@@ -263,12 +263,33 @@ def test_every_writer_s_record_is_read_by_every_reader(capsys, tmp_path):
 
 
 def test_a_planted_site_manifest_deletes_nothing_the_site_did_not_write(capsys, tmp_path):
-    """A manifest names any file it likes: only a page as the site wrote it (its digest) is removed at a rebuild."""
+    """A manifest names any file it likes, with the digest it likes: only the list a build of this user signed in
+    this folder removes anything, and only a page as the site wrote it."""
+    import hashlib
+    import shutil
+
     _entry(tmp_path, "x", "1\t0.01\t99.1")
     site = tmp_path / "site"
     site.mkdir()
     (site / "notes.txt").write_text("mine")
     (site / ".dawnbench-site.json").write_text(json.dumps({"files": ["notes.txt"],
                                                            "sha256": {"notes.txt": "0" * 64}}))
-    code, _, _ = run_cli(capsys, "leaderboard", tmp_path / "entries", "--html", site)
-    assert code in (0, 1) and (site / "notes.txt").read_text() == "mine"
+    code, _, err = run_cli(capsys, "leaderboard", tmp_path / "entries", "--html", site)
+    assert code == 2 and "signature does not match" in err and (site / "notes.txt").read_text() == "mine"
+    # the outsider's case: a site built here, a user's copy of a page added to its manifest with the right digest
+    (site / ".dawnbench-site.json").unlink()
+    (site / "notes.txt").unlink()
+    assert run_cli(capsys, "leaderboard", tmp_path / "entries", "--html", site)[0] in (0, 1)
+    shutil.copy(site / "index.html", site / "my-copy.html")
+    manifest = json.loads((site / ".dawnbench-site.json").read_text())
+    manifest["sha256"]["my-copy.html"] = hashlib.sha256((site / "my-copy.html").read_bytes()).hexdigest()
+    (site / ".dawnbench-site.json").write_text(json.dumps(manifest))
+    assert run_cli(capsys, "leaderboard", tmp_path / "entries", "--html", site)[0] == 2
+    assert (site / "my-copy.html").exists()
+    # the signed manifest as the build left it: a rebuild replaces its own pages, and only them
+    del manifest["sha256"]["my-copy.html"]
+    (site / ".dawnbench-site.json").write_text(json.dumps(manifest))
+    assert run_cli(capsys, "leaderboard", tmp_path / "entries", "--html", site)[0] in (0, 1)
+    assert (site / "my-copy.html").exists() and (site / "index.html").exists()
+
+

@@ -11,22 +11,28 @@ Everything that came from a submission is escaped by Jinja2's autoescaping; a
 
 The site owns its folder and nothing else: ``OUT`` must be new, empty, or a site
 built before (it holds ``.dawnbench-site.json``, the list of files the last build
-wrote). Rebuilding removes only the files that list names; anything else in the
-folder — a file the user put there — is left alone.
+wrote, signed with a key in the user's cache). Rebuilding removes only the files that list names, unchanged;
+anything else in the folder — a file the user put there — is left alone, and a list the build did not sign
+(edited, copied in) removes nothing: the folder is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
+import hmac
 import json
+import os
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from dawnbench import __version__
+from dawnbench.data.cache import user_cache
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import atomic_write_json, atomic_write_text, output_dir, read_json
 from dawnbench.leaderboard import BOARD_TITLES, BOARDS, Boards, display
@@ -43,25 +49,49 @@ def entry_page(file: str) -> str:
 
 
 def _prepare(out: Path) -> None:
-    """``out`` ready for a build: new or empty, or an earlier site whose own files are removed."""
+    """``out`` ready for a build: new or empty, or an earlier site whose own files are removed — as its manifest
+    lists them, where the manifest is the one a build of this user wrote here (its signature) and each file is
+    still what that build wrote (its digest). A manifest a folder supplies (edited, copied, another user's) proves
+    nothing: such a folder is refused, its files left alone."""
     output_dir(out, "--html")   # made if missing; a file, or a folder that cannot be made, is one paragraph
     manifest = out / MANIFEST
     if manifest.is_file() and not manifest.is_symlink():
         try:
-            said = read_json(manifest, "site manifest").get("sha256", {})
-        except (DawnbenchError, AttributeError):
-            said = {}
-        for name, digest in (said.items() if isinstance(said, dict) else []):
+            doc = read_json(manifest, "site manifest")
+        except DawnbenchError:
+            doc = None
+        said = doc.get("sha256") if isinstance(doc, dict) else None
+        if not isinstance(said, dict) or not hmac.compare_digest(str(doc.get("signature", "")), _signature(out, said)):
+            raise DawnbenchError(f"--html {out}: its {MANIFEST} was not written by a dawnbench build of this user in "
+                                 "this folder (its signature does not match: edited, copied or another user's), so "
+                                 "which files the site owns cannot be told, and none is removed. Pass a new or empty "
+                                 "folder.")
+        for name, digest in said.items():
             page = out / str(name)
-            # Only plain files this site wrote, inside its folder, as it wrote them (a manifest names any file it
-            # likes; the digest is what the page held): never a link, never outside, never a file since changed.
-            if (isinstance(name, str) and ".." not in Path(name).parts and not Path(name).is_absolute()
+            # Only plain files this site wrote, inside its folder, as it wrote them: never a link, never outside,
+            # never a file since changed.
+            if (".." not in Path(name).parts and not Path(name).is_absolute()
                     and page.is_file() and not page.is_symlink() and _digest(page) == digest):
                 page.unlink()
     elif any(out.iterdir()):
         raise DawnbenchError(f"--html {out}: this folder is not empty and holds no site built by dawnbench "
                              f"(no {MANIFEST}); the site would mix with files it does not own. Pass a new or "
                              "empty folder.")
+
+
+def _signature(out: Path, digests: dict[str, Any]) -> str:
+    """What only a build by this user can write beside the list of files it wrote in ``out``: an HMAC of the list
+    and the folder's own path, keyed by a secret kept in the user's cache (made on first use, readable by the user
+    alone)."""
+    key_file = user_cache() / "site.key"
+    if not key_file.is_file():
+        key_file.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(secrets.token_bytes(32))
+    message = json.dumps([str(out.resolve()), digests], sort_keys=True).encode("utf-8", "surrogateescape")
+    return hmac.new(key_file.read_bytes(), message, hashlib.sha256).hexdigest()
 
 
 def _digest(path: Path) -> str:
@@ -139,6 +169,6 @@ def build_site(boards: Boards, out_dir: str | Path, until: dt.date | None = None
                                training_time=time, curve=_curve(sub), problems=sub.problems,
                                root="../", **common)
         write(entry_page(sub.file), html)
-    atomic_write_json(out / MANIFEST, {"generator": f"dawnbench {__version__}", "files": written, "sha256": digests},
-                      update=True)   # the earlier site's own manifest (_prepare found it)
+    atomic_write_json(out / MANIFEST, {"generator": f"dawnbench {__version__}", "files": written, "sha256": digests,
+                                       "signature": _signature(out, digests)}, update=True)   # the earlier site's own manifest (_prepare found it)
     return out / "index.html"
