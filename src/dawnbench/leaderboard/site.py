@@ -169,6 +169,7 @@ def build_site(boards: Boards, out_dir: str | Path, until: dt.date | None = None
                                training_time=time, curve=_curve(sub), problems=sub.problems,
                                root="../", **common)
         write(entry_page(sub.file), html)
-    atomic_write_json(out / MANIFEST, {"generator": f"dawnbench {__version__}", "files": written, "sha256": digests,
-                                       "signature": _signature(out, digests)}, update=True)   # the earlier site's own manifest (_prepare found it)
+    manifest = {"generator": f"dawnbench {__version__}", "files": written, "sha256": digests,
+                "signature": _signature(out, digests)}
+    atomic_write_json(out / MANIFEST, manifest, update=True)   # the earlier site's own manifest (_prepare found it)
     return out / "index.html"
