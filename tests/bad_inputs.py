@@ -40,13 +40,19 @@ def make_run(folder: Path) -> Path:
     result = RunResult(task="mnist", entry="small-cnn", seed=0, status="success", official=False,
                        metric="top1_accuracy", threshold=97.0, time_to_accuracy_s=3.0, epochs_to_target=0.5,
                        samples_to_target=30_000, evals=[Evaluation(0.5, 30_000, 3.0, 97.5)], hparams=hparams,
+                       timed_s=3.0, wall_s=6.0, eval_s=2.0,
                        hardware={"cpu": "x", "cores": 2, "accelerator": None, "memory_gib": 8.0},
                        software={"torch": torch.__version__}, checkpoint=saved.MODEL_FILE, run_dir=str(folder))
     (folder / "result.json").write_text(json.dumps(result.to_dict()))
     (folder / "epochs.tsv").write_text("epoch\thours\ttop1Accuracy\n0.5\t0.000833\t97.5\n")
-    (folder / "events.log").write_text(':::MLLOG ' + json.dumps({   # each run's log its own, as a run writes it
-        "namespace": "", "time_ms": time.time() * 1e3, "event_type": "INTERVAL_START", "key": "run_start",
-        "value": None, "metadata": {"run": str(folder)}}) + "\n")
+    start = time.time() * 1e3      # each run's log its own, as a run writes it: its start, evaluation and end
+    (folder / "events.log").write_text("".join(":::MLLOG " + json.dumps({"namespace": "", **e}) + "\n" for e in (
+        {"time_ms": start, "event_type": "INTERVAL_START", "key": "run_start", "value": None,
+         "metadata": {"run": str(folder)}},
+        {"time_ms": start + 5e3, "event_type": "POINT_IN_TIME", "key": "eval_accuracy", "value": 97.5,
+         "metadata": {"epoch_num": 0.5, "samples_count": 30_000}},
+        {"time_ms": start + 6e3, "event_type": "INTERVAL_END", "key": "run_stop", "value": None,
+         "metadata": {"status": "success"}})))
     saved.save(folder, {"model": make_net(hparams["widths"]).state_dict()}, task="mnist", entry="small-cnn",
                hparams=hparams, epoch=0.5, value=97.5)
     return folder
@@ -782,7 +788,138 @@ CASES: list[tuple[str, str, ArgsOf]] = [
         "--accelerators", "2"]),
     ("w7p-kernels-gpu-roof-on-a-cpu", "refused", lambda w, run: [
         "roofline", _kernels(w, lambda d: d["roofs"]["flops"].update(fp32=1e17)), "--out", w / "o"]),
+    # Wave 8's old doors (issue 83): one physics whichever command reads a document, a record held to its evidence
+    *[(f"w8d-record-{name}", "refused", (lambda change: lambda w, run: ["analyze", _record(run, w, change)])(change))
+      for name, change in (
+          ("quick-one-sample-in-a-nanosecond", lambda d: d.update(
+              subset="quick", time_to_accuracy_s=1e-9, timed_s=1e-9, epochs_to_target=1 / 6000, samples_to_target=1,
+              evals=[{**d["evals"][0], "epoch": 1 / 6000, "samples": 1, "timed_s": 1e-9}])),
+          ("unofficial-one-sample", lambda d: d.update(
+              threshold=99.0, time_to_accuracy_s=0.02, epochs_to_target=1 / 60000, samples_to_target=1,
+              evals=[{**d["evals"][0], "epoch": 1 / 60000, "samples": 1, "timed_s": 0.02, "value": 99.5}])),
+          ("three-samples", lambda d: d.update(epochs_to_target=3 / 60000, samples_to_target=3, evals=[
+              {**d["evals"][0], "epoch": 3 / 60000, "samples": 3}])),
+          ("timed-zero", lambda d: d.update(timed_s=0.0)),
+          ("wall-zero", lambda d: d.update(wall_s=0.0)),
+          ("epoch-without-samples", lambda d: d.update(samples_to_target=None, evals=[{**d["evals"][0], "samples": 0}])),
+          ("samples-without-epoch", lambda d: d.update(epochs_to_target=None, evals=[{**d["evals"][0], "epoch": 0}])),
+          ("task-cyrillic-i", lambda d: d.update(task="mn\u0456st")),
+          ("task-no-break-space", lambda d: d.update(task="mnist\u00a0")),
+          ("task-fullwidth", lambda d: d.update(task="\uff4d\uff4e\uff49\uff53\uff54")),
+          ("entry-greek-o", lambda d: d.update(entry="small-cnn-\u03bf")),
+          ("not-reached-beside-a-pass", lambda d: d.update(status="not_reached", time_to_accuracy_s=None,
+                                                            epochs_to_target=None, samples_to_target=None)),
+          ("success-not-the-first-pass", lambda d: d.update(time_to_accuracy_s=3.5, timed_s=3.5, epochs_to_target=0.6,
+                                                             samples_to_target=36_000, evals=[
+              d["evals"][0], {**d["evals"][0], "epoch": 0.6, "samples": 36_000, "timed_s": 3.5}])),
+          ("metric-of-another-task", lambda d: d.update(metric="f1")),
+          ("samples-per-second-past-a-device", lambda d: d.update(throughput={"samples_per_s": 1e12})),
+          ("fraction-of-peak-fifty", lambda d: d.update(throughput={"fraction_of_peak": 50})),
+          ("batch-of-a-quadrillion", lambda d: d["hparams"].update(batch_size=10**15)),
+          ("communication-negative", lambda d: d.update(distributed={"world_size": 2, "comm_s": -1.0})))],
+    ("w8d-record-official-but-argv-quick", "refused", lambda w, run: ["analyze", _copy(run, w, lambda d: d.update(
+        official=True, threshold=99.0, evals=[{**d["evals"][0], "value": 99.5}],
+        software={"argv": ["dawnbench", "run", "mnist", "--quick"]}))]),
+    *[(f"w8d-evidence-{name}", "refused", (lambda change, header, stop: lambda w, run: [
+        "analyze", _against_log(run, w, change, header, stop)])(change, header, stop)) for name, change, header, stop in (
+        ("official-but-log-says-not", lambda d: d.update(official=True, threshold=99.0, evals=[
+            {**d["evals"][0], "value": 99.5}]), {"dawnbench_official": False}, "success"),
+        ("target-not-the-log-s", None, {"eval_target": 90.0}, "success"),
+        ("split-not-the-log-s", None, {"train_samples": 6000}, "success"),
+        ("seed-not-the-log-s", None, {"seed": 7}, "success"),
+        ("status-not-the-log-s", None, {}, "aborted"),
+        ("evaluation-not-the-log-s", lambda d: d.update(evals=[{**d["evals"][0], "value": 98.5}]), {}, "success"))],
+    *[(f"w8d-log-{name}-{command}", "refused" if command != "check-log" else "handled", (
+        lambda lines, command: lambda w, run: [command, _mlperf_run(w, lines)] + (
+            ["--out", w / "imported"] if command == "import-log" else []))(lines, command))
+      for name, lines in (
+          ("never-reached", [("run_start", 0, None, {}), ("eval_accuracy", 5, 10.0, {"epoch_num": 1}),
+                             ("run_stop", 6, None, {"status": "success"})]),
+          ("no-evaluation", [("run_start", 0, None, {}), ("run_stop", 6, None, {"status": "success"})]),
+          ("accuracy-150", [("run_start", 0, None, {}), ("eval_accuracy", 5, 150.0, {"epoch_num": 1}),
+                            ("run_stop", 6, None, {"status": "success"})]),
+          ("accuracy-negative", [("run_start", 0, None, {}), ("eval_accuracy", 5, -5.0, {"epoch_num": 1}),
+                                 ("run_stop", 6, None, {"status": "success"})]),
+          ("success-in-no-time", [("run_start", 5, None, {}), ("eval_accuracy", 5, 99.5, {"epoch_num": 1}),
+                                  ("run_stop", 5, None, {"status": "success"})]),
+          ("not-reached-beside-a-pass", [("run_start", 0, None, {}), ("eval_accuracy", 5, 99.5, {"epoch_num": 1}),
+                                         ("run_stop", 6, None, {"status": "not_reached"})]),
+          ("fractional-epoch-start", [("run_start", 0, None, {}), ("epoch_start", 1, None, {"epoch_num": 0.5}),
+                                      ("eval_accuracy", 5, 99.5, {"epoch_num": 1}),
+                                      ("run_stop", 6, None, {"status": "success"})]),
+          ("epoch-of-its-own-split", [("run_start", 0, None, {}), ("train_samples", 0, 6000, {}),
+                                      ("eval_accuracy", 5, 99.5, {"epoch_num": 1, "samples_count": 60_000}),
+                                      ("run_stop", 6, None, {"status": "success"})]))
+      for command in ("analyze", "import-log", "check-log")],
+    ("w8d-log-v05-imagenet-in-a-second-at-1pct", "refused", lambda w, run: ["analyze", _text(
+        w / "v05", "result_0.txt", ":::MLPv0.5.0 resnet 1000.0 (x.py:1) run_start\n"
+        ":::MLPv0.5.0 resnet 1000.1 (x.py:2) eval_target: 0.749\n"
+        ":::MLPv0.5.0 resnet 1000.5 (x.py:3) eval_accuracy: {\"epoch\": 1, \"value\": 0.01}\n"
+        ":::MLPv0.5.0 resnet 1001.0 (x.py:4) run_stop: {\"success\": true}\n").parent]),
+    *[(f"w8d-submission-{name}", "handled", (lambda row: lambda w, run: ["validate", _tsv_row(w, row)])(row))
+      for name, row in (("at-target-at-epoch-0", "0\t0.00001\t99.5"), ("epochs-backwards", "2\t0.1\t90\n1\t0.2\t99.5"),
+                        ("a-billionth-epoch", "1e-9\t0.1\t99.5"), ("a-million-epochs-a-second", "1e6\t0.0001\t99.5"))],
+    *[(f"w8d-inference-cost-{name}", "handled", (lambda cost: lambda w, run: ["validate", _inference(w, cost)])(cost))
+      for name, cost in (("femto-dollar", 1e-15), ("millions-an-hour", 1e3))],
+    ("w8d-submission-flagged-a-stranger", "handled", lambda w, run: ["validate", _exported(w, {"flagged": [
+        {"seed": 99, "interference": "other processes took 1 CPU-s"}]})]),
+    ("w8d-submission-dated-2999", "handled", lambda w, run: ["validate", _exported(w, {}, timestamp="2999-01-01")]),
+    ("w8d-classes-row-past-the-roof", "refused", lambda w, run: ["classes", _profile(w, OP.format(calls=2, time=1e-6))]),
+    ("w8d-classes-work-in-no-time", "refused", lambda w, run: ["classes", _profile(w, OP.replace(
+        "9.9e+07", "1e+12").format(calls=2, time=0))]),
 ]
+
+
+def _record(run: Path, w: Path, change: Callable[[dict], None]) -> Path:
+    """A copy of the run folder whose record is ``change``d and whose events.log is gone: the record's own physics
+    decides (its log would refuse most of these first, for disagreeing)."""
+    folder = _copy(run, w, change)
+    (folder / "events.log").unlink()
+    return folder
+
+
+def _against_log(run: Path, w: Path, change: Callable[[dict], None] | None, header: dict, stop: str) -> Path:
+    """A copy of the run folder, its record ``change``d, its events.log written again from the record — its
+    evaluations as the record has them — with ``header`` keys stated before run_start and run_stop saying ``stop``."""
+    folder = _copy(run, w, change)
+    doc = json.loads((folder / "result.json").read_text())
+    if change is not None and "evals" not in header:      # the evaluation the case changed stays the log's as it was
+        doc_log = json.loads((run / "result.json").read_text())
+    else:
+        doc_log = doc
+    events = [{"key": k, "value": v, "time_ms": 1.0, "metadata": {}} for k, v in header.items()]
+    events.append({"key": "run_start", "value": None, "time_ms": 1000.0, "metadata": {}})
+    events += [{"key": "eval_accuracy", "value": e["value"], "time_ms": 1000 + 1000 * e["timed_s"],
+                "metadata": {"epoch_num": e["epoch"], "samples_count": e["samples"]}} for e in doc_log["evals"]]
+    events.append({"key": "run_stop", "value": None, "time_ms": 9000.0, "metadata": {"status": stop}})
+    (folder / "events.log").write_text("".join(f":::MLLOG {json.dumps({'namespace': '', **e})}\n" for e in events))
+    return folder
+
+
+def _mlperf_run(w: Path, lines: list[tuple[str, float, object, dict]]) -> Path:
+    """An MLPerf log of MNIST (its benchmark named) whose records are ``lines``: (key, seconds, value, metadata)."""
+    records = [{"key": "submission_benchmark", "value": "mnist", "time_ms": 0, "metadata": {}}]
+    records += [{"key": key, "value": value, "time_ms": t * 1000, "metadata": meta} for key, t, value, meta in lines]
+    return _text(w / "logs", "result_0.txt", "".join(f":::MLLOG {json.dumps(r)}\n" for r in records))
+
+
+def _inference(w: Path, cost: float) -> Path:
+    """A submissions folder with one ImageNet inference entry answering in 1,000 ms at ``cost`` USD an item."""
+    _write_json(w / "entries" / "ImageNet" / "inference" / "x.json", {
+        "version": "v1.0", "author": "a", "authorEmail": "a@b.c", "framework": "PyTorch", "model": "m",
+        "hardware": "h", "latency": 1000.0, "top5Accuracy": 93.5, "cost": cost, "timestamp": "2026-11-01"})
+    return w / "entries"
+
+
+def _exported(w: Path, misc: dict, timestamp: str = "2026-11-01") -> Path:
+    """A submissions folder with one MNIST entry as `dawnbench export` writes it (``misc.dawnbench`` updated)."""
+    folder = _tsv_row(w, "1\t0.01\t99.5")
+    doc = json.loads((folder / "MNIST" / "train" / "x.json").read_text())
+    doc.update(timestamp=timestamp, misc={"dawnbench": {"task": "mnist", "runs": 1, "successes": 1,
+                                                        "success_fraction": 1.0, "tta_median_s": 36.0, "seeds": [0],
+                                                        "official": True, **misc}})
+    (folder / "MNIST" / "train" / "x.json").write_text(json.dumps(doc))
+    return folder
 
 
 def _tsv_row(w: Path, row: str) -> Path:
@@ -877,5 +1014,7 @@ WAVE_7 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith("w7-")) 
 WAVE_5 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith(("predict-", "explain-")))
 # Wave 7's physics: values in range and impossible together, numbers and names as text, nothing replaced (issue 68).
 WAVE_7_PHYSICS = tuple(case_id for case_id, _, _ in CASES if case_id.startswith("w7p-"))
+# Wave 8's old doors: one physics whichever command reads a document (issue 83).
+OLD_DOORS = tuple(case_id for case_id, _, _ in CASES if case_id.startswith("w8d-"))
 # Wave 6's: the examples of the issue on inputs, as it found them on every command that reads documents.
 WAVE_6 = tuple(case_id for case_id, _, _ in CASES if case_id.startswith("w6-"))

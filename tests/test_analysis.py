@@ -44,7 +44,7 @@ def test_v05_log_by_hand(tmp_path):
     run = sample_of(read_run(log))
     assert run.succeeded and run.tta_s == pytest.approx(3.75) and run.epochs == 3.0  # epochs 0, 1, 2
     log.write_text(V05_LOG.replace("run_stop", 'run_stop: {"success": false}'))
-    with pytest.raises(LogError, match="reached the target 0.212, but run_stop says 'not_reached'"):
+    with pytest.raises(LogError, match='reached the target 0.212, but run_stop.s status is "not_reached"'):
         sample_of(read_run(log))        # its verdict contradicts its own evaluation: refused, not believed either way
     log.write_text(V05_LOG.replace('"value": 0.22', '"value": 0.2'))
     assert sample_of(read_run(log)).succeeded is False  # last accuracy below eval_target

@@ -92,7 +92,6 @@ FlopRate = _number(0, MAX_FLOP_RATE, low_open=True, unit="FLOP/s", resolution=MI
 ByteRate = _number(0, MAX_BYTE_RATE, low_open=True, unit="bytes/s", resolution=MIN_RATE)
 Usd = _number(0, MAX_USD, unit="USD")
 UsdPerHour = _number(0, MAX_USD_PER_HOUR, low_open=True, unit="USD per hour")
-Finite = _number()
 NonNegative = _number(0)
 Intensity = _number(0, MAX_FLOPS, unit="FLOP per byte", resolution=RESOLUTION)   # 5e-324 is no intensity
 Text = Annotated[str, Field(strict=True, max_length=MAX_TEXT)]

@@ -193,10 +193,12 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
     logs: list[tuple[str, LogRun]] = []
     for where, read in _documents_under(root, problems):
         add(where, read)
-    # MLPerf logs by folder, and within a folder by benchmark: runs of two benchmarks are never pooled
-    benchmarks = {folder: {run.benchmark for f, run in logs if f == folder} for folder, _ in logs}
+    # MLPerf logs by folder, and within a folder by benchmark and target: runs of two are never pooled
+    kinds = {folder: {(run.benchmark, run.target) for f, run in logs if f == folder} for folder, _ in logs}
     for folder, run in logs:
-        key = folder if len(benchmarks[folder]) == 1 else f"{folder} · {run.benchmark or 'no benchmark named'}"
+        key = folder if len(kinds[folder]) == 1 else " · ".join(
+            [folder, run.benchmark or "no benchmark named", f"target {run.target:g}" if run.target is not None
+             else "its task's target"])
         groups.setdefault(key, Group(key, folder)).samples.append(sample_of(run))
     # chosen among every run read, together: a second record of one seed counts once, and so does a copy whose
     # record was edited — its configuration too, which puts it in a group of its own (the same run_start)

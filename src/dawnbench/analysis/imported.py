@@ -74,7 +74,12 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     if isinstance(platform, str):   # one line of text for the tables and the board: no control characters
         platform = "".join(c if c.isprintable() else " " for c in platform[:200]).strip()
     entry = run.first("entry")
-    entry = entry if isinstance(entry, str) and 0 < len(entry) <= 60 and entry.isprintable() else path.stem[:60]
+    if entry is not None and (not isinstance(entry, str) or schema.why_not(schema.Label, entry, "entry")):
+        why = schema.why_not(schema.Label, entry, "entry") if isinstance(entry, str) else f"entry is {entry!r}"
+        raise _problem(path, run.firsts["entry"][0], f"{why}: the log's entry names the run in every table; write it "
+                                                     "as printable text in one script, or leave the key out (the "
+                                                     "log's file name is used).")
+    entry = entry if isinstance(entry, str) and len(entry) <= 60 else path.stem[:60]
     passing = evals[-1] if run.succeeded else None
     started = dt.datetime.fromtimestamp(run.start_s, dt.timezone.utc) if 1e9 < run.start_s < 1e11 else None   # Unix
     result = RunResult(

@@ -280,7 +280,15 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
     last = evals[-1].epoch if evals else None
     run.epochs = float(len(epochs)) if epochs else last
     size = run.train_samples or (epoch_size(name) if name else None)
-    for e in evals:
+    for before, e in zip([None, *evals], evals):
+        if e.epoch is None and not v05:
+            raise LogError(LogProblem(str(path), e.line, "eval_accuracy has no metadata.epoch_num: an evaluation says "
+                                      "how far training got (mllog's eval_accuracy carries it)"))
+        if before is not None and any(b is not None and a is not None and a < b for a, b in (
+                (e.epoch, before.epoch), (e.samples, before.samples))):
+            raise LogError(LogProblem(str(path), e.line, f"eval_accuracy goes back in epoch_num or samples_count from "
+                                      f"line {before.line}'s (read in time order): evaluations are logged in the order "
+                                      "they were taken"))
         points = [v if v is not None else 0 for v in (e.epoch, e.samples)]
         if any(points):     # an epoch of no samples stated: its rate is still bounded
             try:
@@ -289,12 +297,16 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
                 raise LogError(LogProblem(str(path), e.line, str(err))) from None
     target = run.target if run.target is not None else (TASKS[name].threshold / scale if name in TASKS else None)
     passing = next((e for e in evals if target is not None and e.value >= target), None)
+    if passing is not None and run.succeeded and passing.epoch == 0 and not passing.samples:
+        raise LogError(LogProblem(str(path), passing.line, "the evaluation that reached the target saw no training "
+                                  "(epoch_num 0, no samples): a time to accuracy is the time to train to the target"))
     if run.succeeded:
         if not evals:
             raise LogError(LogProblem(str(path), run.stop_line, "run_stop says success, but the log holds no "
                                       "eval_accuracy: a success is an evaluation that reached the target"))
         if target is not None and passing is None:
-            fractions = scale == 1 and name in TASKS and TASKS[name].metric.high > 1 and all(e.value <= 1 for e in evals)
+            fractions = run.target is None and scale == 1 and name in TASKS and TASKS[name].metric.high > 1 and all(
+                e.value <= 1 for e in evals)
             raise LogError(LogProblem(str(path), run.stop_line, f"run_stop says success, but no eval_accuracy reached "
                                       f"the target {target:g} (the best is {max(e.value for e in evals):g}); a success "
                                       "is an evaluation at or above eval_target" + (
@@ -308,8 +320,9 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
                                          " (one optimizer step)")))
     elif passing is not None and run.status == Status.NOT_REACHED:     # not aborted: a failure after the pass
         raise LogError(LogProblem(str(path), passing.line, f"eval_accuracy {passing.value:g} reached the target "
-                                  f"{target:g}, but run_stop says {str(run.status)!r}, not success: a run whose evaluation "
-                                  "reached its target is a success (fix run_stop's status, or the target)"))
+                                  f"{target:g}, but run_stop's status is {json.dumps(stop[2])[:40]}, not success: a run "
+                                  "whose evaluation reached its target is a success (fix run_stop's status, or the "
+                                  "target)"))
     run.firsts, run.v05 = firsts, v05
     return run
 

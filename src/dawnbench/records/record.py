@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import math
 import os
 import time
@@ -353,6 +354,8 @@ def _consistent(r: RunResult) -> RunResult:
 def _devices(r: RunResult) -> tuple[int, str]:
     """How many devices trained the run, and their kind (``bounds.DEVICE_FLOP_RATE``'s key): a record that names
     no hardware (an imported log, an old record) is held to a GPU's rates."""
+    if r.imported is not None:      # an MLPerf log says nothing of its devices: held as a log is (records/mlperf.py)
+        return bounds.MACHINES, "gpu"
     world = (r.distributed or {}).get("world_size")
     count = (r.hardware or {}).get("accelerator_count")
     devices = max([v for v in (world, count) if isinstance(v, int) and not isinstance(v, bool) and v > 0] or [1])
@@ -379,7 +382,9 @@ def check_point(at: str, epoch: float, samples: float, timed: float, devices: in
     allows it: an epoch of 1 to ``MAX_EPOCH_SAMPLES`` samples (of a task's official split: within
     ``EPOCH_SLACK``× its ``size``) and of at least ``MIN_EPOCH_S``, no device past ``MAX_SAMPLES_PER_S``. A
     ValueError names ``at`` and the rule."""
-    if epoch > 0 and samples > 0:
+    if epoch > 0 and samples <= 0 and size:    # samples not stated: an epoch of the split, for the rates below
+        samples = epoch * size
+    elif epoch > 0 and samples > 0:
         per_epoch = samples / epoch
         if not 1 <= per_epoch <= bounds.MAX_EPOCH_SAMPLES:
             raise ValueError(f"{at} epoch {epoch:g} and samples {samples:g} make an epoch of {per_epoch:g} samples: "
@@ -523,8 +528,8 @@ def agrees_with_its_log(doc: dict[str, Any], run_dir: Path) -> dict[str, Any]:
         return doc
     for key, field_ in _LOGGED.items():
         if key in firsts and firsts[key] != doc.get(field_) and not (field_ == "official" and not doc.get(field_)):
-            raise FileError(path, f"{field_} is {doc.get(field_)!r}, but its events.log says {key} "
-                                  f"{firsts[key]!r}: the record and the run's log disagree. {FIX}")
+            raise FileError(path, f"{field_} is {json.dumps(doc.get(field_))}, but its events.log says {key} "
+                                  f"{json.dumps(firsts[key])}: the record and the run's log disagree. {FIX}")
     size = epoch_size(str(doc.get("task")), doc.get("subset"))
     if isinstance(firsts.get("train_samples"), int) and size and firsts["train_samples"] != size \
             and not (doc.get("hparams") or {}).get("train_subset"):
