@@ -46,6 +46,14 @@ CROSS = [("evals[0].epoch", "evals[0].samples"), ("evals[0].samples", "evals[0].
          ("samples_to_target", "epochs_to_target"), ("time_to_accuracy_s", "evals[0].timed_s"),
          ("timed_s", "wall_s"), ("eval_s", "wall_s"), ("training_cost_usd", "cost_per_hour")]
 APART = [("x1e+9", 1e9), ("x1e-9", 1e-9)]
+# One field of a run record edited so that it cannot be true (issue 83): a field set to 0 beside the others, the
+# record edited against its events.log, a name that looks like another: each is refused, whatever reads it.
+EDITS = [("timed_s", "zero", 0.0), ("wall_s", "zero", 0.0), ("evals[0].samples", "zero", 0),
+         ("evals[0].epoch", "zero", 0.0), ("evals[0].timed_s", "zero", 0.0),
+         ("evals[0].value", "not-its-log-s", 99.9), ("evals[0].epoch", "not-its-log-s", 0.6),
+         ("status", "not-its-log-s", "aborted"), ("task", "cyrillic-i", "mn\u0456st"),
+         ("task", "no-break-space", "mnist\u00a0"), ("task", "fullwidth", "\uff4d\uff4e\uff49\uff53\uff54"),
+         ("entry", "greek-o", "small-cnn-\u03bf")]
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,8 @@ def _run(w: Path) -> Path:
                training_cost_usd=0.0025)
     doc["evals"][0]["value"] = 99.2
     (folder / "result.json").write_text(json.dumps(doc))
+    log = folder / "events.log"             # the record's evidence says the same: its evaluation, its end
+    log.write_text(log.read_text().replace('"value": 97.5', '"value": 99.2'))
     (folder / "epochs.tsv").write_text("epoch\thours\ttop1Accuracy\n0.5\t0.000833\t99.2\n")
     return folder
 
@@ -265,6 +275,14 @@ def cases(scratch: Path) -> list[tuple[Case, Callable[[Path], list[str]]]]:
             for command, argv in spec["commands"].items():
                 out.append((Case("result.json", f"{first}~{second}", name, command, refused=True),
                             lambda w, build=build, argv=argv: [str(a) for a in argv(w, build(w))]))
+    for field, name, value in EDITS:
+        def build(w: Path, spec=spec, base=base, field=field, value=value) -> Path:
+            doc = copy.deepcopy(base)
+            _set(doc, field, value)
+            return spec["place"](w, _json_text(doc))
+        for command, argv in spec["commands"].items():
+            out.append((Case("result.json", field, name, command, refused=True),
+                        lambda w, build=build, argv=argv: [str(a) for a in argv(w, build(w))]))
     for kind, spec in TSV_KINDS.items():
         base = spec["base"](scratch / kind.replace(".", "-").replace(" ", "-"))
         for number, column in _cells(base):
@@ -278,8 +296,8 @@ def cases(scratch: Path) -> list[tuple[Case, Callable[[Path], list[str]]]]:
 
 
 def sample(all_cases: list, budget: int, seed: int = 0) -> list:
-    """``budget`` cases drawn with ``seed``, every kind and command among them and every cross-field case (all of
-    them past the total)."""
+    """``budget`` cases drawn with ``seed``, every kind and command among them and every cross-field and edited
+    case (all of them past the total)."""
     if budget >= len(all_cases):
         return list(all_cases)
     rng = random.Random(seed)
