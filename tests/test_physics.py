@@ -196,7 +196,8 @@ def test_a_second_export_to_one_folder_is_refused_and_force_replaces(capsys, tmp
     for seed in range(3):
         write_run(tmp_path / "runs" / f"r{seed}", seed, 10.0 + seed, 1.0)
         hours = (10.0 + seed) / 3600
-        (tmp_path / "runs" / f"r{seed}" / "epochs.tsv").write_text(f"epoch\thours\ttop1Accuracy\n1\t{hours}\t99.1\n")
+        (tmp_path / "runs" / f"r{seed}" / "epochs.tsv").write_text(
+            f"epoch\thours\ttop1Accuracy\n0.5\t{hours / 2}\t98\n1\t{hours}\t99.1\n")     # its record's evaluations
     args = ["export", tmp_path / "runs", "--out", tmp_path / "sub", "--author", "a", "--email", "a@b.c"]
     assert run_cli(capsys, *args)[0] == 0
     [json_file] = (tmp_path / "sub").rglob("*.json")

@@ -111,10 +111,16 @@ def _printed_as_it_is(value: str) -> str:
 
 
 Name = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_printed_as_it_is)]
+# The scripts a name may mix with Latin letters (Unicode TR39's "highly restrictive" profile: Han, Hiragana, Katakana,
+# Hangul); any other beside Latin — Cyrillic, Greek, Armenian… — holds letters that look like Latin ones.
+WITH_LATIN = {"LATIN", "CJK", "HIRAGANA", "KATAKANA", "HANGUL"}
+
+
 def _named(value: str) -> str:
     """A run's task and entry name what they are: not blank, no space around them or other than U+0020 within,
-    in Unicode's compatibility form (NFKC: "ｍｎｉｓｔ" is "mnist"), and not Latin letters mixed with Cyrillic or
-    Greek ones, which look alike ("mnіst" with a Cyrillic і): a name that looks like a task's is that task's."""
+    in Unicode's compatibility form (NFKC: "ｍｎｉｓｔ" is "mnist"), and not Latin letters mixed with another script's
+    but ``WITH_LATIN``'s, which may look alike ("mnіst" with a Cyrillic і): a name that looks like a task's is that
+    task's."""
     if not value.strip():
         raise ValueError("is blank: a run's record names what it ran (its task and its entry)")
     space = next((c for c in value if c.isspace() and c != " "), None)
@@ -125,8 +131,8 @@ def _named(value: str) -> str:
         raise ValueError(f"is {_shown(value)}, which reads as {_shown(unicodedata.normalize('NFKC', value))}: write "
                          "it as that (Unicode's compatibility form, NFKC)")
     scripts = {unicodedata.name(c, "").split(" ")[0] for c in value if c.isalpha()}
-    if "LATIN" in scripts and scripts & {"CYRILLIC", "GREEK"}:
-        odd = next(c for c in value if c.isalpha() and not unicodedata.name(c, "").startswith("LATIN"))
+    if "LATIN" in scripts and scripts - WITH_LATIN:
+        odd = next(c for c in value if c.isalpha() and unicodedata.name(c, "").split(" ")[0] not in WITH_LATIN)
         raise ValueError(f"is {_shown(value)}: it mixes Latin letters with {unicodedata.name(odd)} (U+{ord(odd):04X}), "
                          "which looks like a Latin one; write the name in one script")
     return value

@@ -34,7 +34,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from dawnbench import __version__
 from dawnbench.data.cache import user_cache
 from dawnbench.errors import DawnbenchError
-from dawnbench.io import atomic_write_json, atomic_write_text, output_dir, read_json
+from dawnbench.io import atomic_write_json, atomic_write_text, inside, output_dir, read_json
 from dawnbench.leaderboard import BOARD_TITLES, BOARDS, Boards, display
 from dawnbench.leaderboard.svg import line_chart, scatter
 from dawnbench.records.submission import BOARD_TASKS, Submission
@@ -129,12 +129,12 @@ def _curve(sub: Submission) -> str | None:
 def build_site(boards: Boards, out_dir: str | Path, until: dt.date | None = None) -> Path:
     out = Path(out_dir)
     _prepare(out)
-    (out / "entries").mkdir(exist_ok=True)
+    inside(out, "entries").mkdir(exist_ok=True)     # never a link out of the site's folder
     written: list[str] = []
     digests: dict[str, str] = {}
 
     def write(name: str, html: str) -> None:
-        atomic_write_text(out / name, html)
+        atomic_write_text(inside(out, name), html)
         written.append(name)
         digests[name] = _digest(out / name)
 

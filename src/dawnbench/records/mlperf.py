@@ -255,9 +255,13 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
 
     firsts: dict[str, tuple[int, Any]] = {}
     epochs, evals, start, stop = set(), [], None, None
+    named: dict[Any, int] = {}
     for number, key, t, value, meta, benchmark in records:
         if benchmark is not None:
             firsts.setdefault("submission_benchmark", (number, benchmark))
+            named.setdefault(benchmark, number)
+        if key == "submission_benchmark":
+            named.setdefault(json.dumps(value), number)
         firsts.setdefault(key, (number, value))
         if key == "run_start":
             start = t
@@ -268,8 +272,19 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
         elif key == "eval_accuracy":
             evals.append(_evaluation(path, number, t - start, value, meta))
     assert start is not None and stop is not None       # _ordered refuses a log without either
+    if len(named) > 1:
+        second = sorted(named.values())[1]
+        raise LogError(LogProblem(str(path), second, "a second benchmark in one log: one log holds one run of one "
+                                  "benchmark; split it"))
     benchmark = firsts.get("submission_benchmark", (None, None))[1]
-    name = task or (BENCHMARKS.get(benchmark) if isinstance(benchmark, str) else None)
+    why = schema.why_not(schema.Label, benchmark, "submission_benchmark") if isinstance(benchmark, str) else None
+    if why:
+        raise LogError(LogProblem(str(path), firsts["submission_benchmark"][0], why))
+    mapped = BENCHMARKS.get(benchmark) if isinstance(benchmark, str) else None
+    if task is not None and mapped is not None and mapped != task:
+        raise LogError(LogProblem(str(path), firsts["submission_benchmark"][0], f"the log's submission_benchmark "
+                                  f"{benchmark!r} is {mapped}, not {task}: a log is of the benchmark it names"))
+    name = task or mapped
     status = stop[2] if stop[2] in (Status.SUCCESS, Status.ABORTED) else Status.NOT_REACHED
     run = LogRun(str(path), benchmark if isinstance(benchmark, str) else None, name, start, stop[0], stop[1], status,
                  _target(path, firsts), evals)
@@ -279,6 +294,12 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
             Status.NOT_REACHED
     last = evals[-1].epoch if evals else None
     run.epochs = float(len(epochs)) if epochs else last
+    if run.tta_s > bounds.MAX_SECONDS:
+        raise LogError(LogProblem(str(path), run.stop_line, f"run_start to run_stop is {run.tta_s:g} s, more than "
+                                  f"{bounds.MAX_SECONDS:g} s (three years): not one run's time"))
+    if run.epochs and run.epochs > max(run.tta_s, 0) / bounds.MIN_EPOCH_S:
+        raise LogError(LogProblem(str(path), run.stop_line, f"{run.epochs:g} epochs in {run.tta_s:g} s: an epoch is at "
+                                  f"least one optimizer step ({bounds.MIN_EPOCH_S:g} s, a kernel's launch)"))
     size = run.train_samples or (epoch_size(name) if name else None)
     for before, e in zip([None, *evals], evals):
         if e.epoch is None and not v05:

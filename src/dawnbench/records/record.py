@@ -284,6 +284,19 @@ def _consistent(r: RunResult) -> RunResult:
     values within the task's metric's range."""
     from dawnbench.tasks import QUICK, QUICK_TRIALS, SUBSET_TASKS, TASKS  # where the task is one of ours
 
+    named = {t.casefold(): t for t in TASKS}
+    if r.task not in TASKS and r.task.casefold() in named:
+        raise ValueError(f"task {r.task!r} is not a task; {named[r.task.casefold()]!r} is: a task's name is written "
+                         "as dawnbench writes it")
+    if r.task in TASKS and not TASKS[r.task].metric.low <= r.threshold <= TASKS[r.task].metric.high:
+        metric = TASKS[r.task].metric
+        raise ValueError(f"threshold {r.threshold:g} is not a target of {metric.name}, which lies from "
+                         f"{metric.low:g} to {metric.high:g}")
+    if r.compile_s is not None and r.compile_s > r.init_s * (1 + bounds.ROUNDING) + 1e-3:
+        raise ValueError(f"compile_s {r.compile_s:g} is more than init_s {r.init_s:g}: compiling is part of the "
+                         "warm-up")
+    if r.started_at and r.started_at[:10] > (dt.date.today() + dt.timedelta(days=1)).isoformat():
+        raise ValueError(f"started_at {r.started_at} is in the future")
     if r.task in TASKS and r.metric and r.metric != TASKS[r.task].metric.name:
         raise ValueError(f"metric {r.metric!r} is not {r.task}'s ({TASKS[r.task].metric.name}): a task has one "
                          "deciding metric")
@@ -384,6 +397,9 @@ def check_point(at: str, epoch: float, samples: float, timed: float, devices: in
     ValueError names ``at`` and the rule."""
     if epoch > 0 and samples <= 0 and size:    # samples not stated: an epoch of the split, for the rates below
         samples = epoch * size
+        if samples < 1:
+            raise ValueError(f"{at} epoch {epoch:g} is less than one of {task}'s {size:,} training samples: an epoch "
+                             "counts the passes over the training split made so far")
     elif epoch > 0 and samples > 0:
         per_epoch = samples / epoch
         if not 1 <= per_epoch <= bounds.MAX_EPOCH_SAMPLES:
@@ -524,7 +540,7 @@ def agrees_with_its_log(doc: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     if doc.get("imported") is not None or log.is_symlink() or not log.is_file():
         return doc
     firsts, evals, stop = _log_facts(log)
-    if "run_start" not in firsts:       # an empty or foreign log: no evidence of this run either way
+    if not firsts and not evals and stop is None:      # an empty or foreign log: no evidence of this run either way
         return doc
     for key, field_ in _LOGGED.items():
         if key in firsts and firsts[key] != doc.get(field_) and not (field_ == "official" and not doc.get(field_)):
@@ -538,10 +554,13 @@ def agrees_with_its_log(doc: dict[str, Any], run_dir: Path) -> dict[str, Any]:
                               f"run's log disagree. {FIX}")
     for i, (mine, logged) in enumerate(zip(doc.get("evals") or [], evals)):
         if not (math.isclose(mine["value"], logged[1], rel_tol=1e-9, abs_tol=1e-9)
-                and math.isclose(mine["epoch"], logged[0], rel_tol=1e-9, abs_tol=1e-12)):
-            raise FileError(path, f"evals[{i}] is {mine['value']:g} at epoch {mine['epoch']:g}, but its events.log "
-                                  f"has {logged[1]:g} at epoch {logged[0]:g}: the record and the run's log disagree. "
-                                  f"{FIX}")
+                and math.isclose(mine["epoch"], logged[0], rel_tol=1e-9, abs_tol=1e-12)
+                and (logged[2] is None or math.isclose(mine["timed_s"], logged[2], rel_tol=1e-9, abs_tol=1e-9))):
+            raise FileError(path, f"evals[{i}] is {mine['value']:g} at epoch {mine['epoch']:g}, {mine['timed_s']:g} "
+                                  f"timed seconds, but its events.log has {logged[1]:g} at epoch {logged[0]:g}"
+                                  + (f", {logged[2]:g} s" if logged[2] is not None else "")
+                                  + f": the record and the run's log disagree. {FIX}")
+    _agrees_with_its_tsv(doc, Path(run_dir) / "epochs.tsv", path)
     if len(doc.get("evals") or []) > len(evals):
         raise FileError(path, f"{len(doc['evals'])} evaluations, but its events.log holds {len(evals)}: the log "
                               f"takes each evaluation before the record does. {FIX}")
@@ -551,8 +570,31 @@ def agrees_with_its_log(doc: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     return doc
 
 
-def _log_facts(log: Path) -> tuple[dict[str, Any], list[tuple[float, float]], str | None]:
-    """What a run's events.log states (each key's first value), its evaluations (epoch, value) and run_stop's
+def _agrees_with_its_tsv(doc: dict[str, Any], tsv: Path, path: Path) -> None:
+    """Each row of the run's ``epochs.tsv`` at an epoch the record has an evaluation at was taken when that
+    evaluation was (its hours, to the precision the TSV keeps): the TSV is what ``export`` hands on as the
+    submission's log, and its hours are the time it ranks by. A TSV that is not the table the run wrote (missing,
+    a link, another header) is no evidence either way."""
+    if tsv.is_symlink() or not tsv.is_file():
+        return
+    try:
+        lines = [line.split("\t") for _, line in read_foreign_lines(tsv, "training log")]
+        at = {name: lines[0].index(name) for name in ("epoch", "hours")}
+        rows = [(float(r[at["epoch"]]), float(r[at["hours"]])) for r in lines[1:] if any(r)]
+    except (FileError, ValueError, IndexError):
+        return
+    for epoch, hours in rows:                   # each row is an evaluation of the record's at its epoch
+        same = [(i, e) for i, e in enumerate(doc.get("evals") or []) if math.isclose(e["epoch"], epoch, rel_tol=1e-5,
+                                                                                       abs_tol=1e-9)]
+        if same and not any(math.isclose(e["timed_s"], hours * 3600, rel_tol=1e-5, abs_tol=1e-5) for _, e in same):
+            i, mine = same[0]
+            raise FileError(path, f"evals[{i}] is at epoch {mine['epoch']:g} after {mine['timed_s']:g} timed seconds, "
+                                  f"but its epochs.tsv has that epoch after {hours * 3600:g} s: the record and the "
+                                  f"run's training log disagree. {FIX}")
+
+
+def _log_facts(log: Path) -> tuple[dict[str, Any], list[tuple[float, float, float | None]], str | None]:
+    """What a run's events.log states (each key's first value), its evaluations (epoch, value, timed seconds) and run_stop's
     status; lines that are not an MLLOG record of a run are passed over (the record is what is checked)."""
     firsts: dict[str, Any] = {}
     evals, stop = [], None
@@ -566,7 +608,9 @@ def _log_facts(log: Path) -> tuple[dict[str, Any], list[tuple[float, float]], st
         key, value, meta = event.get("key"), event.get("value"), event.get("metadata") or {}
         if key == "eval_accuracy" and all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                           for v in (meta.get("epoch_num"), value)):
-            evals.append((meta["epoch_num"], value))
+            timed = meta.get("timed_s")
+            evals.append((meta["epoch_num"], value, timed if isinstance(timed, (int, float))
+                          and not isinstance(timed, bool) else None))
         elif key == "run_stop":
             stop = meta.get("status")
         elif isinstance(key, str):
