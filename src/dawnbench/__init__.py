@@ -43,8 +43,8 @@ _LAZY = {
     "LaunchOptions": "dawnbench.distributed.launch",
     "World": "dawnbench.distributed.world",
     "under_launcher": "dawnbench.distributed.world",
-    "SCALINGS": "dawnbench.distributed.world",
-    "DEFAULT_COLLECTIVE_TIMEOUT_S": "dawnbench.distributed.world",
+    "SCALINGS": "dawnbench.bounds",
+    "DEFAULT_COLLECTIVE_TIMEOUT_S": "dawnbench.bounds",
     # how dawnbench reads what it is handed and writes what it makes (the same rules for a caller's own tools)
     "read_json": "dawnbench.io",
     "dumps": "dawnbench.io",

@@ -47,6 +47,8 @@ MIN_USD_PER_HOUR = 1e-3    # the cheapest on-demand VM is about $0.003/h (a burs
 MACHINES = 4096            # workers, nodes or accelerators one run or schedule spans
 MAX_TEXT = 4096            # a name, a path, a device's description
 MAX_MESSAGE = 100_000      # an error or a note
+DEFAULT_COLLECTIVE_TIMEOUT_S = 300.0   # a peer silent this long ends a distributed run (--collective-timeout)
+SCALINGS = ("weak", "strong")        # how a batch is shared among workers (--scaling)
 MAX_EVALUATIONS = 100_000  # in one run record: ~150 bytes each, 15 MB, inside the 64 MiB a record may be (io.LIMITS)
 
 # --- what fields can be together (rates and orderings; docs/reference/documents.md, "Physics") -----------

@@ -57,6 +57,7 @@ class Group:
     samples: list[RunSample] = field(default_factory=list)
     results: list[RunResult] = field(default_factory=list)  # this project's runs counted: statistics, curves
     left_out: list[tuple[RunResult, str]] = field(default_factory=list)  # listed with why, not counted
+    logs: list[LogRun] = field(default_factory=list)         # the MLPerf logs behind its samples
 
     @property
     def listed(self) -> list[RunResult]:
@@ -193,13 +194,23 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
     logs: list[tuple[str, LogRun]] = []
     for where, read in _documents_under(root, problems):
         add(where, read)
-    # MLPerf logs by folder, and within a folder by benchmark and target: runs of two are never pooled
+    # MLPerf logs by folder, and within a folder by benchmark and target: runs of two are never pooled; a copy of a
+    # log (the same start, end and evaluations, however renamed or relabelled) counts once, and is said
+    seen_logs: dict[tuple, LogRun] = {}
+    for folder, run in list(logs):
+        if run.measured in seen_logs:
+            logs.remove((folder, run))
+            problems.append(LogProblem(run.path, None, f"a copy of {seen_logs[run.measured].path} (the same start, end "
+                                       "and evaluations): a run counts once"))
+        seen_logs.setdefault(run.measured, run)
     kinds = {folder: {(run.benchmark, run.target) for f, run in logs if f == folder} for folder, _ in logs}
     for folder, run in logs:
         key = folder if len(kinds[folder]) == 1 else " · ".join(
             [folder, run.benchmark or "no benchmark named", f"target {run.target:g}" if run.target is not None
              else "its task's target"])
-        groups.setdefault(key, Group(key, folder)).samples.append(sample_of(run))
+        group = groups.setdefault(key, Group(key, folder))
+        group.samples.append(sample_of(run))
+        group.logs.append(run)
     # chosen among every run read, together: a second record of one seed counts once, and so does a copy whose
     # record was edited — its configuration too, which puts it in a group of its own (the same run_start)
     chosen = select([r for _, r in runs], include_suspect)
@@ -272,13 +283,14 @@ def compare_paths(a: str | Path, b: str | Path, include_suspect: bool = False) -
     ``disturbed``), the runs left out and the flagged runs counted, and the notes a reader needs beside the verdict
     (problems read, imported or self-reported runs). A side with no run counted, or with several configurations, is
     refused in one paragraph."""
-    sides, left_out, notes, targets, flagged, disturbed, listed = [], {}, [], {}, {}, {}, {}
+    sides, left_out, notes, targets, flagged, disturbed, listed, measured = [], {}, [], {}, {}, {}, {}, {}
     for side, path in (("a", a), ("b", b)):
         if not isinstance(path, (str, Path)):
             raise DawnbenchError(f"{side.upper()}: {path!r} is not a path: give a folder of runs or MLPerf logs.")
         groups, problems = collect(path, include_suspect)
         _one_configuration(side, path, groups)
         listed[side] = [r for g in groups for r in g.listed]
+        measured[side] = {run.measured: run for g in groups for run in g.logs}
         samples = [s for g in groups for s in g.samples]
         chosen = Selection([r for g in groups for r in g.results], [x for g in groups for x in g.left_out])
         if not samples:
@@ -303,6 +315,11 @@ def compare_paths(a: str | Path, b: str | Path, include_suspect: bool = False) -
                          "the MLPerf log's own, not dawnbench's scorer on the held split)")
         sides.append(samples)
     no_run_twice([listed["a"], listed["b"]])
+    if shared := [run for key, run in measured["b"].items() if key in measured["a"]]:
+        raise DawnbenchError(f"the same run is on both sides: {shared[0].path} is a copy of "
+                             f"{measured['a'][shared[0].measured].path} (the same start, end and evaluations)"
+                             + (f", and {len(shared) - 1} more" if len(shared) > 1 else "")
+                             + ". A comparison needs sets of different runs: pass folders that do not overlap.")
     return {"a": str(a), "b": str(b), **compared(*sides, (targets["a"], targets["b"]), (disturbed["a"], disturbed["b"])),
             "left_out": left_out, "flagged_counted": flagged, "notes": notes, "targets": targets,
             "disturbed": disturbed}

@@ -13,7 +13,7 @@ from typing import Any
 from dawnbench.errors import DawnbenchError
 from dawnbench.io import inside, read_json
 from dawnbench.records.kernel_classes import classify
-from dawnbench.records.ops import read_ops
+from dawnbench.records.ops import grouped_notes, read_ops
 
 
 def _profile_dir(path: Path) -> Path:
@@ -32,11 +32,12 @@ def _profile_dir(path: Path) -> Path:
 
 
 def class_tables(paths: Sequence[str | Path]) -> dict[str, Any]:
-    """The class table of each profile (one or two, for side by side)."""
+    """The class table of each profile (one or two, for side by side), and a note for each row of theirs that could
+    not be true and was left out."""
     if not 1 <= len(paths) <= 2:
         raise DawnbenchError(f"classes takes one or two profiles, not {len(paths)}: a table, or two side by side.")
-    profiles = []
+    profiles, notes = [], []
     for path in map(Path, paths):
         folder = _profile_dir(path)
-        profiles.append({"profile": str(folder), "classes": classify(read_ops(folder))})
-    return {"profiles": profiles}
+        profiles.append({"profile": str(folder), "classes": classify(read_ops(folder, notes))})
+    return {"profiles": profiles, "notes": grouped_notes(notes)}    # each row left out, named

@@ -64,11 +64,15 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
                        f"the log {said}; name its task with --task ({', '.join(sorted(TASKS))}).")
     the_task = get_task(run.task)
     threshold = run.target * scale if run.target is not None else the_task.threshold
+    if run.target is not None and threshold <= 1 < the_task.metric.high and all(e.value <= 1 for e in run.evals):
+        raise _problem(path, run.firsts["eval_target"][0], f"eval_target {run.target:g} and every eval_accuracy are "
+                       f"fractions, and {the_task.name}'s {the_task.metric.name} is measured in percent: import it "
+                       "with --scale 100.")
     why = schema.why_not(schema._number(the_task.metric.low, the_task.metric.high, unit=the_task.metric.name),
                          threshold, "eval_target")
     if why:
         raise _problem(path, run.firsts["eval_target"][0], f"{why}: {the_task.name}'s target on its own scale.")
-    subset = _subset(path, run, the_task.name)
+    subset = _subset(run, the_task.name)
     evals = _evaluations(path, run, the_task, threshold, scale)
     seed, batch, platform = run.first("seed"), run.first("global_batch_size"), run.first("submission_platform")
     if isinstance(platform, str):   # one line of text for the tables and the board: no control characters
@@ -104,16 +108,10 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     return folder
 
 
-def _subset(path: Path, run: LogRun, task: str) -> str | None:
+def _subset(run: LogRun, task: str) -> str | None:
     """The data the log's run trained on, as a record names it: the task's split (None), or its quick trial's items
-    (``train_samples``); any other split is not the task's data, and a record could not say what its epochs are."""
-    if run.train_samples is None or run.train_samples == epoch_size(task):
-        return None
-    if run.train_samples == epoch_size(task, QUICK):
-        return QUICK
-    raise _problem(path, run.firsts["train_samples"][0], f"train_samples is {run.train_samples:,}, but {task}'s "
-                   f"training split holds {epoch_size(task):,}: the log's run trained on other data, so its epochs "
-                   "are not the task's; import a log of the task's data (or its quick trial's).")
+    (``train_samples``; the log's reader refuses any other)."""
+    return QUICK if run.train_samples is not None and run.train_samples == epoch_size(task, QUICK) else None
 
 
 def _evaluations(path: Path, run: LogRun, task: Any, threshold: float, scale: float) -> list[Evaluation]:

@@ -67,7 +67,11 @@ def cmd_classes(args: argparse.Namespace, out: Console, err: Console) -> int:
     from dawnbench.analysis.classes import class_tables
 
     doc = class_tables(args.profiles)
-    emit(args, doc, lambda: out.print(classes_table(doc)))
+
+    def show() -> None:
+        out.print(classes_table(doc))
+        print_notes(doc["notes"], err)
+    emit(args, doc, show)
     return EXIT_OK
 
 

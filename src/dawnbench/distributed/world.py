@@ -26,11 +26,9 @@ import psutil
 import torch
 import torch.distributed as dist
 
+from dawnbench.bounds import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
 from dawnbench.errors import DawnbenchError
 
-# A collective that waits longer than this ends the run as `aborted` (a hung or dead peer).
-DEFAULT_COLLECTIVE_TIMEOUT_S = 300.0
-SCALINGS = ("weak", "strong")
 LAUNCHED_AT_ENV = "DAWNBENCH_LAUNCHED_AT"  # the launcher's start (Unix time), for launch_s
 # Set by the launcher for its workers: rank 0 appends each run directory it creates.
 RUN_DIRS_ENV = "DAWNBENCH_LAUNCH_RUN_DIRS"

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from dawnbench import bounds, environment
-from dawnbench.distributed.world import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
+from dawnbench.bounds import DEFAULT_COLLECTIVE_TIMEOUT_S, SCALINGS
 from dawnbench.entries import Entry, load_entry_class
 from dawnbench.errors import DawnbenchError
 from dawnbench.harness.core import COMPILE_MODES

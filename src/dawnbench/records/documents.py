@@ -33,7 +33,6 @@ from typing_extensions import NotRequired, TypedDict  # pydantic reads typing_ex
 
 from dawnbench import bounds, schema
 from dawnbench.errors import FileError
-from dawnbench.opcalls.calls import check_call
 from dawnbench.precision import EMULATED_ON_CPU
 from dawnbench.records.record import Measured, MetricValue, check_record
 
@@ -120,6 +119,8 @@ class AllreduceProblem(TypedDict):
 
 
 def _replayable(call: str) -> str:
+    from dawnbench.opcalls.calls import check_call     # torch, loaded only where a call is read
+
     why = check_call(call)
     if why:
         raise ValueError(f" is not a recorded call: {why}")

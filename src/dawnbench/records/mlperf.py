@@ -23,6 +23,7 @@ import math
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +49,8 @@ BENCHMARKS = {"resnet": "imagenet", "imagenet": "imagenet", "mnist": "mnist", "f
 # The records a reading keeps (every other record's time is still checked as the log streams past)
 KEPT = {"run_start", "run_stop", "eval_accuracy", "epoch_start", "train_epoch", "eval_target", "submission_benchmark",
         "seed", "global_batch_size", "submission_platform", "entry", "train_samples", "dawnbench_official"}
-META = ("epoch_num", "samples_count", "status")      # of a record's metadata, what a reading uses
+META = ("epoch_num", "samples_count", "status")      # of a record's metadata, what a reading uses, in this order
+NO_META = (None, None, None)                          # a record that keeps none of them
 
 
 @dataclass
@@ -64,7 +66,7 @@ class LogError(ValueError):
         self.problem = problem
 
 
-@dataclass
+@dataclass(slots=True)
 class LogEval:
     line: int
     at_s: float                      # seconds from run_start
@@ -98,6 +100,12 @@ class LogRun:
     @property
     def tta_s(self) -> float:
         return self.stop_s - self.start_s
+
+    @property
+    def measured(self) -> tuple:
+        """What the log's run measured — its start and end on the log's clock, and each evaluation's time and
+        value — which no two runs share: a copy of a log, however renamed or relabelled, has the same."""
+        return self.start_s, self.stop_s, tuple((e.at_s, e.value) for e in self.evals)
 
     def first(self, key: str) -> Any:
         return self.firsts.get(key, (None, None))[1]
@@ -165,13 +173,13 @@ def _records(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int
             raise LogError(LogProblem(str(path), number, f"time {clipped(m.group(2), 40)!r} is not a number of "
                                       f"seconds from 0 to {MAX_LOG_S:g} (a thousand years of a Unix clock)"))
         value = _json_or_raw(m.group(5))
-        meta = {"epoch_num": value} if m.group(4) == "train_epoch" else {}
+        meta = (value, None, None) if m.group(4) == "train_epoch" else NO_META
         if m.group(4) == "eval_accuracy" and isinstance(value, dict):   # its "epoch" is the benchmark's own (-1, …)
             value = value.get("value")
-        yield number, m.group(4), t, value, meta, m.group(1)
+        yield number, sys.intern(m.group(4)), t, value, meta, sys.intern(m.group(1))
 
 
-def _mllog_record(path: Path, number: int, text: str) -> tuple[int, str, float, Any, dict[str, Any]]:
+def _mllog_record(path: Path, number: int, text: str) -> tuple[int, str, float, Any, tuple[Any, Any, Any]]:
     try:
         rec = strict_loads(text)
     except RepeatedKey as err:
@@ -187,7 +195,9 @@ def _mllog_record(path: Path, number: int, text: str) -> tuple[int, str, float, 
         raise LogError(LogProblem(str(path), number, f"{why} (milliseconds on the log's clock)"))
     if not isinstance(meta, dict):
         raise LogError(LogProblem(str(path), number, "'metadata' must be an object"))
-    return number, str(rec["key"]), time_ms / 1000, rec.get("value"), {k: meta[k] for k in META if k in meta}
+    kept = tuple(meta.get(k) for k in META)               # a log of a million records keeps little of each
+    return number, sys.intern(str(rec["key"])), time_ms / 1000, rec.get("value"), kept if any(
+        v is not None for v in kept) else NO_META
 
 
 def _ordered(path: Path, records: Iterator[tuple]) -> tuple[list[tuple] | None, bool]:
@@ -256,7 +266,9 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
     firsts: dict[str, tuple[int, Any]] = {}
     epochs, evals, start, stop = set(), [], None, None
     named: dict[Any, int] = {}
-    for number, key, t, value, meta, benchmark in records:
+    records.reverse()
+    while records:      # each record let go once read: the log's evaluations are not held twice
+        number, key, t, value, (epoch_num, samples_count, status), benchmark = records.pop()
         if benchmark is not None:
             firsts.setdefault("submission_benchmark", (number, benchmark))
             named.setdefault(benchmark, number)
@@ -266,11 +278,11 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
         if key == "run_start":
             start = t
         elif key == "run_stop":
-            stop = (t, number, meta.get("status") if not v05 else _v05_status(value))
-        elif key in ("epoch_start", "train_epoch") and meta.get("epoch_num") is not None:
-            epochs.add(_whole_epoch(meta["epoch_num"], path, number))
+            stop = (t, number, status if not v05 else _v05_status(value))
+        elif key in ("epoch_start", "train_epoch") and epoch_num is not None:
+            epochs.add(_whole_epoch(epoch_num, path, number))
         elif key == "eval_accuracy":
-            evals.append(_evaluation(path, number, t - start, value, meta))
+            evals.append(_evaluation(path, number, t - start, value, epoch_num, samples_count))
     assert start is not None and stop is not None       # _ordered refuses a log without either
     if len(named) > 1:
         second = sorted(named.values())[1]
@@ -300,6 +312,11 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
     if run.epochs and run.epochs > max(run.tta_s, 0) / bounds.MIN_EPOCH_S:
         raise LogError(LogProblem(str(path), run.stop_line, f"{run.epochs:g} epochs in {run.tta_s:g} s: an epoch is at "
                                   f"least one optimizer step ({bounds.MIN_EPOCH_S:g} s, a kernel's launch)"))
+    if name and run.train_samples is not None and run.train_samples not in (epoch_size(name), epoch_size(name, "quick")):
+        raise LogError(LogProblem(str(path), firsts["train_samples"][0], f"train_samples is {run.train_samples:,}, but "
+                                  f"{name}'s training split holds {epoch_size(name) or 0:,}: the log's run trained on "
+                                  "other data, so its epochs are not the task's (a log of the task's data, or of its "
+                                  "quick trial's, is)"))
     size = run.train_samples or (epoch_size(name) if name else None)
     for before, e in zip([None, *evals], evals):
         if e.epoch is None and not v05:
@@ -354,17 +371,15 @@ def _v05_status(value: Any) -> str | None:
     return None
 
 
-def _evaluation(path: Path, number: int, at_s: float, value: Any, meta: dict[str, Any]) -> LogEval:
+def _evaluation(path: Path, number: int, at_s: float, value: Any, *given: Any) -> LogEval:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= bounds.MAX_EVAL_VALUE:
         raise LogError(LogProblem(str(path), number, f"eval_accuracy is {json.dumps(value)[:40]}: no benchmark's "
                                   f"metric is outside 0 to {bounds.MAX_EVAL_VALUE} (a fraction, a percentage)"))
-    points = []
-    for key, kind in (("epoch_num", schema.Epochs), ("samples_count", schema.Count)):
-        given = meta.get(key)
-        if given is not None and schema.why_not(kind, given, f"metadata.{key}"):
-            raise LogError(LogProblem(str(path), number, f"eval_accuracy's {schema.why_not(kind, given, f'metadata.{key}')}"))
-        points.append(given)
-    return LogEval(number, at_s, points[0], points[1], value)
+    for point, key, kind in zip(given, ("epoch_num", "samples_count"), (schema.Epochs, schema.Count)):
+        why = schema.why_not(kind, point, f"metadata.{key}") if point is not None else None
+        if why:
+            raise LogError(LogProblem(str(path), number, f"eval_accuracy's {why}"))
+    return LogEval(number, at_s, given[0], given[1], value)
 
 
 def _target(path: Path, firsts: dict[str, tuple[int, Any]]) -> float | None:

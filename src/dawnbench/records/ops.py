@@ -19,7 +19,6 @@ from typing_extensions import TypedDict  # pydantic reads typing_extensions' Typ
 from dawnbench import bounds, schema
 from dawnbench.errors import FileError
 from dawnbench.io import atomic_write_text, read_foreign_text, read_json
-from dawnbench.opcalls.calls import check_call
 
 TSV_COLUMNS = ("op", "shapes", "dtype", "precision", "calls", "time_s", "share", "flops", "bytes",
                "intensity", "flops_per_s", "bytes_per_s", "fraction_of_roof", "bound", "args", "layout", "call")
@@ -177,6 +176,12 @@ def _above_roof(row: dict[str, Any], roofs: dict[str, Any] | None) -> str | None
     return None
 
 
+def _check_call(call: str, allocates: bool) -> str | None:
+    from dawnbench.opcalls.calls import check_call     # torch, loaded only where a table holds a call to check
+
+    return check_call(call, allocates)
+
+
 def read_ops(out: Path, notes: list[str] | None = None, census: bool = False) -> list[dict[str, Any]]:
     """The op table a profile wrote to ``out/ops.tsv``, numbers as numbers, each row checked against
     :class:`OpRow`, its shapes and its args (``dims``, ``arg_values``: parsed). A row that cannot be true — a zero
@@ -233,7 +238,7 @@ def read_ops(out: Path, notes: list[str] | None = None, census: bool = False) ->
                 row["arg_values"] = parse_args(row["args"])
             except ValueError as err:
                 why = str(err)
-            broken = check_call(row["call"], allocates=not census) if why is None and row["call"] else None
+            broken = _check_call(row["call"], allocates=not census) if why is None and row["call"] else None
             if broken is None and row["call"] and _call_op(row["call"]) != row["op"]:
                 broken = f"it calls {_call_op(row['call'])[:60]}, not the row's {row['op'][:60]}"
             if why is None and row["layout"] and not _layout_fits(row["layout"], row["dims"]):

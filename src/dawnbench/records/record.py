@@ -355,6 +355,10 @@ def _consistent(r: RunResult) -> RunResult:
     if flag is not None and not (isinstance(flag, str) and flag and len(flag) <= schema.MAX_MESSAGE):
         raise ValueError(f"resources.interference must be the monitor's sentence (text of 1 to {schema.MAX_MESSAGE} "
                          "characters) or absent")
+    for i, e in enumerate(r.evals):
+        if e.extra.get("top1_accuracy", -math.inf) > (e.value if r.metric == "top5_accuracy" else math.inf):
+            raise ValueError(f"evals[{i}].extra.top1_accuracy {e.extra['top1_accuracy']:g} is above its top-5 "
+                             f"{e.value:g}: the top-1 guess is one of the top five")
     metric = TASKS[r.task].metric if r.task in TASKS else None
     for i, e in enumerate(r.evals if metric is not None else ()):
         for name, value in (("value", e.value), *((f"extra.{k}", v) for k, v in e.extra.items())):
@@ -477,6 +481,16 @@ def _physical(r: RunResult) -> RunResult:
             raise ValueError(f"time_to_accuracy_s {r.time_to_accuracy_s:g} is below {floor:.3g} s, what "
                              f"samples_to_target × throughput.flops_per_sample take at {roof:g} FLOP/s ({devices} "
                              f"{kind} device(s) at the fastest such device's rate)")
+    peak, workers = (r.throughput or {}).get("peak_gflops"), (r.throughput or {}).get("roof_workers") or 1
+    if per_sample and peak and r.samples_to_target and r.time_to_accuracy_s:
+        own = r.samples_to_target * per_sample / (peak * 1e9 * workers * bounds.ABOVE_ROOF)
+        if r.time_to_accuracy_s < own * (1 - bounds.ROUNDING):
+            raise ValueError(f"time_to_accuracy_s {r.time_to_accuracy_s:g} is below {own:.3g} s, what "
+                             f"samples_to_target × throughput.flops_per_sample take at the record's own roof "
+                             f"(throughput.peak_gflops {peak:g} × {workers} × {bounds.ABOVE_ROOF:g})")
+    if (r.hardware or {}).get("accelerator_count") and not (r.hardware or {}).get("accelerator"):
+        raise ValueError(f"hardware.accelerator_count is {r.hardware['accelerator_count']} with no accelerator named: "
+                         "a count of accelerators names them")
     achieved = (r.throughput or {}).get("achieved_gflops")
     if achieved and achieved * 1e9 > roof:
         raise ValueError(f"throughput.achieved_gflops {achieved:g} is past {roof / 1e9:g} GFLOP/s, what {devices} "

@@ -407,6 +407,11 @@ def _check_inference(sub: Submission, line) -> None:
         problems.append(Problem(name, line(task.column), ERROR, f"{task.column} {value:.10g} is impossible: "
                                 f"{_range_text(task.column)}"))
         return
+    top1, top5 = fields.get("top1Accuracy"), fields.get("top5Accuracy")
+    if _number(top1) and _number(top5) and top1 * _scale_factor("top1Accuracy", top1) > top5 * _scale_factor(
+            "top5Accuracy", top5):
+        problems.append(Problem(name, line("top1Accuracy"), ERROR, f"top1Accuracy {top1:g} is above top5Accuracy "
+                                f"{top5:g}: the top-1 guess is one of the top five"))
     if value < task.threshold:
         problems.append(Problem(name, line(task.column), ERROR, f"{task.column} {value:g} is below the "
                                 f"threshold {task.threshold:g}: the model must reach it to be ranked"))
@@ -514,6 +519,10 @@ def _judge_rows(sub: Submission, parsed: list[tuple[int, dict[str, float]]], nam
         if bad:
             problems.append(Problem(name, number, ERROR, f"{bad[0]} {row[bad[0]]:.15g} is impossible: "
                                     f"{_range_text(bad[0])}"))
+            return
+        if row.get("top1Accuracy", -math.inf) > row.get("top5Accuracy", math.inf):
+            problems.append(Problem(name, number, ERROR, f"top1Accuracy {row['top1Accuracy']:g} is above top5Accuracy "
+                                    f"{row['top5Accuracy']:g}: the top-1 guess is one of the top five"))
             return
         if "epoch" in row and not 0 <= row["epoch"] <= bounds.MAX_EPOCHS:
             problems.append(Problem(name, number, ERROR, f"epoch {row['epoch']:g} is impossible: epochs count from 0 "
