@@ -119,7 +119,7 @@ class AllreduceProblem(TypedDict):
 
 
 def _replayable(call: str) -> str:
-    from dawnbench.opcalls.calls import check_call     # torch, loaded only where a call is read
+    from dawnbench.opcalls.calls import check_call  # torch, loaded only where a call is read
 
     why = check_call(call)
     if why:

@@ -177,7 +177,7 @@ def _above_roof(row: dict[str, Any], roofs: dict[str, Any] | None) -> str | None
 
 
 def _check_call(call: str, allocates: bool) -> str | None:
-    from dawnbench.opcalls.calls import check_call     # torch, loaded only where a table holds a call to check
+    from dawnbench.opcalls.calls import check_call  # torch, loaded only where a table holds a call to check
 
     return check_call(call, allocates)
 

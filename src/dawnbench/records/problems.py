@@ -41,7 +41,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-
 SUITES = ("gemm", "conv", "rnn", "allreduce", "memory")
 SETS = ("training", "inference_server", "inference_device", "applications")
 APPLICATIONS = "applications"        # the reference entries' own ops (applications.csv): the memory suite's set
@@ -178,7 +177,7 @@ def bytes_moved(problem: Problem, pass_name: str, element: int) -> float:
 def memory_bytes(problem: Problem, pass_name: str, element: int) -> int:
     """What a pass holds at once: its operands, and for a backward their gradients and what autograd saved."""
     if problem.replay:      # its tensors, and as much again for what it writes
-        from dawnbench.opcalls.calls import footprint     # torch, loaded only where a recorded call is sized
+        from dawnbench.opcalls.calls import footprint  # torch, loaded only where a recorded call is sized
 
         return 2 * footprint(problem.params["call"])
     e = tensor_elements(problem)
