@@ -127,6 +127,7 @@ def test_the_architecture_pages_python_example_runs_without_the_command_line(tmp
     record = json.loads((mine / "result.json").read_text())        # another seed, a little faster
     record.update(seed=1, time_to_accuracy_s=2.5, evals=[{**record["evals"][0], "timed_s": 2.5}])
     (mine / "result.json").write_text(json.dumps(record))
+    (mine / "epochs.tsv").write_text(f"epoch\thours\ttop1Accuracy\n0.5\t{2.5 / 3600:.9f}\t97.5\n")   # its log says so
     monkeypatch.chdir(tmp_path)
     exec(compile(block.group(1), "docs/architecture.md", "exec"), {})   # noqa: S102 — the docs' own example
     printed = capsys.readouterr().out

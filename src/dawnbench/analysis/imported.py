@@ -109,8 +109,11 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
 
 
 def _subset(run: LogRun, task: str) -> str | None:
-    """The data the log's run trained on, as a record names it: the task's split (None), or its quick trial's items
-    (``train_samples``; the log's reader refuses any other)."""
+    """The data the log's run trained on, as a record names it: the subset dawnbench's own log names, the task's
+    split (None), or its quick trial's items (``train_samples``; the log's reader refuses any other)."""
+    said = run.first("dawnbench_subset")      # dawnbench's own log names an imported subset
+    if isinstance(said, str) and said:
+        return said
     return QUICK if run.train_samples is not None and run.train_samples == epoch_size(task, QUICK) else None
 
 

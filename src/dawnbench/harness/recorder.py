@@ -155,6 +155,8 @@ class RankZeroRecorder(Recorder):
         self.event(mllog.SUBMISSION_ORG, options.org or getpass.getuser())
         self.event(mllog.SUBMISSION_PLATFORM, options.platform or environment.describe_hardware(prep.hardware))
         self.event(mllog.OFFICIAL, prep.official)
+        if task.subset is not None:         # what train_samples are of: a reader holds the epochs to them
+            self.event(mllog.SUBSET, task.subset)
         self.event(mllog.CACHE_CLEAR, False)
         self.event(mllog.TRAIN_SAMPLES, task.train_items(data.train_count(task.dataset, task.train_split)))
         self.event(mllog.EVAL_SAMPLES, self.scored.count)

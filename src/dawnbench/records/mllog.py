@@ -60,6 +60,7 @@ PRECISION = "lowest_numerical_precision_in_linear"  # checked by the common rule
 OPEN = C.OPEN
 # Added here
 OFFICIAL = "dawnbench_official"
+SUBSET = "dawnbench_subset"                  # the data, where not the task's split: "quick", or an imported subset's name
 ENTRY = "entry"
 HPARAMS = "hparams"
 CHECKPOINT = "checkpoint"

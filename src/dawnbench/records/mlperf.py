@@ -48,7 +48,8 @@ BENCHMARKS = {"resnet": "imagenet", "imagenet": "imagenet", "mnist": "mnist", "f
               "cifar10": "cifar10", "squad": "squad"}
 # The records a reading keeps (every other record's time is still checked as the log streams past)
 KEPT = {"run_start", "run_stop", "eval_accuracy", "epoch_start", "train_epoch", "eval_target", "submission_benchmark",
-        "seed", "global_batch_size", "submission_platform", "entry", "train_samples", "dawnbench_official"}
+        "seed", "global_batch_size", "submission_platform", "entry", "train_samples", "dawnbench_official",
+        "dawnbench_subset", "hparams"}
 META = ("epoch_num", "samples_count", "status")      # of a record's metadata, what a reading uses, in this order
 NO_META = (None, None, None)                          # a record that keeps none of them
 
@@ -312,12 +313,16 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
     if run.epochs and run.epochs > max(run.tta_s, 0) / bounds.MIN_EPOCH_S:
         raise LogError(LogProblem(str(path), run.stop_line, f"{run.epochs:g} epochs in {run.tta_s:g} s: an epoch is at "
                                   f"least one optimizer step ({bounds.MIN_EPOCH_S:g} s, a kernel's launch)"))
-    if name and run.train_samples is not None and run.train_samples not in (epoch_size(name), epoch_size(name, "quick")):
+    # dawnbench's own log says what its epochs are of: an imported subset's items, or an entry's own part of the split
+    subset, hparams = firsts.get("dawnbench_subset", (None, None))[1], firsts.get("hparams", (None, None))[1]
+    own = (isinstance(subset, str) and subset != "quick") or (isinstance(hparams, dict) and hparams.get("train_subset"))
+    if name and not own and run.train_samples is not None and run.train_samples not in (
+            epoch_size(name), epoch_size(name, "quick")):
         raise LogError(LogProblem(str(path), firsts["train_samples"][0], f"train_samples is {run.train_samples:,}, but "
                                   f"{name}'s training split holds {epoch_size(name) or 0:,}: the log's run trained on "
                                   "other data, so its epochs are not the task's (a log of the task's data, or of its "
                                   "quick trial's, is)"))
-    size = run.train_samples or (epoch_size(name) if name else None)
+    size = None if own else run.train_samples or (epoch_size(name) if name else None)
     for before, e in zip([None, *evals], evals):
         if e.epoch is None and not v05:
             raise LogError(LogProblem(str(path), e.line, "eval_accuracy has no metadata.epoch_num: an evaluation says "

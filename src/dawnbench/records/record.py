@@ -584,6 +584,9 @@ def agrees_with_its_log(doc: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     return doc
 
 
+TSV_ROUNDING = 1e-3     # a TSV's hours are written to a few digits (dawnbench's nine decimals; others' fewer)
+
+
 def _agrees_with_its_tsv(doc: dict[str, Any], tsv: Path, path: Path) -> None:
     """Each row of the run's ``epochs.tsv`` at an epoch the record has an evaluation at was taken when that
     evaluation was (its hours, to the precision the TSV keeps): the TSV is what ``export`` hands on as the
@@ -600,7 +603,7 @@ def _agrees_with_its_tsv(doc: dict[str, Any], tsv: Path, path: Path) -> None:
     for epoch, hours in rows:                   # each row is an evaluation of the record's at its epoch
         same = [(i, e) for i, e in enumerate(doc.get("evals") or []) if math.isclose(e["epoch"], epoch, rel_tol=1e-5,
                                                                                        abs_tol=1e-9)]
-        if same and not any(math.isclose(e["timed_s"], hours * 3600, rel_tol=1e-5, abs_tol=1e-5) for _, e in same):
+        if same and not any(math.isclose(e["timed_s"], hours * 3600, rel_tol=TSV_ROUNDING, abs_tol=0.01) for _, e in same):
             i, mine = same[0]
             raise FileError(path, f"evals[{i}] is at epoch {mine['epoch']:g} after {mine['timed_s']:g} timed seconds, "
                                   f"but its epochs.tsv has that epoch after {hours * 3600:g} s: the record and the "
