@@ -372,3 +372,53 @@ def test_a_copy_whose_log_moved_or_went_is_found_by_what_it_measured(tmp_path):
     [group] = analyze(tmp_path / "runs")["groups"]
     assert group["runs"] == 2 and {Path(e["run"]).name for e in group["excluded"]} == {"z-moved", "z-gone"}
     assert all("its evaluations are the same" in e["reason"] for e in group["excluded"]), group["excluded"]
+
+
+def test_a_rebuild_checks_every_path_before_it_removes_anything(capsys, tmp_path):
+    """The second attack's regression: a built site whose entries/ became a link to a user's folder lost its pages
+    and the user's file before the build refused the link."""
+    _entry(tmp_path, "x", "1\t0.01\t99.1")
+    site = tmp_path / "site"
+    assert run_cli(capsys, "leaderboard", tmp_path / "entries", "--html", site)[0] in (0, 1)
+    mine = tmp_path / "mine"
+    (site / "entries").rename(mine)
+    (site / "entries").symlink_to(mine)
+    kept = {p.name for p in mine.iterdir()} | {p.name for p in site.iterdir()}
+    code, _, err = run_cli(capsys, "leaderboard", tmp_path / "entries", "--html", site)
+    assert code == 2 and "symbolic link" in err
+    assert {p.name for p in mine.iterdir()} | {p.name for p in site.iterdir()} == kept        # nothing removed
+
+
+def test_a_record_is_held_to_its_epochs_tsv_without_its_log(tmp_path):
+    """Every time in result.json halved, its events.log deleted: its epochs.tsv (what export ranks by) still says."""
+    from dawnbench.analysis import analyze
+
+    write_run(tmp_path / "runs" / "r", 0, 10.0, 1.0)
+    (tmp_path / "runs" / "r" / "epochs.tsv").write_text(
+        f"epoch\thours\ttop1Accuracy\n0.5\t{5 / 3600:.9f}\t98\n1\t{10 / 3600:.9f}\t99.1\n")
+    doc = json.loads((tmp_path / "runs" / "r" / "result.json").read_text())
+    doc.update(time_to_accuracy_s=5.0, timed_s=5.0, wall_s=10.0,
+               evals=[{**e, "timed_s": e["timed_s"] / 2} for e in doc["evals"]])
+    (tmp_path / "runs" / "r" / "result.json").write_text(json.dumps(doc))
+    (tmp_path / "runs" / "r" / "events.log").unlink()
+    with pytest.raises(DawnbenchError, match="its epochs.tsv has that epoch after 5 s"):
+        analyze(tmp_path / "runs")
+
+
+def test_epochs_between_rows_take_time_and_a_cpu_profile_is_held_to_a_cpu(tmp_path, capsys):
+    sub = read_submission(_entry(tmp_path, "x", "1\t0.01\t90\n1000\t0.01\t99.5"), tmp_path / "entries")
+    assert any("after epoch 1 at hours 0.01" in p.message for p in sub.problems if p.severity == "error")
+    profile = bad_inputs._profile(tmp_path, bad_inputs.OP.replace("9.9e+07", "1.9e+15").format(calls=2, time=1),
+                                  lambda d: d["roofs"]["flops"].update(fp32=2e15))
+    code, _, err = run_cli(capsys, "classes", profile)
+    assert code == 2 and "the fastest cpu's" in err
+
+
+def test_an_import_past_a_record_s_evaluations_is_refused_as_the_log_streams(tmp_path):
+    from dawnbench.records.mlperf import LogError, read_run
+
+    log = bad_inputs._mlperf_run(tmp_path, [("run_start", 0, None, {})] + [
+        ("eval_accuracy", i + 1, 50.0, {"epoch_num": i + 1}) for i in range(5)] + [("run_stop", 9, None, {})])
+    assert len(read_run(log).evals) == 5
+    with pytest.raises(LogError, match="more than 3 evaluations"):
+        read_run(log, most_evaluations=3)

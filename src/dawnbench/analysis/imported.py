@@ -51,7 +51,7 @@ def import_log(path: Path, out: Path, task: str | None = None, scale: float = 1.
     if task is not None and task not in TASKS:     # the option first: the log is read for its task
         raise DawnbenchError(f"--task {task!r}: not a dawnbench task; use one of {', '.join(sorted(TASKS))}.")
     try:
-        run = read_run(path, task, scale)          # the log as `analyze` and `check-log` read it
+        run = read_run(path, task, scale, bounds.MAX_EVALUATIONS)    # the log as `analyze` and `check-log` read it
     except LogError as err:
         raise _problem(Path(err.problem.file), err.problem.line, err.problem.message + ".") from None
     if run.v05:

@@ -66,12 +66,13 @@ def _prepare(out: Path) -> None:
                                  "this folder (its signature does not match: edited, copied or another user's), so "
                                  "which files the site owns cannot be told, and none is removed. Pass a new or empty "
                                  "folder.")
-        for name, digest in said.items():
-            page = out / str(name)
-            # Only plain files this site wrote, inside its folder, as it wrote them: never a link, never outside,
-            # never a file since changed.
-            if (".." not in Path(name).parts and not Path(name).is_absolute()
-                    and page.is_file() and not page.is_symlink() and _digest(page) == digest):
+        # Only plain files this site wrote, inside its folder, as it wrote them: never through a link (every step of
+        # every path checked before anything is removed), never outside, never a file since changed.
+        inside(out, "entries")
+        pages = [(inside(out, str(name)), digest) for name, digest in said.items()
+                 if ".." not in Path(name).parts and not Path(name).is_absolute()]
+        for page, digest in pages:
+            if page.is_file() and not page.is_symlink() and _digest(page) == digest:
                 page.unlink()
     elif any(out.iterdir()):
         raise DawnbenchError(f"--html {out}: this folder is not empty and holds no site built by dawnbench "

@@ -141,13 +141,14 @@ def sample_of(run: LogRun) -> RunSample:
                      Status.SUCCESS if run.succeeded else Status.NOT_REACHED)
 
 
-def read_run(path: Path, task: str | None = None, scale: float = 1.0) -> LogRun:
+def read_run(path: Path, task: str | None = None, scale: float = 1.0, most_evaluations: int | None = None) -> LogRun:
     """One MLPerf log file as its run, held to the rules every reader of a log shares (:func:`_judge`); ``task``
     names its dawnbench task where the log does not (``import-log --task``), ``scale`` puts its accuracies on the
-    task's scale (100 for fractions of a task in percent)."""
+    task's scale (100 for fractions of a task in percent); ``most_evaluations``: refused, while it streams, past
+    that many evaluations (what a run record made of it can hold)."""
     try:
         lines = read_foreign_lines(path, "MLPerf log")
-        records, v05 = _ordered(path, _records(path, lines))
+        records, v05 = _ordered(path, _records(path, lines), most_evaluations)
     except FileError as err:
         raise LogError(LogProblem(err.path, err.line, err.reason)) from None
     if records is None:
@@ -201,16 +202,21 @@ def _mllog_record(path: Path, number: int, text: str) -> tuple[int, str, float, 
         v is not None for v in kept) else NO_META
 
 
-def _ordered(path: Path, records: Iterator[tuple]) -> tuple[list[tuple] | None, bool]:
+def _ordered(path: Path, records: Iterator[tuple], most_evaluations: int | None = None) -> tuple[list[tuple] | None, bool]:
     """The log's kept records — (line, key, seconds, value, metadata, v0.5 benchmark) — in time order, checked as
     they stream past, and whether the log is v0.5 (None: no MLPerf line at all). Lines of several processes arrive
     a little out of order (NVIDIA's published v0.5 logs by up to 16 s), so they are sorted by their time; a clock
     that goes back by more than ``CLOCK_SLACK_S`` is refused. Then: one ``run_start`` and one ``run_stop``, in that
     order; evaluations only between the two; at most ``MAX_EVENTS`` records. A LogError names the line."""
-    kept, latest, count, v05, formats = [], None, 0, False, set()
+    kept, latest, count, evaluations, formats = [], None, 0, 0, set()
     for record in records:
         number, key, t = record[:3]
         count += 1
+        evaluations += key == "eval_accuracy"
+        if most_evaluations is not None and evaluations > most_evaluations:
+            raise LogError(LogProblem(str(path), number, f"more than {most_evaluations:,} evaluations: a run record "
+                                      "holds at most that many (bounds.MAX_EVALUATIONS); import a log of one run, or "
+                                      "keep every tenth evaluation"))
         formats.add(record[5] is not None)
         if count > MAX_EVENTS:
             raise LogError(LogProblem(str(path), number, f"more than {MAX_EVENTS:,} MLPerf records: a log of one run "

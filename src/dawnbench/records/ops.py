@@ -159,11 +159,13 @@ def _roofs(folder: Path) -> dict[str, Any]:
 def _above_roof(row: dict[str, Any], roofs: dict[str, Any] | None) -> str | None:
     """Why a row's work cannot have taken its time (None: it can): its FLOPs at most what the machine's roof of its
     precision computes in that time and the profiler's resolution, by ``bounds.ABOVE_ROOF`` — without a measured
-    roof of that precision, the fastest device's rate; its bytes at most the fastest device's copy rate."""
+    roof of that precision (or with one past its kind's), the fastest such device's rate; its bytes at most the
+    fastest device's copy rate."""
     measured = (roofs or {}).get("flops") or {}
     roof = measured.get(row["precision"]) if isinstance(measured, dict) else None
-    if not isinstance(roof, (int, float)) or isinstance(roof, bool) or not roof > 0:
-        roof, whose = max(bounds.DEVICE_FLOP_RATE.values()), "the fastest device's"
+    kind = "cpu" if (roofs or {}).get("device") == "cpu" else "gpu"     # a CPU's measured roof is held to a CPU's rate
+    if not isinstance(roof, (int, float)) or isinstance(roof, bool) or not 0 < roof <= bounds.DEVICE_FLOP_RATE[kind]:
+        roof, whose = bounds.DEVICE_FLOP_RATE[kind], f"the fastest {kind}'s"
     else:
         roof, whose = roof * bounds.ABOVE_ROOF, f"this machine's measured {row['precision']} roof × {bounds.ABOVE_ROOF:g}"
     time_s = (row.get("time_s") or 0.0) + PROFILER_RESOLUTION_S

@@ -550,6 +550,7 @@ def agrees_with_its_log(doc: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     if doc.get("official") and said:
         raise FileError(path, f"official is true, but its command line (software.argv) says {said[0]}: such a run "
                               f"is unofficial. {FIX}")
+    _agrees_with_its_tsv(doc, Path(run_dir) / "epochs.tsv", path)     # with or without its log
     log = Path(run_dir) / "events.log"
     if doc.get("imported") is not None or log.is_symlink() or not log.is_file():
         return doc
@@ -574,7 +575,6 @@ def agrees_with_its_log(doc: dict[str, Any], run_dir: Path) -> dict[str, Any]:
                                   f"timed seconds, but its events.log has {logged[1]:g} at epoch {logged[0]:g}"
                                   + (f", {logged[2]:g} s" if logged[2] is not None else "")
                                   + f": the record and the run's log disagree. {FIX}")
-    _agrees_with_its_tsv(doc, Path(run_dir) / "epochs.tsv", path)
     if len(doc.get("evals") or []) > len(evals):
         raise FileError(path, f"{len(doc['evals'])} evaluations, but its events.log holds {len(evals)}: the log "
                               f"takes each evaluation before the record does. {FIX}")

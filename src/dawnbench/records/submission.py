@@ -536,6 +536,11 @@ def _judge_rows(sub: Submission, parsed: list[tuple[int, dict[str, float]]], nam
             warned_epoch = True
             problems.append(Problem(name, number, WARNING, f"epoch {row['epoch']:g} does not increase"))
         why = _epoch_physics(row, task.key if task else "")
+        if why is None and "epoch" in row and last_epoch > -math.inf and row["epoch"] - last_epoch > (
+                row["hours"] - last_hours) * 3600 / bounds.MIN_EPOCH_S:
+            why = (f"epoch {row['epoch']:g} at hours {row['hours']:g}, after epoch {last_epoch:g} at hours "
+                   f"{last_hours:g}: an epoch is at least one optimizer step ({bounds.MIN_EPOCH_S:g} s), so no run "
+                   "trains that many in that time")
         if why:
             problems.append(Problem(name, number, ERROR, why))
             return
