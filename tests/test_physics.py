@@ -79,7 +79,7 @@ def test_a_submission_faster_than_the_task_s_floor_is_an_error_and_never_ranked(
     sub = read_submission(_entry(tmp_path, "fast", "0.001\t1e-6\t99.1"), tmp_path / "entries")   # 3.6 ms
     assert any("below 0.02 s, the floor" in p.message for p in sub.problems if p.severity == "error")
     code, out, _ = run_cli(capsys, "leaderboard", tmp_path / "entries", "--json")
-    assert code in (0, 1) and "fast.json" not in json.dumps(json.loads(out).get("boards", {}))
+    assert code in (0, 1) and "fast.json" not in json.dumps(json.loads(out)["tasks"])
 
 
 def test_numbers_in_a_submission_tsv_are_ascii_digits(tmp_path):
@@ -309,7 +309,8 @@ def test_a_submission_that_contradicts_itself_is_an_error_and_never_ranked(capsy
     code, out, _ = run_cli(capsys, "validate", folder)
     assert code == 1 and "error:" in out, out
     code, out, _ = run_cli(capsys, "leaderboard", folder, "--json")
-    assert code in (0, 1) and '"x.json"' not in json.dumps(json.loads(out).get("boards", {})).replace("/", '"')
+    ranked = [r["file"] for boards in json.loads(out)["tasks"].values() for rows in boards.values() for r in rows]
+    assert code in (0, 1) and not any(f.endswith("/x.json") for f in ranked), ranked
 
 
 @pytest.mark.parametrize("command", ["analyze", "import-log", "check-log"])
@@ -422,3 +423,26 @@ def test_an_import_past_a_record_s_evaluations_is_refused_as_the_log_streams(tmp
     assert len(read_run(log).evals) == 5
     with pytest.raises(LogError, match="more than 3 evaluations"):
         read_run(log, most_evaluations=3)
+
+
+def test_a_copied_submission_is_ranked_once_and_a_log_states_each_fact_once(tmp_path, capsys):
+    import shutil
+
+    from dawnbench.records.mlperf import LogError, read_run
+
+    first = _entry(tmp_path, "x", "1\t0.01\t99.5")
+    for suffix in (".json", ".tsv"):
+        shutil.copy(first.with_suffix(suffix), first.with_name("y" + suffix))
+    code, out, _ = run_cli(capsys, "leaderboard", tmp_path / "entries", "--json")
+    ranked = [r["file"] for rows in json.loads(out)["tasks"]["mnist"].values() for r in rows]
+    assert "MNIST/train/x.json" in ranked and "MNIST/train/y.json" not in ranked
+    log = bad_inputs._mlperf_run(tmp_path, [("seed", 0, 1, {}), ("seed", 0, 2, {}), ("run_start", 1, None, {}),
+                                            ("run_stop", 9, None, {})])
+    with pytest.raises(LogError, match="a log states each fact of its run once"):
+        read_run(log)
+
+
+def test_a_record_runs_the_task_its_command_line_ran(tmp_path):
+    write_run(tmp_path / "runs" / "r", 0, 10.0, 1.0, software={"argv": ["dawnbench", "run", "cifar10", "--seed", "0"]})
+    with pytest.raises(DawnbenchError, match="its command line .software.argv. ran \"cifar10\""):
+        read_result(tmp_path / "runs" / "r")

@@ -192,8 +192,8 @@ def test_display_rules_by_hand():
 
 
 def test_ties_keep_file_name_order(tmp_path):
-    for name in ("b", "a", "c"):
-        write_entry(tmp_path, name)
+    for name in ("b", "a", "c"):      # three results of one time (three authors: a copy is ranked once)
+        write_entry(tmp_path, name, {**GOOD, "author": f"author {name}"})
     rows = build_boards(tmp_path).tasks["cifar10"]["training_time"]
     assert [(r["rank"], r["file"]) for r in rows] == [
         (1, "CIFAR10/train/a.json"), (2, "CIFAR10/train/b.json"), (3, "CIFAR10/train/c.json")]

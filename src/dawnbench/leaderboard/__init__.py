@@ -15,6 +15,7 @@ Ranks start at 1, best (smallest) first; ties keep file-name order.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 from dawnbench.errors import DawnbenchError
 from dawnbench.records.submission import (
     BOARD_TASKS,
+    ERROR,
     Problem,
     Submission,
     find_submissions,
@@ -104,6 +106,16 @@ def build_boards(folder: str | Path, until: dt.date | None = None) -> Boards:
     if not submissions:
         raise DawnbenchError(f"{folder}: no submission JSON files found under it.")
     problems = skipped + [p for s in submissions for p in s.problems] + orphan_tsvs(folder)
+    # a submission copied under another name is one result: ranked once (the first by name), the copy named
+    seen: dict[tuple, Submission] = {}
+    for s in sorted(submissions, key=lambda s: s.file):
+        key = (s.task.key if s.task else None, s.kind, json.dumps(s.fields, sort_keys=True, default=str),
+               json.dumps(s.rows, sort_keys=True))
+        if key in seen and s.ok:
+            s.problems.append(Problem(s.file, None, ERROR, f"the same submission as {seen[key].file} (its fields and "
+                                      "its log, under another name): a result is ranked once"))
+            problems.append(s.problems[-1])
+        seen.setdefault(key, s)
     tasks: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for task in BOARD_TASKS.values():
         entries = [s for s in submissions if s.task is task and s.ok and (until is None or s.date <= until)]

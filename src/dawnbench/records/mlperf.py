@@ -49,7 +49,8 @@ BENCHMARKS = {"resnet": "imagenet", "imagenet": "imagenet", "mnist": "mnist", "f
 # The records a reading keeps (every other record's time is still checked as the log streams past)
 KEPT = {"run_start", "run_stop", "eval_accuracy", "epoch_start", "train_epoch", "eval_target", "submission_benchmark",
         "seed", "global_batch_size", "submission_platform", "entry", "train_samples", "dawnbench_official",
-        "dawnbench_subset", "hparams"}
+        "dawnbench_subset", "hparams", "dawnbench_status_corrected"}
+ONCE = {"seed", "eval_target", "train_samples", "global_batch_size", "entry", "dawnbench_official", "dawnbench_subset"}
 META = ("epoch_num", "samples_count", "status")      # of a record's metadata, what a reading uses, in this order
 NO_META = (None, None, None)                          # a record that keeps none of them
 
@@ -281,11 +282,16 @@ def _judge(path: Path, records: list[tuple], v05: bool, task: str | None, scale:
             named.setdefault(benchmark, number)
         if key == "submission_benchmark":
             named.setdefault(json.dumps(value), number)
+        if key in ONCE and key in firsts and firsts[key][1] != value:
+            raise LogError(LogProblem(str(path), number, f"{key} is {json.dumps(value)[:40]}, but line {firsts[key][0]} "
+                                      f"said {json.dumps(firsts[key][1])[:40]}: a log states each fact of its run once"))
         firsts.setdefault(key, (number, value))
         if key == "run_start":
             start = t
         elif key == "run_stop":
             stop = (t, number, status if not v05 else _v05_status(value))
+        elif key == "dawnbench_status_corrected" and stop is not None:   # dawnbench's launcher or scheduler knew better
+            stop = (stop[0], stop[1], value)
         elif key in ("epoch_start", "train_epoch") and epoch_num is not None:
             epochs.add(_whole_epoch(epoch_num, path, number))
         elif key == "eval_accuracy":

@@ -28,7 +28,7 @@ from pydantic import AfterValidator, Field
 from dawnbench import bounds, schema
 from dawnbench.errors import DawnbenchError, FileError
 from dawnbench.io import DiskReserve, atomic_write_json, atomic_write_text, output_dir, read_foreign_lines, read_json
-from dawnbench.records.mllog import EventLog, parse_line
+from dawnbench.records.mllog import STATUS_CORRECTED, EventLog, parse_line
 
 
 class Status(str, Enum):
@@ -540,13 +540,21 @@ _LOGGED = {"submission_benchmark": "task", "entry": "entry", "seed": "seed", "ev
 
 def agrees_with_its_log(doc: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     """``doc`` (a checked record read from ``run_dir``) if it agrees with the run's own evidence — its command line
-    (``software.argv``) and its ``events.log``: the task, entry, seed, target and officialness the log states at the
-    start, the split an epoch is of (``train_samples``), every evaluation the record holds (in order, the same
-    epoch and value), and the status ``run_stop`` gives; a FileError naming both otherwise. A folder without a log,
-    or with one that is not a run's (empty, foreign, an imported MLPerf log), is checked as far as its record goes."""
+    (``software.argv``: the task it ran, an official run without --quick, --target or --subset), its ``epochs.tsv``
+    (the hours of each evaluation) and its ``events.log``: the task, entry, seed, target and officialness the log
+    states at the start, the split an epoch is of (``train_samples``), every evaluation the record holds (in order,
+    the same epoch, value and timed seconds), and the status ``run_stop`` gives; a FileError naming both otherwise.
+    A folder without a log, or with one that is not a run's (empty, foreign, an imported MLPerf log), is checked as
+    far as its record and TSV go."""
+    from dawnbench.tasks import TASKS
+
     path = Path(run_dir) / "result.json"
     argv = (doc.get("software") or {}).get("argv")
     said = [a for a in argv if a in ("--quick", "--target", "--subset")] if isinstance(argv, list) else []
+    ran = argv[2] if isinstance(argv, list) and len(argv) > 2 and argv[1] == "run" else None
+    if isinstance(ran, str) and ran in TASKS and ran != doc.get("task"):
+        raise FileError(path, f"task is {json.dumps(doc.get('task'))}, but its command line (software.argv) ran "
+                              f"{json.dumps(ran)}: the record and the run's command disagree. {FIX}")
     if doc.get("official") and said:
         raise FileError(path, f"official is true, but its command line (software.argv) says {said[0]}: such a run "
                               f"is unofficial. {FIX}")
@@ -579,8 +587,8 @@ def agrees_with_its_log(doc: dict[str, Any], run_dir: Path) -> dict[str, Any]:
         raise FileError(path, f"{len(doc['evals'])} evaluations, but its events.log holds {len(evals)}: the log "
                               f"takes each evaluation before the record does. {FIX}")
     if stop is not None and doc.get("status") != RUNNING and stop != doc.get("status"):
-        raise FileError(path, f"status is {doc.get('status')!r}, but its events.log's run_stop says {stop!r}: the "
-                              f"record and the run's log disagree. {FIX}")
+        raise FileError(path, f"status is {json.dumps(doc.get('status'))}, but its events.log's run_stop says "
+                              f"{json.dumps(stop)}: the record and the run's log disagree. {FIX}")
     return doc
 
 
@@ -603,7 +611,8 @@ def _agrees_with_its_tsv(doc: dict[str, Any], tsv: Path, path: Path) -> None:
     for epoch, hours in rows:                   # each row is an evaluation of the record's at its epoch
         same = [(i, e) for i, e in enumerate(doc.get("evals") or []) if math.isclose(e["epoch"], epoch, rel_tol=1e-5,
                                                                                        abs_tol=1e-9)]
-        if same and not any(math.isclose(e["timed_s"], hours * 3600, rel_tol=TSV_ROUNDING, abs_tol=0.01) for _, e in same):
+        if same and not any(math.isclose(e["timed_s"], hours * 3600, rel_tol=TSV_ROUNDING, abs_tol=0.01)
+                            for _, e in same):
             i, mine = same[0]
             raise FileError(path, f"evals[{i}] is at epoch {mine['epoch']:g} after {mine['timed_s']:g} timed seconds, "
                                   f"but its epochs.tsv has that epoch after {hours * 3600:g} s: the record and the "
@@ -628,8 +637,8 @@ def _log_facts(log: Path) -> tuple[dict[str, Any], list[tuple[float, float, floa
             timed = meta.get("timed_s")
             evals.append((meta["epoch_num"], value, timed if isinstance(timed, (int, float))
                           and not isinstance(timed, bool) else None))
-        elif key == "run_stop":
-            stop = meta.get("status")
+        elif key == "run_stop" or key == STATUS_CORRECTED:    # the launcher's or the scheduler's correction last
+            stop = meta.get("status") if key == "run_stop" else value
         elif isinstance(key, str):
             firsts.setdefault(key, value)
     return firsts, evals, stop

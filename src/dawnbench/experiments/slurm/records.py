@@ -41,6 +41,7 @@ def settle(out: Path, task: str, seed: int, job_id: str, state: dict[str, str], 
     settled = []
     for d in dirs:
         result = RunResult.from_dict(read_result(d))
+        before = result.status
         result.scheduler = {**(result.scheduler or {}), **facts}
         why = f"Slurm job {job_id} ended {state['state']} (reason: {state['reason']})"
         if cancelled and result.status not in FINISHED:
@@ -65,6 +66,12 @@ def settle(out: Path, task: str, seed: int, job_id: str, state: dict[str, str], 
         if not stopped:
             log = mllog.EventLog(events)
             log.end(mllog.RUN_STOP, metadata={"status": result.status, "timed_s": result.timed_s, "reason": why})
+            log.close()
+        elif result.status != before and events.is_file() and not events.is_symlink():
+            # the run logged its own run_stop: one per log, so what the scheduler knew better is a fact of its own,
+            # as the launcher's (experiments/launch.py) — the record and its log say the same end
+            log = mllog.EventLog(events)
+            log.event(mllog.STATUS_CORRECTED, str(result.status), {"reason": why})
             log.close()
         settled.append(result)
     return settled
