@@ -318,15 +318,21 @@ def _open_foreign(path: Path, kind: str) -> Iterator[tuple[BinaryIO, os.stat_res
         yield f, st
 
 
-def read_foreign(path: str | Path, kind: str) -> bytes:
-    """The bytes of a regular file someone else wrote, at most ``LIMITS[kind]`` of them."""
+@contextlib.contextmanager
+def _open_limited(path: Path, kind: str) -> Iterator[tuple[BinaryIO, os.stat_result]]:
+    """:func:`_open_foreign`, and the file at most ``LIMITS[kind]`` bytes (a FileError naming it otherwise)."""
     if kind not in LIMITS:
         raise DawnbenchError(f"{kind!r} is not a kind of file dawnbench reads; name one of {', '.join(LIMITS)}.")
-    path, limit = Path(path), LIMITS[kind]
     with _open_foreign(path, kind) as (f, st):
-        if st.st_size > limit:
-            raise FileError(path, f"{st.st_size / MiB:,.1f} MiB, more than the {limit / MiB:,.0f} MiB dawnbench "
-                            f"reads for a {kind}; this is not a {kind}.")
+        if st.st_size > LIMITS[kind]:
+            raise FileError(path, f"{st.st_size / MiB:,.1f} MiB, more than the {LIMITS[kind] / MiB:,.0f} MiB "
+                            f"dawnbench reads for a {kind}; this is not a {kind}.")
+        yield f, st
+
+
+def read_foreign(path: str | Path, kind: str) -> bytes:
+    """The bytes of a regular file someone else wrote, at most ``LIMITS[kind]`` of them."""
+    with _open_limited(Path(path), kind) as (f, st):
         return f.read(st.st_size)  # what it held when checked: a file growing meanwhile is read that far
 
 
@@ -342,11 +348,7 @@ def read_foreign_lines(path: str | Path, kind: str) -> Iterator[tuple[int, str]]
     """Each line of a regular file someone else wrote, numbered from 1 and decoded as UTF-8 (undecodable bytes
     replaced), streamed: a reader keeps what it needs of a log, never the whole of it. The file is checked as
     :func:`read_foreign` checks it (at most ``LIMITS[kind]`` bytes), and read only as far as it held then."""
-    path = Path(path)
-    with _open_foreign(path, kind) as (f, st):
-        if st.st_size > LIMITS[kind]:
-            raise FileError(path, f"{st.st_size / MiB:,.1f} MiB, more than the {LIMITS[kind] / MiB:,.0f} MiB dawnbench "
-                            f"reads for a {kind}; this is not a {kind}.")
+    with _open_limited(Path(path), kind) as (f, st):
         left = st.st_size
         for number, raw in enumerate(f, 1):
             if left <= 0:

@@ -197,12 +197,12 @@ def collect(path: str | Path, include_suspect: bool = False) -> tuple[list[Group
     # MLPerf logs by folder, and within a folder by benchmark and target: runs of two are never pooled; a copy of a
     # log (the same start, end and evaluations, however renamed or relabelled) counts once, and is said
     seen_logs: dict[tuple, LogRun] = {}
-    for folder, run in list(logs):
+    for _, run in logs:
         if run.measured in seen_logs:
-            logs.remove((folder, run))
             problems.append(LogProblem(run.path, None, f"a copy of {seen_logs[run.measured].path} (the same start, end "
                                        "and evaluations): a run counts once"))
         seen_logs.setdefault(run.measured, run)
+    logs = [(folder, run) for folder, run in logs if seen_logs[run.measured] is run]
     kinds = {folder: {(run.benchmark, run.target) for f, run in logs if f == folder} for folder, _ in logs}
     for folder, run in logs:
         key = folder if len(kinds[folder]) == 1 else " · ".join(

@@ -34,6 +34,7 @@ runs (``run``'s summary, ``analyze``, ``compare``, ``report``, ``export``; the l
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections import Counter
@@ -149,6 +150,20 @@ def _sampled(r: RunResult) -> str | None:
     path = Path(r.run_dir) / "resources.tsv" if r.run_dir else None
     if path is None or path.is_symlink() or not path.is_file():
         return None
+    own = (r.resources or {}).get("own_cpus") or (r.hardware or {}).get("cores")
+    share, others = _sampled_share(path, path.stat().st_mtime_ns,
+                                   own if isinstance(own, int) and not isinstance(own, bool) and own > 0 else 1)
+    if share > TSV_MARGIN * INTERFERENCE_SHARE and others >= INTERFERENCE_MIN_S:
+        return (f"other processes took {100 * min(share, 1):.0f} % of the run's CPUs while its clock was timing (its "
+                f"resources.tsv; its record says nothing of it)")
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _sampled_share(path: Path, _mtime_ns: int, own: int) -> tuple[float, float]:
+    """Others' share of ``own`` CPUs while the clock ran, and their CPU-seconds, as a resources.tsv's rows say —
+    read once per file as it stands (selection asks of a run several times); (0, 0) for a table that is not the
+    monitor's."""
     timed = others = last = 0.0
     try:
         lines = read_foreign_lines(path, "resource samples")
@@ -158,16 +173,11 @@ def _sampled(r: RunResult) -> str | None:
             cells = line.split("\t")
             t, frac, pct = (float(cells[i]) for i in (t_at, frac_at, others_at))
             if not (math.isfinite(t) and 0 <= frac <= 1 and 0 <= pct <= 100 * bounds.MACHINES and t >= last):
-                return None
+                return 0.0, 0.0
             timed, others, last = timed + (t - last) * frac, others + (t - last) * frac * pct / 100, t
     except (FileError, StopIteration, ValueError, IndexError):     # not the monitor's table: it proves nothing
-        return None
-    own = (r.resources or {}).get("own_cpus") or (r.hardware or {}).get("cores") or 1
-    share = others / (timed * own) if timed > 0 and isinstance(own, int) and own > 0 else 0.0
-    if share > TSV_MARGIN * INTERFERENCE_SHARE and others >= INTERFERENCE_MIN_S:
-        return (f"other processes took {100 * min(share, 1):.0f} % of the run's CPUs while its clock was timing (its "
-                f"resources.tsv; its record says nothing of it)")
-    return None
+        return 0.0, 0.0
+    return (others / (timed * own) if timed > 0 else 0.0), others
 
 
 def flagged_counted(counted: Sequence[RunResult]) -> list[dict[str, Any]]:

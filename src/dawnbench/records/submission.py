@@ -535,12 +535,7 @@ def _judge_rows(sub: Submission, parsed: list[tuple[int, dict[str, float]]], nam
         if "epoch" in row and row["epoch"] == last_epoch and not warned_epoch:
             warned_epoch = True
             problems.append(Problem(name, number, WARNING, f"epoch {row['epoch']:g} does not increase"))
-        why = _epoch_physics(row, task.key if task else "")
-        if why is None and "epoch" in row and last_epoch > -math.inf and row["epoch"] - last_epoch > (
-                row["hours"] - last_hours) * 3600 / bounds.MIN_EPOCH_S:
-            why = (f"epoch {row['epoch']:g} at hours {row['hours']:g}, after epoch {last_epoch:g} at hours "
-                   f"{last_hours:g}: an epoch is at least one optimizer step ({bounds.MIN_EPOCH_S:g} s), so no run "
-                   "trains that many in that time")
+        why = _epoch_physics(row, task.key if task else "", max(last_epoch, 0.0), last_hours)
         if why:
             problems.append(Problem(name, number, ERROR, why))
             return
@@ -566,9 +561,10 @@ def _judge_rows(sub: Submission, parsed: list[tuple[int, dict[str, float]]], nam
                                 f"(best {best:.15g}); only entries that reach the threshold are ranked"))
 
 
-def _epoch_physics(row: dict[str, float], task: str) -> str | None:
+def _epoch_physics(row: dict[str, float], task: str, since_epoch: float, since_hours: float) -> str | None:
     """What a row's epoch and hours can be together (the run record's rule, ``check_point``): an epoch of at least
-    one of the task's samples, and no more than one epoch every ``bounds.MIN_EPOCH_S``."""
+    one of the task's samples, and no more than one epoch every ``bounds.MIN_EPOCH_S`` since the row before (or the
+    start: epoch 0 at hours 0)."""
     epoch = row.get("epoch")
     if not epoch:
         return None
@@ -576,9 +572,10 @@ def _epoch_physics(row: dict[str, float], task: str) -> str | None:
     if size and epoch * size < 1:
         return (f"epoch {epoch:g} is less than one of {task}'s {size:,} training samples: an epoch row counts the "
                 "passes over the training split made so far")
-    if epoch > row["hours"] * 3600 / bounds.MIN_EPOCH_S:
-        return (f"epoch {epoch:g} at hours {row['hours']:g}: an epoch is at least one optimizer step "
-                f"({bounds.MIN_EPOCH_S:g} s, a kernel's launch), so no run trains that many in that time")
+    if epoch - since_epoch > (row["hours"] - since_hours) * 3600 / bounds.MIN_EPOCH_S:
+        return (f"epoch {epoch:g} at hours {row['hours']:g}, after epoch {since_epoch:g} at hours {since_hours:g}: "
+                f"an epoch is at least one optimizer step ({bounds.MIN_EPOCH_S:g} s, a kernel's launch), so no run "
+                "trains that many in that time")
     return None
 
 
